@@ -1,0 +1,111 @@
+//! sandgrep's search logic: the guest side of the `sandgrep:search` component.
+//!
+//! Built for `wasm32-wasip2` this crate is `sandgrep.wasm`, whose only
+//! filesystem is the directory the host preopens as `.`. Built natively it is
+//! an ordinary library over a [`Workspace`] directory, which is how its unit
+//! tests run.
+//!
+//! Data flows one way: request (defaults, clamping) → confine (paths) →
+//! walk (ignore rules, denylist) → sink (matching lines, caps, context) →
+//! shape (text windows, cursors) → response.
+
+mod bindings {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "sandgrep",
+    });
+}
+
+mod confine;
+mod cursor;
+mod deny;
+mod request;
+mod search;
+mod shape;
+mod sink;
+mod walk;
+
+pub use bindings::exports::sandgrep::search::search::{
+    CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch,
+    TextMatch,
+};
+pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
+
+use std::path::{Path, PathBuf};
+
+/// The directory every request is confined to. Inside the component it is the
+/// preopened `.`; native callers (tests) name a directory.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    pub fn new(root: impl AsRef<Path>) -> Workspace {
+        Workspace {
+            root: root.as_ref().to_path_buf(),
+        }
+    }
+
+    /// The filesystem path of a normalized workspace-relative path.
+    fn fs_path(&self, rel: &str) -> PathBuf {
+        if rel == "." {
+            self.root.clone()
+        } else {
+            self.root.join(rel)
+        }
+    }
+
+    /// The workspace-relative, `/`-separated form of a path the walker gave.
+    fn rel_path(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        let mut out = String::new();
+        for part in rel.components() {
+            if let std::path::Component::Normal(name) = part {
+                if !out.is_empty() {
+                    out.push('/');
+                }
+                out.push_str(&name.to_string_lossy());
+            }
+        }
+        if out.is_empty() {
+            out.push('.');
+        }
+        out
+    }
+
+    /// Run `search-text` over this workspace.
+    pub fn search_text(&self, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
+        search::search_text(self, request)
+    }
+}
+
+/// The message for an error, as front ends show it.
+pub fn error_message(e: &SearchError) -> String {
+    match e {
+        SearchError::InvalidArgument(m) => format!("invalid argument: {m}"),
+        SearchError::InvalidPattern(m) => format!("invalid pattern: {m}"),
+        SearchError::NotFound(p) => format!("{p}: not found"),
+        SearchError::OutsideWorkspace(p) => format!("{p}: outside the workspace"),
+        SearchError::Denied(p) => format!("{p}: denied (on the secrets denylist)"),
+        SearchError::BinaryFile(p) => format!("{p}: binary file"),
+        SearchError::TooLarge(p) => format!("{p}: too large"),
+        SearchError::Io(m) => m.clone(),
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+mod component {
+    use super::bindings::exports::sandgrep::search::search::Guest;
+    use super::*;
+
+    struct Component;
+
+    impl Guest for Component {
+        fn search_text(request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
+            Workspace::new(".").search_text(request)
+        }
+    }
+
+    super::bindings::export!(Component with_types_in super::bindings);
+}

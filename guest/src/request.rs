@@ -1,0 +1,247 @@
+//! Defaults and hard maxima of the contract (SPEC §2), in one place. Every
+//! request passes through here before anything touches the filesystem.
+
+use std::time::Duration;
+
+use crate::{CaseMode, OutputMode, QueryMode, SearchError, SearchTextRequest};
+
+pub const MAX_QUERY_BYTES: usize = 64 * 1024;
+pub const MAX_PATHS: usize = 256;
+pub const MAX_GLOBS: usize = 256;
+pub const MAX_TYPES: usize = 256;
+pub const DEFAULT_CONTEXT: u32 = 2;
+pub const MAX_CONTEXT: u32 = 10;
+pub const DEFAULT_MAX_RESULTS: u32 = 200;
+pub const MAX_RESULTS: u32 = 5000;
+pub const DEFAULT_PER_FILE: u32 = 50;
+pub const MAX_PER_FILE: u32 = 1000;
+pub const DEFAULT_MAX_COLUMNS: u32 = 500;
+pub const MIN_MAX_COLUMNS: u32 = 20;
+pub const MAX_MAX_COLUMNS: u32 = 10_000;
+pub const DEFAULT_MAX_FILESIZE: u64 = 8 << 20;
+pub const MAX_MAX_FILESIZE: u64 = 256 << 20;
+pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
+pub const MAX_TIMEOUT_MS: u32 = 60_000;
+/// Total bytes of text (match lines and context) one response may carry.
+pub const MAX_OUTPUT_BYTES: usize = 8 << 20;
+/// How many unreadable paths a warning names before it only counts.
+pub const WARN_NAMES: usize = 5;
+
+/// A `search-text` request with defaults applied and every number clamped.
+#[derive(Clone, Debug)]
+pub struct TextQuery {
+    pub query: String,
+    pub mode: QueryMode,
+    pub case: CaseMode,
+    pub word: bool,
+    pub multiline: bool,
+    pub paths: Vec<String>,
+    pub walk: WalkOptions,
+    pub before: usize,
+    pub after: usize,
+    pub output: OutputMode,
+    pub max_results: usize,
+    /// Matching lines per file; `None` means no per-file cap.
+    pub per_file: Option<usize>,
+    pub max_columns: usize,
+    pub max_filesize: u64,
+    pub timeout: Duration,
+    pub cursor: Option<String>,
+    pub skip: u64,
+}
+
+/// What decides which files a walk yields.
+#[derive(Clone, Debug, Default, Hash)]
+pub struct WalkOptions {
+    pub include_globs: Vec<String>,
+    pub exclude_globs: Vec<String>,
+    pub types: Vec<String>,
+    pub hidden: bool,
+    pub no_ignore: bool,
+    pub follow_symlinks: bool,
+}
+
+/// Clamps `value` (or `default` when absent) into `min..=max`, noting any
+/// change in `warnings`.
+fn clamp<T>(name: &str, value: Option<T>, default: T, min: T, max: T, warnings: &mut Vec<String>) -> T
+where
+    T: PartialOrd + Copy + std::fmt::Display,
+{
+    let v = value.unwrap_or(default);
+    if v > max {
+        warnings.push(format!("{name} {v} lowered to the maximum, {max}"));
+        max
+    } else if v < min {
+        warnings.push(format!("{name} {v} raised to the minimum, {min}"));
+        min
+    } else {
+        v
+    }
+}
+
+fn check_count(name: &str, len: usize, max: usize) -> Result<(), SearchError> {
+    if len > max {
+        return Err(SearchError::InvalidArgument(format!(
+            "{name}: {len} given, at most {max} allowed"
+        )));
+    }
+    Ok(())
+}
+
+impl TextQuery {
+    pub fn from_request(r: SearchTextRequest, warnings: &mut Vec<String>) -> Result<TextQuery, SearchError> {
+        if r.query.len() > MAX_QUERY_BYTES {
+            return Err(SearchError::InvalidArgument(format!(
+                "query is {} bytes, at most {MAX_QUERY_BYTES} allowed",
+                r.query.len()
+            )));
+        }
+        if r.query.is_empty() {
+            return Err(SearchError::InvalidArgument("query is empty".into()));
+        }
+        check_count("paths", r.paths.len(), MAX_PATHS)?;
+        check_count("include-globs", r.include_globs.len(), MAX_GLOBS)?;
+        check_count("exclude-globs", r.exclude_globs.len(), MAX_GLOBS)?;
+        check_count("types", r.types.len(), MAX_TYPES)?;
+        let output = r.output.unwrap_or(OutputMode::Content);
+        // The per-file cap bounds content output; counts are exact unless the
+        // caller asks for a cap (as `rg -c -m N`).
+        let per_file = match (output, r.max_matches_per_file) {
+            (OutputMode::Content, v) => Some(v.unwrap_or(DEFAULT_PER_FILE)),
+            (_, v) => v,
+        }
+        .map(|v| clamp("max-matches-per-file", Some(v), DEFAULT_PER_FILE, 1, MAX_PER_FILE, warnings) as usize);
+        let paths = if r.paths.is_empty() { vec![".".to_string()] } else { r.paths };
+        Ok(TextQuery {
+            query: r.query,
+            mode: r.mode.unwrap_or(QueryMode::Literal),
+            case: r.case.unwrap_or(CaseMode::Insensitive),
+            word: r.word,
+            multiline: r.multiline,
+            paths,
+            walk: WalkOptions {
+                include_globs: r.include_globs,
+                exclude_globs: r.exclude_globs,
+                types: r.types,
+                hidden: r.hidden,
+                no_ignore: r.no_ignore,
+                follow_symlinks: r.follow_symlinks,
+            },
+            before: clamp("context-before", r.context_before, DEFAULT_CONTEXT, 0, MAX_CONTEXT, warnings) as usize,
+            after: clamp("context-after", r.context_after, DEFAULT_CONTEXT, 0, MAX_CONTEXT, warnings) as usize,
+            output,
+            max_results: clamp("max-results", r.max_results, DEFAULT_MAX_RESULTS, 1, MAX_RESULTS, warnings) as usize,
+            per_file,
+            max_columns: clamp("max-columns", r.max_columns, DEFAULT_MAX_COLUMNS, MIN_MAX_COLUMNS, MAX_MAX_COLUMNS, warnings)
+                as usize,
+            max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_MAX_FILESIZE, 0, MAX_MAX_FILESIZE, warnings),
+            timeout: Duration::from_millis(
+                clamp("timeout-ms", r.timeout_ms, DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, warnings).into(),
+            ),
+            cursor: r.cursor,
+            skip: r.skip.unwrap_or(0).into(),
+        })
+    }
+
+    /// Identifies the result stream this query produces, so a cursor from
+    /// another request is refused. Paging and presentation fields (limits on
+    /// one page, context, columns, timeout, skip) do not change the stream.
+    pub fn stream_key(&self) -> String {
+        format!(
+            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}",
+            self.query,
+            self.mode,
+            self.case,
+            self.word,
+            self.multiline,
+            self.paths,
+            self.walk,
+            self.output,
+            self.per_file,
+            self.max_filesize
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(query: &str) -> SearchTextRequest {
+        SearchTextRequest {
+            query: query.into(),
+            mode: None,
+            case: None,
+            word: false,
+            multiline: false,
+            paths: vec![],
+            include_globs: vec![],
+            exclude_globs: vec![],
+            types: vec![],
+            hidden: false,
+            no_ignore: false,
+            follow_symlinks: false,
+            context_before: None,
+            context_after: None,
+            output: None,
+            max_results: None,
+            max_matches_per_file: None,
+            max_columns: None,
+            max_filesize: None,
+            timeout_ms: None,
+            cursor: None,
+            skip: None,
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_contract() {
+        let mut w = vec![];
+        let q = TextQuery::from_request(req("x"), &mut w).unwrap();
+        assert_eq!(q.mode, QueryMode::Literal);
+        assert_eq!(q.case, CaseMode::Insensitive);
+        assert_eq!((q.before, q.after), (2, 2));
+        assert_eq!(q.max_results, 200);
+        assert_eq!(q.per_file, Some(50));
+        assert_eq!(q.max_columns, 500);
+        assert_eq!(q.max_filesize, 8 << 20);
+        assert_eq!(q.paths, vec!["."]);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn numbers_are_clamped_with_warnings() {
+        let mut r = req("x");
+        r.max_results = Some(u32::MAX);
+        r.context_before = Some(99);
+        r.max_columns = Some(0);
+        r.max_filesize = Some(u64::MAX);
+        let mut w = vec![];
+        let q = TextQuery::from_request(r, &mut w).unwrap();
+        assert_eq!(q.max_results, MAX_RESULTS as usize);
+        assert_eq!(q.before, MAX_CONTEXT as usize);
+        assert_eq!(q.max_columns, MIN_MAX_COLUMNS as usize);
+        assert_eq!(q.max_filesize, MAX_MAX_FILESIZE);
+        assert_eq!(w.len(), 4, "{w:?}");
+    }
+
+    #[test]
+    fn count_output_has_no_per_file_cap_unless_asked() {
+        let mut r = req("x");
+        r.output = Some(OutputMode::Count);
+        let mut w = vec![];
+        assert_eq!(TextQuery::from_request(r.clone(), &mut w).unwrap().per_file, None);
+        r.max_matches_per_file = Some(3);
+        assert_eq!(TextQuery::from_request(r, &mut w).unwrap().per_file, Some(3));
+    }
+
+    #[test]
+    fn oversized_inputs_are_refused() {
+        let mut w = vec![];
+        assert!(TextQuery::from_request(req(&"a".repeat(MAX_QUERY_BYTES + 1)), &mut w).is_err());
+        let mut r = req("x");
+        r.paths = vec![".".into(); MAX_PATHS + 1];
+        assert!(TextQuery::from_request(r, &mut w).is_err());
+        assert!(TextQuery::from_request(req(""), &mut w).is_err());
+    }
+}

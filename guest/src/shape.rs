@@ -1,0 +1,131 @@
+//! Output shaping: turning matched bytes into the text a caller gets back —
+//! line terminators stripped, invalid UTF-8 decoded lossily, long lines cut
+//! to a window around the match with `…` marks, submatch spans re-measured in
+//! the returned text.
+
+use crate::Submatch;
+
+pub const ELLIPSIS: &str = "…";
+
+/// `bytes` without its final line terminator (`\n` or `\r\n`).
+pub fn strip_terminator(bytes: &[u8]) -> &[u8] {
+    let b = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    b.strip_suffix(b"\r").unwrap_or(b)
+}
+
+/// Moves `i` back to the start of the UTF-8 sequence it points into.
+fn floor_char(bytes: &[u8], mut i: usize) -> usize {
+    while i > 0 && i < bytes.len() && (bytes[i] & 0xC0) == 0x80 {
+        i -= 1;
+    }
+    i
+}
+
+/// The byte range of `line` to return so that it holds at most `max` bytes
+/// and shows the first span (centered when it fits).
+fn window(line: &[u8], first: Option<(usize, usize)>, max: usize) -> (usize, usize) {
+    if line.len() <= max {
+        return (0, line.len());
+    }
+    let (s, e) = first.unwrap_or((0, 0));
+    let m = e.saturating_sub(s);
+    let start = if m >= max { s } else { s.saturating_sub((max - m) / 2) };
+    let end = (start + max).min(line.len());
+    let start = end.saturating_sub(max).min(start);
+    (floor_char(line, start), floor_char(line, end))
+}
+
+/// The returned text for matched bytes (terminator already stripped) and its
+/// submatch spans, measured in the returned text.
+pub fn match_text(bytes: &[u8], spans: &[(usize, usize)], max_columns: usize) -> (String, Vec<Submatch>) {
+    let (ws, we) = window(bytes, spans.first().copied(), max_columns);
+    let mut text = String::with_capacity(we - ws + 8);
+    if ws > 0 {
+        text.push_str(ELLIPSIS);
+    }
+    let mut subs = Vec::with_capacity(spans.len());
+    let mut at = ws;
+    for &(s, e) in spans {
+        let visible = if s == e { ws <= s && s <= we } else { e > ws && s < we };
+        let (s, e) = (s.max(ws), e.min(we));
+        if !visible || s < at {
+            continue;
+        }
+        text.push_str(&String::from_utf8_lossy(&bytes[at..s]));
+        let start = text.len();
+        text.push_str(&String::from_utf8_lossy(&bytes[s..e]));
+        subs.push(Submatch { start: start as u32, end: text.len() as u32 });
+        at = e;
+    }
+    text.push_str(&String::from_utf8_lossy(&bytes[at..we]));
+    if we < bytes.len() {
+        text.push_str(ELLIPSIS);
+    }
+    (text, subs)
+}
+
+/// A context line: its first `max_columns` bytes, with `…` when cut.
+pub fn context_text(line: &[u8], max_columns: usize) -> String {
+    let line = strip_terminator(line);
+    if line.len() <= max_columns {
+        return String::from_utf8_lossy(line).into_owned();
+    }
+    let end = floor_char(line, max_columns);
+    let mut s = String::from_utf8_lossy(&line[..end]).into_owned();
+    s.push_str(ELLIPSIS);
+    s
+}
+
+/// 1-based (line, column) of byte offset `at` within a block of lines that
+/// starts at line `first_line`.
+pub fn line_col(block: &[u8], first_line: u64, at: usize) -> (u64, u64) {
+    let before = &block[..at.min(block.len())];
+    let newlines = before.iter().filter(|&&b| b == b'\n').count() as u64;
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    (first_line + newlines, (at - line_start) as u64 + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(subs: &[Submatch], text: &str) -> Vec<String> {
+        subs.iter().map(|s| text[s.start as usize..s.end as usize].to_string()).collect()
+    }
+
+    #[test]
+    fn short_lines_are_whole() {
+        let (t, s) = match_text(b"let foo = foo();", &[(4, 7), (10, 13)], 500);
+        assert_eq!(t, "let foo = foo();");
+        assert_eq!(spans(&s, &t), ["foo", "foo"]);
+    }
+
+    #[test]
+    fn long_lines_become_a_window_around_the_match() {
+        let mut line = "a".repeat(5000).into_bytes();
+        line.extend_from_slice(b"NEEDLE");
+        line.extend(std::iter::repeat_n(b'b', 5000));
+        let (t, s) = match_text(&line, &[(5000, 5006)], 100);
+        assert!(t.starts_with(ELLIPSIS) && t.ends_with(ELLIPSIS), "{t}");
+        assert!(t.len() <= 100 + 2 * ELLIPSIS.len());
+        assert_eq!(spans(&s, &t), ["NEEDLE"]);
+    }
+
+    #[test]
+    fn invalid_utf8_and_multibyte_edges() {
+        let (t, s) = match_text(b"\xff\xfeab\xffcd", &[(2, 4)], 500);
+        assert_eq!(spans(&s, &t), ["ab"]);
+        assert!(t.contains('\u{FFFD}'));
+        // A window never splits a character.
+        let line = "é".repeat(100);
+        let (t, _) = match_text(line.as_bytes(), &[(100, 102)], 21);
+        assert!(t.trim_matches('…').chars().all(|c| c == 'é'), "{t}");
+        assert_eq!(context_text("ééé\r\n".as_bytes(), 3), "é…");
+    }
+
+    #[test]
+    fn positions_in_blocks() {
+        assert_eq!(line_col(b"ab\ncd\nef", 10, 4), (11, 2));
+        assert_eq!(line_col(b"ab", 1, 0), (1, 1));
+    }
+}

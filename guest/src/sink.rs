@@ -1,0 +1,213 @@
+//! The one seam between searching and output: a `grep-searcher` sink that
+//! collects one file's results, attaches context to every match, applies the
+//! file's result limit and stops early (returning `false`) once it has seen
+//! one result past it — which is how callers learn that more exist.
+
+use std::collections::VecDeque;
+use std::io;
+use std::time::Instant;
+
+use grep_matcher::Matcher;
+use grep_regex::RegexMatcher;
+use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
+
+use crate::shape::{context_text, line_col, match_text, strip_terminator};
+use crate::{OutputMode, TextMatch};
+
+/// What is fixed for a whole search.
+pub struct SinkConfig<'m> {
+    pub matcher: &'m RegexMatcher,
+    pub output: OutputMode,
+    pub multiline: bool,
+    pub before: usize,
+    pub after: usize,
+    pub max_columns: usize,
+    pub deadline: Instant,
+}
+
+/// One file's results.
+#[derive(Default)]
+pub struct FileResults {
+    /// `content` output: the matches, in line order.
+    pub matches: Vec<TextMatch>,
+    /// Results found: matching lines (`rg -c`'s count), capped at the limit.
+    pub count: u64,
+    /// A result past the limit exists.
+    pub more: bool,
+    pub binary: bool,
+    pub timed_out: bool,
+    pub bytes_searched: u64,
+    /// Bytes of text in `matches` (match text and context).
+    pub text_bytes: usize,
+}
+
+pub struct FileSink<'a, 'm> {
+    cfg: &'a SinkConfig<'m>,
+    path: &'a str,
+    /// Lines up to this one were delivered on an earlier page.
+    min_line: u64,
+    /// Results to collect from this file.
+    limit: u64,
+    /// Recent lines (number, shaped text) for before-context.
+    recent: VecDeque<(u64, String)>,
+    /// Matches still owed after-context: (index, last line of the match).
+    owed: Vec<(usize, u64)>,
+    pub results: FileResults,
+}
+
+impl<'a, 'm> FileSink<'a, 'm> {
+    pub fn new(cfg: &'a SinkConfig<'m>, path: &'a str, min_line: u64, limit: u64) -> FileSink<'a, 'm> {
+        FileSink { cfg, path, min_line, limit, recent: VecDeque::new(), owed: Vec::new(), results: FileResults::default() }
+    }
+
+    /// Records one line the searcher reported (matched or context), for the
+    /// context of matches before and after it.
+    fn saw_line(&mut self, number: u64, bytes: &[u8]) {
+        if self.cfg.output != OutputMode::Content || (self.cfg.before == 0 && self.owed.is_empty()) {
+            return;
+        }
+        let text = context_text(bytes, self.cfg.max_columns);
+        let mut still_owed = Vec::with_capacity(self.owed.len());
+        for &(i, last) in &self.owed {
+            let m = &mut self.results.matches[i];
+            if number > last && number <= last + self.cfg.after as u64 {
+                self.results.text_bytes += text.len();
+                m.context_after.push(text.clone());
+            }
+            if m.context_after.len() < self.cfg.after && number < last + self.cfg.after as u64 {
+                still_owed.push((i, last));
+            }
+        }
+        self.owed = still_owed;
+        if self.cfg.before > 0 {
+            if self.recent.len() == self.cfg.before {
+                self.recent.pop_front();
+            }
+            self.recent.push_back((number, text));
+        }
+    }
+
+    /// The contiguous run of recent lines ending just before `line`.
+    fn context_before(&self, line: u64) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut want = line;
+        for (n, text) in self.recent.iter().rev() {
+            if *n + 1 != want || out.len() == self.cfg.before {
+                break;
+            }
+            out.push(text.clone());
+            want = *n;
+        }
+        out.reverse();
+        out
+    }
+
+    fn record_match(&mut self, line: u64, block: &[u8]) {
+        let body = strip_terminator(block);
+        let mut spans = Vec::new();
+        let _ = self.cfg.matcher.find_iter(body, |m| {
+            spans.push((m.start(), m.end()));
+            true
+        });
+        let lines_in_block = body.iter().filter(|&&b| b == b'\n').count() + 1;
+        let (text, submatches) = match_text(body, &spans, self.cfg.max_columns * lines_in_block);
+        let (column, end_line, end_column) = match (spans.first(), spans.last()) {
+            (Some(&(s, _)), Some(&(_, e))) => {
+                let (_, col) = line_col(body, line, s);
+                let (el, ec) = line_col(body, line, e);
+                (col, el, ec)
+            }
+            _ => (1, line, 1),
+        };
+        let context_before = self.context_before(line);
+        self.results.text_bytes += text.len() + context_before.iter().map(String::len).sum::<usize>();
+        let last_line = line + lines_in_block as u64 - 1;
+        self.results.matches.push(TextMatch {
+            path: self.path.to_string(),
+            line,
+            column,
+            end_line,
+            end_column,
+            text,
+            submatches,
+            context_before,
+            context_after: Vec::new(),
+        });
+        if self.cfg.after > 0 {
+            self.owed.push((self.results.matches.len() - 1, last_line));
+        }
+    }
+
+    fn expired(&mut self) -> bool {
+        if Instant::now() >= self.cfg.deadline {
+            self.results.timed_out = true;
+        }
+        self.results.timed_out
+    }
+}
+
+impl Sink for FileSink<'_, '_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        if self.expired() {
+            return Ok(false);
+        }
+        let line = mat.line_number().unwrap_or(1);
+        let block = mat.bytes();
+        let mut go_on = true;
+        if line > self.min_line {
+            if self.results.count >= self.limit {
+                self.results.more = true;
+                go_on = false;
+            } else {
+                match self.cfg.output {
+                    OutputMode::Content => {
+                        self.record_match(line, block);
+                        self.results.count += 1;
+                    }
+                    OutputMode::FilesWithMatches => {
+                        self.results.count += 1;
+                        go_on = false;
+                    }
+                    OutputMode::Count if self.cfg.multiline => {
+                        // As `rg -c -U`: every match in a multi-line block counts.
+                        let mut n = 0;
+                        let _ = self.cfg.matcher.find_iter(strip_terminator(block), |_| {
+                            n += 1;
+                            true
+                        });
+                        self.results.count = (self.results.count + n.max(1)).min(self.limit);
+                    }
+                    OutputMode::Count => self.results.count += 1,
+                }
+            }
+        }
+        // After record_match, so a match's own lines are not its context.
+        for (i, l) in mat.lines().enumerate() {
+            self.saw_line(line + i as u64, l);
+        }
+        Ok(go_on)
+    }
+
+    fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        if self.expired() {
+            return Ok(false);
+        }
+        self.saw_line(ctx.line_number().unwrap_or(0), ctx.bytes());
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+        self.results.binary = true;
+        Ok(false)
+    }
+
+    fn finish(&mut self, _searcher: &Searcher, finish: &SinkFinish) -> Result<(), io::Error> {
+        self.results.bytes_searched = finish.byte_count();
+        if finish.binary_byte_offset().is_some() {
+            self.results.binary = true;
+        }
+        Ok(())
+    }
+}

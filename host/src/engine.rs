@@ -1,0 +1,147 @@
+//! The wasmtime side: one engine per process, the embedded component compiled
+//! once (and cached on disk as a serialized artifact), pre-instantiated, and a
+//! fresh store and instance per call whose only filesystem is the workspace,
+//! read-only, under a wall-clock deadline and a memory cap.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use crate::bindings::{Sandgrep, SandgrepPre};
+use crate::Error;
+
+/// The component, built from `guest/` by `build.rs`.
+static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
+
+/// How often the epoch advances; deadlines are counted in these ticks.
+const TICK: Duration = Duration::from_millis(10);
+
+/// What one call's store holds.
+pub(crate) struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl crate::bindings::sandgrep::search::types::Host for State {}
+
+pub(crate) struct Runtime {
+    engine: Engine,
+    pre: SandgrepPre<State>,
+}
+
+/// The process-wide runtime, set up on first use.
+pub(crate) fn runtime() -> Result<&'static Runtime, Error> {
+    static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| Runtime::new().map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| Error::Setup(e.clone()))
+}
+
+impl Runtime {
+    fn new() -> wasmtime::Result<Runtime> {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        let engine = Engine::new(&config)?;
+        let component = load_component(&engine)?;
+        let mut linker = Linker::<State>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        Sandgrep::add_to_linker::<State, wasmtime::component::HasSelf<State>>(&mut linker, |s| s)?;
+        let pre = SandgrepPre::new(linker.instantiate_pre(&component)?)?;
+        let ticker = engine.weak();
+        std::thread::Builder::new().name("sandgrep-epoch".into()).spawn(move || {
+            while let Some(engine) = ticker.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(TICK);
+            }
+        })?;
+        Ok(Runtime { engine, pre })
+    }
+
+    /// Runs `f` against a fresh instance confined to `workspace`.
+    pub(crate) fn call<T>(
+        &self,
+        workspace: &Path,
+        memory_limit: usize,
+        deadline: Duration,
+        f: impl FnOnce(&Sandgrep, &mut Store<State>) -> wasmtime::Result<T>,
+    ) -> Result<T, Error> {
+        let mut wasi = WasiCtxBuilder::new();
+        // Before the preopen: each preopen captures this setting, and blocking
+        // in place is several times faster than hopping to a worker thread.
+        wasi.allow_blocking_current_thread(true);
+        wasi.preopened_dir(workspace, ".", FsPerms::ReadOnly)
+            .map_err(|e| Error::Setup(format!("cannot open the workspace: {e}")))?;
+        let state = State {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new().memory_size(memory_limit).build(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline((deadline.as_millis() / TICK.as_millis()).max(1) as u64);
+        store.epoch_deadline_trap();
+        let run = self.pre.instantiate(&mut store).and_then(|instance| f(&instance, &mut store));
+        run.map_err(|e| match e.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => Error::Deadline(deadline),
+            _ => Error::Crashed(format!("{e:#}")),
+        })
+    }
+}
+
+/// Compiling the component takes about a second; loading a serialized
+/// artifact well under a millisecond. The artifact is keyed by the component
+/// bytes and the engine's compatibility hash, written atomically, and ignored
+/// (recompiled) when it cannot be read or written.
+fn load_component(engine: &Engine) -> wasmtime::Result<Component> {
+    let Some(path) = artifact_path(engine) else {
+        return Component::new(engine, WASM);
+    };
+    if path.exists() {
+        // SAFETY: the file is one this function serialized with an engine of
+        // the same configuration (the key covers both), in the user's own
+        // cache directory.
+        if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
+            return Ok(component);
+        }
+    }
+    let component = Component::new(engine, WASM)?;
+    if let Ok(bytes) = component.serialize() {
+        let _ = write_atomically(&path, &bytes);
+    }
+    Ok(component)
+}
+
+fn artifact_path(engine: &Engine) -> Option<PathBuf> {
+    let dir = std::env::var_os("SANDGREP_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("sandgrep")))
+        .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/sandgrep")))?;
+    let mut h = DefaultHasher::new();
+    WASM.hash(&mut h);
+    engine.precompile_compatibility_hash().hash(&mut h);
+    Some(dir.join(format!("sandgrep-{}-{:016x}.cwasm", env!("CARGO_PKG_VERSION"), h.finish())))
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

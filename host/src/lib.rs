@@ -1,0 +1,166 @@
+//! sandgrep: code search for AI agents inside a WebAssembly capability
+//! sandbox.
+//!
+//! The search logic is a `wasm32-wasip2` component embedded in this crate.
+//! Every call runs in a fresh instance whose only filesystem is the
+//! workspace directory, preopened read-only, with no environment, arguments,
+//! network or stdio, under a wall-clock deadline and a memory cap.
+//!
+//! ```no_run
+//! use sandgrep::{Policy, Sandbox, SearchTextRequest};
+//!
+//! let sandbox = Sandbox::open("path/to/repo", Policy::default())?;
+//! let mut request = SearchTextRequest::new("fn main");
+//! request.include_globs = vec!["*.rs".into()];
+//! let response = sandbox.search_text(&request)?;
+//! for m in &response.matches {
+//!     println!("{}:{}:{}", m.path, m.line, m.text);
+//! }
+//! # Ok::<(), sandgrep::Error>(())
+//! ```
+
+mod engine;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub(crate) mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "sandgrep",
+        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
+    });
+}
+
+pub use bindings::exports::sandgrep::search::search::{
+    CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+};
+pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
+
+/// The guest's own timeout is at most this; the host deadline sits behind it.
+const MAX_GUEST_TIMEOUT: Duration = Duration::from_secs(60);
+const DEFAULT_GUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the host, not the request, decides.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// Largest linear memory an instance may grow to.
+    pub memory_limit: usize,
+    /// Extra wall-clock time past a request's own timeout before the host
+    /// interrupts the instance.
+    pub deadline_grace: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy { memory_limit: 512 << 20, deadline_grace: Duration::from_secs(5) }
+    }
+}
+
+/// Why a call failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The request was refused or failed inside the sandbox.
+    Search(SearchError),
+    /// The host interrupted a call that overran its deadline.
+    Deadline(Duration),
+    /// The instance trapped (for example it ran out of its memory cap).
+    Crashed(String),
+    /// The sandbox could not be set up (workspace missing, engine failure).
+    Setup(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Search(e) => f.write_str(&search_error_message(e)),
+            Error::Deadline(d) => write!(f, "the call was stopped after {} ms (host deadline)", d.as_millis()),
+            Error::Crashed(m) => write!(f, "the sandboxed search failed: {m}"),
+            Error::Setup(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The message for a guest error, naming workspace-relative paths only.
+pub fn search_error_message(e: &SearchError) -> String {
+    match e {
+        SearchError::InvalidArgument(m) => format!("invalid argument: {m}"),
+        SearchError::InvalidPattern(m) => format!("invalid pattern: {m}"),
+        SearchError::NotFound(p) => format!("{p}: not found in the workspace"),
+        SearchError::OutsideWorkspace(p) => format!("{p}: outside the workspace"),
+        SearchError::Denied(p) => format!("{p}: denied (secrets and .git internals are never read)"),
+        SearchError::BinaryFile(p) => format!("{p}: binary file"),
+        SearchError::TooLarge(p) => format!("{p}: too large"),
+        SearchError::Io(m) => m.clone(),
+    }
+}
+
+/// One workspace, searched through the sandbox.
+#[derive(Clone, Debug)]
+pub struct Sandbox {
+    workspace: PathBuf,
+    policy: Policy,
+}
+
+impl Sandbox {
+    /// Opens `workspace` (a directory) for searching under `policy`.
+    pub fn open(workspace: impl AsRef<Path>, policy: Policy) -> Result<Sandbox, Error> {
+        let given = workspace.as_ref();
+        let workspace = std::fs::canonicalize(given)
+            .map_err(|e| Error::Setup(format!("workspace {}: {e}", given.display())))?;
+        if !workspace.is_dir() {
+            return Err(Error::Setup(format!("workspace {}: not a directory", given.display())));
+        }
+        engine::runtime()?;
+        Ok(Sandbox { workspace, policy })
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    pub fn search_text(&self, request: &SearchTextRequest) -> Result<SearchTextResponse, Error> {
+        let deadline = guest_timeout(request.timeout_ms) + self.policy.deadline_grace;
+        engine::runtime()?
+            .call(&self.workspace, self.policy.memory_limit, deadline, |instance, store| {
+                instance.sandgrep_search_search().call_search_text(store, request)
+            })?
+            .map_err(Error::Search)
+    }
+}
+
+fn guest_timeout(ms: Option<u32>) -> Duration {
+    ms.map_or(DEFAULT_GUEST_TIMEOUT, |ms| Duration::from_millis(ms.into()).min(MAX_GUEST_TIMEOUT))
+}
+
+impl SearchTextRequest {
+    /// A request for `query` with every other field at its default.
+    pub fn new(query: impl Into<String>) -> SearchTextRequest {
+        SearchTextRequest {
+            query: query.into(),
+            mode: None,
+            case: None,
+            word: false,
+            multiline: false,
+            paths: Vec::new(),
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            types: Vec::new(),
+            hidden: false,
+            no_ignore: false,
+            follow_symlinks: false,
+            context_before: None,
+            context_after: None,
+            output: None,
+            max_results: None,
+            max_matches_per_file: None,
+            max_columns: None,
+            max_filesize: None,
+            timeout_ms: None,
+            cursor: None,
+            skip: None,
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The `sandgrep` command line: ripgrep-style flags in, ripgrep-style text or
+//! one JSON object out. Exit status: 0 found, 1 nothing found, 2 error.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use sandgrep::{CaseMode, OutputMode, Policy, QueryMode, Sandbox, SearchTextRequest, SearchTextResponse};
+
+#[derive(Parser)]
+#[command(name = "sandgrep", version, about = "Code search inside a WebAssembly capability sandbox")]
+struct Cli {
+    /// The workspace: the only directory sandgrep can read.
+    #[arg(long, global = true, default_value = ".", value_name = "DIR")]
+    root: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Search file contents (regex and case-sensitive by default, as rg).
+    Search(SearchArgs),
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    /// The pattern (a Rust regex; a literal string with -F).
+    #[arg(value_name = "PATTERN", allow_hyphen_values = false)]
+    pattern: String,
+    /// Files or directories to search, relative to the workspace.
+    #[arg(value_name = "PATH")]
+    paths: Vec<String>,
+    /// Treat the pattern as a literal string.
+    #[arg(short = 'F', long)]
+    fixed_strings: bool,
+    /// Case-insensitive.
+    #[arg(short = 'i', long, overrides_with_all = ["case_sensitive", "smart_case"])]
+    ignore_case: bool,
+    /// Case-sensitive (the default).
+    #[arg(short = 's', long, overrides_with_all = ["ignore_case", "smart_case"])]
+    case_sensitive: bool,
+    /// Case-insensitive unless the pattern has an upper-case letter.
+    #[arg(short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
+    smart_case: bool,
+    /// Match whole words only.
+    #[arg(short = 'w', long)]
+    word_regexp: bool,
+    /// Let matches span lines.
+    #[arg(short = 'U', long)]
+    multiline: bool,
+    /// Include files matching GLOB; `!GLOB` excludes.
+    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    globs: Vec<String>,
+    /// Only search files of this ripgrep type (rust, py, js, ...).
+    #[arg(short = 't', long = "type", value_name = "TYPE")]
+    types: Vec<String>,
+    /// Lines of context after each match.
+    #[arg(short = 'A', long, value_name = "N")]
+    after_context: Option<u64>,
+    /// Lines of context before each match.
+    #[arg(short = 'B', long, value_name = "N")]
+    before_context: Option<u64>,
+    /// Lines of context before and after each match.
+    #[arg(short = 'C', long, value_name = "N")]
+    context: Option<u64>,
+    /// Matching lines returned per file.
+    #[arg(short = 'm', long = "max-count", value_name = "PER_FILE")]
+    max_count: Option<u64>,
+    /// Results returned in all (default 200, max 5000).
+    #[arg(long, value_name = "N")]
+    max_results: Option<u64>,
+    /// Longest line returned; longer lines are cut to a window around the match.
+    #[arg(long, value_name = "N")]
+    max_columns: Option<u64>,
+    /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_filesize: Option<u64>,
+    /// Search hidden files and directories.
+    #[arg(long = "hidden", short = '.')]
+    hidden: bool,
+    /// Do not respect .gitignore, .ignore and .rgignore.
+    #[arg(long)]
+    no_ignore: bool,
+    /// Follow symbolic links (escapes are still refused).
+    #[arg(short = 'L', long)]
+    follow: bool,
+    /// Print only the paths of files with matches.
+    #[arg(short = 'l', long, conflicts_with = "count")]
+    files_with_matches: bool,
+    /// Print the number of matching lines per file.
+    #[arg(short = 'c', long)]
+    count: bool,
+    /// Continue after the result a previous call's cursor names.
+    #[arg(long, value_name = "TOKEN")]
+    cursor: Option<String>,
+    /// Skip this many results first.
+    #[arg(long, value_name = "N")]
+    skip: Option<u64>,
+    /// Stop after MS milliseconds and return what was found.
+    #[arg(long = "timeout", value_name = "MS")]
+    timeout_ms: Option<u64>,
+    /// Print one JSON object (the full response) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Numbers past `u32` reach the guest as `u32::MAX`, which clamps them to the
+/// contract's maximum and says so.
+fn sat(n: Option<u64>) -> Option<u32> {
+    n.map(|n| n.min(u32::MAX.into()) as u32)
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (digits, mult) = match s.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => return Err(format!("unknown size suffix {c:?} (use K, M or G)")),
+            };
+            (&s[..i], m)
+        }
+        _ => (s, 1),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("invalid size {s:?}"))?;
+    Ok(n.saturating_mul(mult))
+}
+
+impl SearchArgs {
+    fn request(&self) -> SearchTextRequest {
+        let mut r = SearchTextRequest::new(self.pattern.clone());
+        r.mode = Some(if self.fixed_strings { QueryMode::Literal } else { QueryMode::Regex });
+        r.case = Some(if self.ignore_case {
+            CaseMode::Insensitive
+        } else if self.smart_case {
+            CaseMode::Smart
+        } else {
+            CaseMode::Sensitive
+        });
+        r.word = self.word_regexp;
+        r.multiline = self.multiline;
+        r.paths = self.paths.clone();
+        for g in &self.globs {
+            match g.strip_prefix('!') {
+                Some(ex) => r.exclude_globs.push(ex.to_string()),
+                None => r.include_globs.push(g.clone()),
+            }
+        }
+        r.types = self.types.clone();
+        r.hidden = self.hidden;
+        r.no_ignore = self.no_ignore;
+        r.follow_symlinks = self.follow;
+        // As rg: no context unless asked for.
+        r.context_before = sat(self.before_context.or(self.context).or(Some(0)));
+        r.context_after = sat(self.after_context.or(self.context).or(Some(0)));
+        r.output = Some(if self.files_with_matches {
+            OutputMode::FilesWithMatches
+        } else if self.count {
+            OutputMode::Count
+        } else {
+            OutputMode::Content
+        });
+        r.max_results = sat(self.max_results);
+        r.max_matches_per_file = sat(self.max_count);
+        r.max_columns = sat(self.max_columns);
+        r.max_filesize = self.max_filesize;
+        r.timeout_ms = sat(self.timeout_ms);
+        r.cursor = self.cursor.clone();
+        r.skip = sat(self.skip);
+        r
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(found) => ExitCode::from(if found { 0 } else { 1 }),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sandgrep: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: &Cli) -> io::Result<bool> {
+    let sandbox = Sandbox::open(&cli.root, Policy::default()).map_err(io::Error::other)?;
+    let Command::Search(args) = &cli.command;
+    let response = sandbox.search_text(&args.request()).map_err(io::Error::other)?;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    if args.json {
+        serde_json::to_writer(&mut out, &response)?;
+        writeln!(out)?;
+    } else {
+        print_text(&mut out, &response, args.count)?;
+        for w in &response.warnings {
+            eprintln!("sandgrep: warning: {w}");
+        }
+        if let Some(c) = &response.next_cursor {
+            eprintln!("sandgrep: more results: continue with --cursor {c}");
+        }
+    }
+    out.flush()?;
+    Ok(!response.matches.is_empty() || !response.files.is_empty())
+}
+
+/// ripgrep's text format: `path:line:col:text` for matches, `path-line-text`
+/// for context, `--` between groups of lines that are not adjacent; `path`
+/// with -l, `path:count` with -c.
+fn print_text(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io::Result<()> {
+    for f in &r.files {
+        if counts {
+            writeln!(out, "{}:{}", f.path, f.count)?;
+        } else {
+            writeln!(out, "{}", f.path)?;
+        }
+    }
+    let mut first_group = true;
+    for group in r.matches.chunk_by(|a, b| a.path == b.path) {
+        // Each match carries its own context; merge them into one listing
+        // where a matching line always shows as a match.
+        let mut lines: BTreeMap<u64, (Option<u64>, &str)> = BTreeMap::new();
+        for m in group {
+            let first = m.line - m.context_before.len() as u64;
+            for (i, text) in m.context_before.iter().enumerate() {
+                lines.entry(first + i as u64).or_insert((None, text));
+            }
+            let mut end = m.line;
+            for (i, text) in m.text.split('\n').enumerate() {
+                end = m.line + i as u64;
+                let col = if i == 0 { m.column } else { 1 };
+                lines.insert(end, (Some(col), text));
+            }
+            for (i, text) in m.context_after.iter().enumerate() {
+                lines.entry(end + 1 + i as u64).or_insert((None, text));
+            }
+        }
+        let has_context = group.iter().any(|m| !m.context_before.is_empty() || !m.context_after.is_empty());
+        let mut prev: Option<u64> = None;
+        for (&n, &(col, text)) in &lines {
+            let gap = prev.map_or(!first_group, |p| n > p + 1);
+            if has_context && gap {
+                writeln!(out, "--")?;
+            }
+            match col {
+                Some(col) => writeln!(out, "{}:{}:{}:{}", group[0].path, n, col, text)?,
+                None => writeln!(out, "{}-{}-{}", group[0].path, n, text)?,
+            }
+            prev = Some(n);
+        }
+        first_group = false;
+    }
+    Ok(())
+}
