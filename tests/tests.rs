@@ -1,1 +1,8 @@
+//! Integration tests: the real `sandgrep` binary (real component, real host)
+//! on temporary trees. One test binary; modules by concern.
 
+mod util;
+
+mod cli;
+mod conformance;
+mod json;

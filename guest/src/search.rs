@@ -37,8 +37,8 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
         before: q.before,
         after: q.after,
         max_columns: q.max_columns,
-        deadline: started + q.timeout,
     };
+    let deadline = started + q.timeout;
     let mut page = Page::new(&q, warnings);
     let after = resume.as_ref().map(|r| r.path.as_str());
     'roots: for root in &roots {
@@ -64,11 +64,14 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
                 },
                 _ => (0, 0),
             };
-            if Instant::now() >= cfg.deadline {
+            // Every call searches at least one file, so paging past a
+            // timeout always makes progress.
+            let deadline = (page.stats.files_scanned > 0).then_some(deadline);
+            if deadline.is_some_and(|d| Instant::now() >= d) {
                 page.timed_out = true;
                 break 'roots;
             }
-            page.search_file(&mut searcher, &cfg, &entry.rel, &entry.path, min_line, taken);
+            page.search_file(&mut searcher, &cfg, &entry.rel, &entry.path, min_line, taken, deadline);
             if page.done || page.timed_out {
                 break 'roots;
             }
@@ -184,6 +187,7 @@ impl<'q> Page<'q> {
         path: &std::path::Path,
         min_line: u64,
         taken: u64,
+        deadline: Option<Instant>,
     ) {
         let file = match File::open(path) {
             Ok(f) => f,
@@ -204,7 +208,7 @@ impl<'q> Page<'q> {
             OutputMode::FilesWithMatches => self.wanted().min(1),
             OutputMode::Count => if self.wanted() == 0 { 0 } else { per_file_left },
         };
-        let mut sink = FileSink::new(cfg, rel, min_line, limit);
+        let mut sink = FileSink::new(cfg, rel, min_line, limit, deadline);
         let outcome = searcher.search_file(cfg.matcher, &file, &mut sink);
         let r = sink.results;
         self.stats.files_scanned += 1;

@@ -22,7 +22,6 @@ pub struct SinkConfig<'m> {
     pub before: usize,
     pub after: usize,
     pub max_columns: usize,
-    pub deadline: Instant,
 }
 
 /// One file's results.
@@ -48,6 +47,8 @@ pub struct FileSink<'a, 'm> {
     min_line: u64,
     /// Results to collect from this file.
     limit: u64,
+    /// When to stop early with what was found, if at all.
+    deadline: Option<Instant>,
     /// Recent lines (number, shaped text) for before-context.
     recent: VecDeque<(u64, String)>,
     /// Matches still owed after-context: (index, last line of the match).
@@ -56,8 +57,14 @@ pub struct FileSink<'a, 'm> {
 }
 
 impl<'a, 'm> FileSink<'a, 'm> {
-    pub fn new(cfg: &'a SinkConfig<'m>, path: &'a str, min_line: u64, limit: u64) -> FileSink<'a, 'm> {
-        FileSink { cfg, path, min_line, limit, recent: VecDeque::new(), owed: Vec::new(), results: FileResults::default() }
+    pub fn new(
+        cfg: &'a SinkConfig<'m>,
+        path: &'a str,
+        min_line: u64,
+        limit: u64,
+        deadline: Option<Instant>,
+    ) -> FileSink<'a, 'm> {
+        FileSink { cfg, path, min_line, limit, deadline, recent: VecDeque::new(), owed: Vec::new(), results: FileResults::default() }
     }
 
     /// Records one line the searcher reported (matched or context), for the
@@ -139,7 +146,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
     }
 
     fn expired(&mut self) -> bool {
-        if Instant::now() >= self.cfg.deadline {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.results.timed_out = true;
         }
         self.results.timed_out

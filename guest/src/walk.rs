@@ -109,22 +109,28 @@ impl<'a> Walker<'a> {
 
     /// Walks one root in bytewise path order. With `after`, directories whose
     /// whole subtree sorts before it are not entered (cursor resumption).
-    pub fn walk(&self, root: &Root, after: Option<&str>) -> impl Iterator<Item = Result<Entry, WalkError>> + '_ {
+    pub fn walk<'w>(&'w self, root: &Root, after: Option<&'w str>) -> Walk<'w, 'a> {
+        Walk { walker: self, after, stack: vec![self.build(&root.rel, root.is_dir, after)] }
+    }
+
+    fn build(&self, rel: &str, is_dir: bool, after: Option<&str>) -> ignore::Walk {
         let opts = self.opts;
-        let mut b = WalkBuilder::new(self.ws.fs_path(&root.rel));
+        let mut b = WalkBuilder::new(self.ws.fs_path(rel));
         b.standard_filters(!opts.no_ignore)
             .hidden(!opts.hidden)
             // Parent ignore files are added below; .git internals are never read.
             .parents(false)
             .git_global(false)
             .git_exclude(false)
-            .follow_links(opts.follow_symlinks)
+            // Links are followed by `Walk` itself: walkdir's loop check needs
+            // same-file, which WASI lacks.
+            .follow_links(false)
             .overrides(self.overrides.clone())
             .types(self.types.clone());
         if !opts.no_ignore {
             b.add_custom_ignore_filename(".rgignore");
-            if root.is_dir {
-                let git_above = self.add_parent_ignores(&mut b, &root.rel);
+            if is_dir {
+                let git_above = self.add_parent_ignores(&mut b, rel);
                 b.require_git(!git_above);
             }
         }
@@ -145,18 +151,37 @@ impl<'a> Walker<'a> {
                 _ => true,
             }
         });
-        let ws = self.ws;
-        b.build().map(move |item| match item {
-            Ok(ent) => {
-                let ft = ent.file_type();
-                Ok(Entry {
-                    rel: ws.rel_path(ent.path()),
-                    is_file: ft.is_some_and(|t| t.is_file()),
-                    path: ent.into_path(),
-                })
+        b.build()
+    }
+
+    /// With follow-symlinks: what a link at `rel` leads to, as a walk entry
+    /// (a file), a nested walk (a directory), or an error (broken, a loop,
+    /// or leading outside the workspace).
+    fn follow(&self, rel: &str, path: PathBuf, after: Option<&str>) -> Option<Result<Followed, WalkError>> {
+        let err = |message: String| Some(Err(WalkError { message, unreadable: true }));
+        let target = match realpath(self.ws, rel) {
+            Ok(t) => t,
+            Err(e) => return err(format!("{rel}: {e}")),
+        };
+        match std::fs::metadata(self.ws.fs_path(&target)) {
+            Ok(m) if m.is_dir() => {
+                if after.is_some_and(|a| subtree_before(rel, true, a)) {
+                    return None;
+                }
+                // A loop: the link leads to a directory the path already passes through.
+                let parts: Vec<&str> = rel.split('/').collect();
+                for i in 0..parts.len() {
+                    let ancestor = if i == 0 { ".".to_string() } else { parts[..i].join("/") };
+                    if realpath(self.ws, &ancestor).is_ok_and(|a| a == target) {
+                        return err(format!("{rel}: symbolic link loop"));
+                    }
+                }
+                Some(Ok(Followed::Dir(self.build(rel, true, after))))
             }
-            Err(err) => Err(describe(ws, &err)),
-        })
+            Ok(m) if m.is_file() => Some(Ok(Followed::File(Entry { rel: rel.to_string(), path, is_file: true }))),
+            Ok(_) => None,
+            Err(e) => err(crate::error_message(&io_error(rel, &e))),
+        }
     }
 
     /// Adds the ignore files of `rel`'s ancestors inside the workspace, with
@@ -190,6 +215,90 @@ impl<'a> Walker<'a> {
         }
         git_seen
     }
+}
+
+enum Followed {
+    File(Entry),
+    Dir(ignore::Walk),
+}
+
+/// The entries of one root, in order, with followed directory links walked
+/// in place.
+pub struct Walk<'w, 'a> {
+    walker: &'w Walker<'a>,
+    after: Option<&'w str>,
+    stack: Vec<ignore::Walk>,
+}
+
+impl Iterator for Walk<'_, '_> {
+    type Item = Result<Entry, WalkError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let ws = self.walker.ws;
+        loop {
+            let item = match self.stack.last_mut()?.next() {
+                Some(item) => item,
+                None => {
+                    self.stack.pop();
+                    continue;
+                }
+            };
+            let ent = match item {
+                Ok(ent) => ent,
+                Err(err) => return Some(Err(describe(ws, &err))),
+            };
+            let rel = ws.rel_path(ent.path());
+            let ft = ent.file_type();
+            if ent.path_is_symlink() && self.walker.opts.follow_symlinks && ent.depth() > 0 {
+                match self.walker.follow(&rel, ent.into_path(), self.after)? {
+                    Ok(Followed::Dir(walk)) => {
+                        self.stack.push(walk);
+                        continue;
+                    }
+                    Ok(Followed::File(entry)) => return Some(Ok(entry)),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            return Some(Ok(Entry { rel, is_file: ft.is_some_and(|t| t.is_file()), path: ent.into_path() }));
+        }
+    }
+}
+
+/// Resolves the links along a workspace-relative path, lexically and inside
+/// the workspace (WASI has no `canonicalize`). Absolute link targets cannot be
+/// resolved inside the sandbox and are refused, as are escapes.
+fn realpath(ws: &Workspace, rel: &str) -> Result<String, String> {
+    let mut done: Vec<String> = Vec::new();
+    let mut todo: std::collections::VecDeque<String> = rel.split('/').map(str::to_string).collect();
+    let mut hops = 0;
+    while let Some(part) = todo.pop_front() {
+        match part.as_str() {
+            "" | "." => continue,
+            ".." => {
+                done.pop().ok_or("link leads outside the workspace")?;
+                continue;
+            }
+            _ => done.push(part),
+        }
+        let path = ws.fs_path(&done.join("/"));
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| plain_io_message(&e))?;
+        if meta.is_symlink() {
+            hops += 1;
+            if hops > 40 {
+                return Err("symbolic link loop".into());
+            }
+            let target = std::fs::read_link(&path).map_err(|e| plain_io_message(&e))?;
+            let target = target.to_string_lossy();
+            if target.starts_with('/') {
+                return Err("link has an absolute target (not followed inside the sandbox)".into());
+            }
+            done.pop();
+            for part in target.rsplit('/') {
+                todo.push_front(part.to_string());
+            }
+        }
+    }
+    Ok(if done.is_empty() { ".".into() } else { done.join("/") })
 }
 
 /// Whether everything at or under `rel` sorts before the cursor path `after`

@@ -1,0 +1,263 @@
+//! The CLI end to end: text output, exit codes, errors, caps, paging,
+//! timeouts and the denylist.
+
+use serde_json::Value;
+
+use crate::util::{json, run, stderr, stdout, Tree};
+
+fn lines_of(v: &Value) -> Vec<(String, u64)> {
+    v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["path"].as_str().unwrap().to_string(), m["line"].as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn text_output_is_ripgreps_with_exit_codes() {
+    let t = Tree::new();
+    t.write("a.txt", "alpha\nfoo one\nbeta\ngamma\ndelta\nfoo two\n").write("b.txt", "nothing\n");
+    let out = run(t.path(), &["search", "foo"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "a.txt:2:1:foo one\na.txt:6:1:foo two\n");
+
+    let out = run(t.path(), &["search", "-C", "1", "foo"]);
+    assert_eq!(stdout(&out), "a.txt-1-alpha\na.txt:2:1:foo one\na.txt-3-beta\n--\na.txt-5-delta\na.txt:6:1:foo two\n");
+
+    assert_eq!(stdout(&run(t.path(), &["search", "-l", "o"])), "a.txt\nb.txt\n");
+    assert_eq!(stdout(&run(t.path(), &["search", "-c", "foo"])), "a.txt:2\n");
+
+    let out = run(t.path(), &["search", "absent"]);
+    assert_eq!((out.status.code(), stdout(&out).as_str()), (Some(1), ""));
+}
+
+#[test]
+fn regex_and_case_defaults_follow_rg_on_the_cli() {
+    let t = Tree::new();
+    t.write("a.txt", "Foo\nfoo\nf.o\n");
+    let count = |args: &[&str]| json(t.path(), &[&["search", "--json"][..], args].concat())["matches"].as_array().unwrap().len();
+    assert_eq!(count(&["f.o"]), 2, "regex, case-sensitive by default");
+    assert_eq!(count(&["-F", "f.o"]), 1);
+    assert_eq!(count(&["-i", "foo"]), 2);
+    assert_eq!(count(&["-S", "foo"]), 2);
+    assert_eq!(count(&["-S", "Foo"]), 1);
+    assert_eq!(count(&["-i", "-s", "foo"]), 1, "the last case flag wins");
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_exit_2() {
+    let t = Tree::new();
+    t.write("a.txt", "foo\n");
+    for (args, expect) in [
+        (&["search", "a("][..], "invalid pattern"),
+        (&["search", "-t", "nosuchtype", "foo"], "unknown file type"),
+        (&["search", "foo", "../x"], "../x: outside the workspace"),
+        (&["search", "foo", "/etc"], "/etc: outside the workspace"),
+        (&["search", "foo", "missing/dir"], "missing/dir: not found"),
+        (&["search", "foo", ".git/config"], "denied"),
+        (&["search", "--cursor", "bogus", "foo"], "cursor"),
+        (&["search", "-g", "a[", "foo"], "invalid glob"),
+    ] {
+        let out = run(t.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert!(!err.contains(t.path().to_str().unwrap()), "a host path leaked: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let out = run(t.path().join("nonexistent").as_path(), &["search", "foo"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn numbers_are_clamped_with_warnings() {
+    let t = Tree::new();
+    t.write("a.txt", "foo\n");
+    let v = json(
+        t.path(),
+        &["search", "--json", "--max-results", "0", "-C", "99999999999", "--max-columns", "4294967296", "foo"],
+    );
+    assert_eq!(v["matches"].as_array().unwrap().len(), 1);
+    let warnings = v["warnings"].to_string();
+    for w in ["max-results 0 raised", "context-before 4294967295 lowered to the maximum, 10", "max-columns"] {
+        assert!(warnings.contains(w), "{w} missing from {warnings}");
+    }
+}
+
+#[test]
+fn results_are_sorted_bytewise_by_path_then_line() {
+    let t = Tree::new();
+    for f in ["a/x", "a.txt", "a-b/y", "a0", "B", "b/c/d", "ü"] {
+        t.write(f, "hit\nmiss\nhit\n");
+    }
+    let v = json(t.path(), &["search", "--json", "hit"]);
+    let got = lines_of(&v);
+    let mut sorted = got.clone();
+    sorted.sort();
+    assert_eq!(got, sorted);
+    assert_eq!(got.len(), 14);
+}
+
+#[test]
+fn caps_truncate_and_say_so() {
+    let t = Tree::new();
+    t.write("many.txt", "foo\n".repeat(30)).write("one.txt", "foo\n");
+    // The per-file cap cuts many.txt; no page follows, the warning names it.
+    let v = json(t.path(), &["search", "--json", "-m", "5", "foo"]);
+    assert_eq!(lines_of(&v).len(), 6);
+    assert_eq!(v["truncated"], true);
+    assert!(v["next_cursor"].is_null());
+    assert!(v["warnings"].to_string().contains("many.txt"), "{}", v["warnings"]);
+    // The total cap: a cursor to continue.
+    let v = json(t.path(), &["search", "--json", "--max-results", "10", "foo"]);
+    assert_eq!(lines_of(&v).len(), 10);
+    assert_eq!(v["truncated"], true);
+    assert!(v["next_cursor"].is_string());
+    // Exactly at the cap with nothing after: not truncated.
+    let v = json(t.path(), &["search", "--json", "--max-results", "31", "-m", "1000", "foo"]);
+    assert_eq!((lines_of(&v).len(), &v["truncated"]), (31, &Value::Bool(false)));
+}
+
+#[test]
+fn cursor_paging_yields_every_result_exactly_once_in_order() {
+    let t = Tree::new();
+    for i in 0..12 {
+        t.write(&format!("d{}/f{i}.txt", i % 3), "x\nfoo\nfoo bar\ny\nfoo\n".repeat(1 + i % 4));
+    }
+    t.write("d1.txt", "foo\n");
+    let all = lines_of(&json(t.path(), &["search", "--json", "--max-results", "5000", "foo"]));
+    assert!(all.len() > 60);
+    for (page, per_file) in [("7", "50"), ("1", "50"), ("10", "4")] {
+        let mut got = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut args = vec!["search", "--json", "--max-results", page, "-m", per_file, "-C", "1", "foo"];
+            if let Some(c) = &cursor {
+                args.extend(["--cursor", c.as_str()]);
+            }
+            let v = json(t.path(), &args);
+            got.extend(lines_of(&v));
+            match v["next_cursor"].as_str() {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        let want: Vec<(String, u64)> = if per_file == "50" {
+            all.clone()
+        } else {
+            let per: usize = per_file.parse().unwrap();
+            let mut seen = std::collections::HashMap::new();
+            all.iter()
+                .filter(|(p, _)| {
+                    let n = seen.entry(p.clone()).or_insert(0);
+                    *n += 1;
+                    *n <= per
+                })
+                .cloned()
+                .collect()
+        };
+        assert_eq!(got, want, "pages of {page}, {per_file} per file");
+    }
+    // Skip paging agrees with the cursor.
+    let mut got = Vec::new();
+    for skip in (0..all.len()).step_by(9) {
+        got.extend(lines_of(&json(t.path(), &["search", "--json", "--max-results", "9", "--skip", &skip.to_string(), "foo"])));
+    }
+    assert_eq!(got, all);
+}
+
+#[test]
+fn a_cursor_from_another_request_is_refused() {
+    let t = Tree::new();
+    t.write("a.txt", "foo\n".repeat(10));
+    let v = json(t.path(), &["search", "--json", "--max-results", "2", "foo"]);
+    let c = v["next_cursor"].as_str().unwrap();
+    let out = run(t.path(), &["search", "--json", "--max-results", "2", "--cursor", c, "bar"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("different request"), "{}", stderr(&out));
+    // Changing only the page size keeps the cursor valid.
+    let v = json(t.path(), &["search", "--json", "--max-results", "3", "--cursor", c, "foo"]);
+    assert_eq!(lines_of(&v).iter().map(|l| l.1).collect::<Vec<_>>(), [3, 4, 5]);
+}
+
+#[test]
+fn long_lines_come_back_as_a_window_around_the_match() {
+    let t = Tree::new();
+    t.write("min.js", format!("{}NEEDLE{}\n", "a".repeat(50_000), "b".repeat(50_000)));
+    let v = json(t.path(), &["search", "--json", "NEEDLE"]);
+    let m = &v["matches"][0];
+    let text = m["text"].as_str().unwrap();
+    assert!(text.len() <= 500 + 6, "{} bytes", text.len());
+    assert!(text.starts_with('…') && text.ends_with('…'));
+    let (s, e) = (m["submatches"][0]["start"].as_u64().unwrap() as usize, m["submatches"][0]["end"].as_u64().unwrap() as usize);
+    assert_eq!(&text[s..e], "NEEDLE");
+    assert_eq!(m["column"], 50_001);
+}
+
+#[test]
+fn a_timeout_returns_partial_results_and_a_cursor() {
+    let t = Tree::new();
+    for i in 0..3000 {
+        t.write(&format!("d{}/f{i:04}.txt", i % 10), "foo\n");
+    }
+    let v = json(t.path(), &["search", "--json", "--timeout", "1", "--max-results", "5000", "foo"]);
+    assert_eq!(v["timed_out"], true);
+    let mut got = lines_of(&v);
+    // Even a call that times out searches one file: paging always progresses.
+    assert!(!got.is_empty() && got.len() < 3000, "{}", got.len());
+    let c = v["next_cursor"].as_str().expect("a cursor to resume from");
+    let v = json(t.path(), &["search", "--json", "--max-results", "5000", "--cursor", c, "foo"]);
+    assert_eq!(v["timed_out"], false);
+    got.extend(lines_of(&v));
+    let mut sorted = got.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!((got.len(), sorted), (3000, got));
+}
+
+#[test]
+fn denylisted_files_are_never_searched() {
+    let t = Tree::new();
+    for f in [".env", ".env.local", "id_rsa", "keys/server.pem", "a.key", ".ssh/config", ".aws/credentials", "secrets.yml", ".git/config", "ok.txt"] {
+        t.write(f, "password=hunter2\n");
+    }
+    let v = json(t.path(), &["search", "--json", "--hidden", "--no-ignore", "hunter2"]);
+    assert_eq!(lines_of(&v), [("ok.txt".to_string(), 1)]);
+    assert!(v["stats"]["skipped"]["denied"].as_u64().unwrap() >= 9, "{}", v["stats"]);
+    // Not through an explicit path either.
+    for p in [".env", "keys/server.pem", ".aws/credentials", ".ssh"] {
+        let out = run(t.path(), &["search", "--hidden", "hunter2", p]);
+        assert_eq!(out.status.code(), Some(2), "{p}");
+        assert!(stderr(&out).contains("denied"), "{p}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn binary_files_are_skipped_even_after_matches() {
+    let t = Tree::new();
+    // Matches, then 200 KB of text, then a NUL: the file's results are dropped.
+    let mut late = "foo\n".repeat(30).into_bytes();
+    late.extend("filler line\n".repeat(20_000).into_bytes());
+    late.push(0);
+    t.write("late.bin", late).write("text.txt", "foo\n");
+    let v = json(t.path(), &["search", "--json", "foo"]);
+    assert_eq!(lines_of(&v), [("text.txt".to_string(), 1)]);
+    assert_eq!(v["stats"]["skipped"]["binary"], 1);
+}
+
+#[test]
+fn symlinks_cannot_lead_out_of_the_workspace() {
+    let outside = Tree::new();
+    outside.write("secret.txt", "foo outside\n");
+    let t = Tree::new();
+    t.write("in.txt", "foo inside\n");
+    std::os::unix::fs::symlink(outside.path(), t.path().join("escape")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), t.path().join("escape.txt")).unwrap();
+    let v = json(t.path(), &["search", "--json", "-L", "foo"]);
+    assert_eq!(lines_of(&v), [("in.txt".to_string(), 1)]);
+    assert!(v["stats"]["skipped"]["unreadable"].as_u64().unwrap() >= 1, "{}", v["stats"]);
+    let out = run(t.path(), &["search", "foo", "escape"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stdout(&out).contains("outside"));
+}

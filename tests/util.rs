@@ -1,0 +1,74 @@
+//! Temporary trees and a runner for the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Once;
+
+use serde_json::Value;
+
+/// A temporary workspace.
+pub struct Tree {
+    dir: tempfile::TempDir,
+}
+
+impl Tree {
+    pub fn new() -> Tree {
+        Tree { dir: tempfile::tempdir().unwrap() }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `contents` to `rel`, creating parent directories.
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Tree {
+        let p = self.dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, contents).unwrap();
+        self
+    }
+
+    pub fn mkdir(&self, rel: &str) -> &Tree {
+        std::fs::create_dir_all(self.dir.path().join(rel)).unwrap();
+        self
+    }
+}
+
+fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache")
+}
+
+pub fn command(root: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgrep"));
+    cmd.env("SANDGREP_CACHE_DIR", cache_dir()).arg("--root").arg(root);
+    cmd
+}
+
+/// Runs `sandgrep --root ROOT ARGS...`. The first call compiles the
+/// component into the shared artifact cache; the rest load it.
+pub fn run(root: &Path, args: &[&str]) -> Output {
+    static WARM: Once = Once::new();
+    WARM.call_once(|| {
+        let t = Tree::new();
+        command(t.path()).args(["search", "x"]).output().unwrap();
+    });
+    command(root).args(args).output().unwrap()
+}
+
+/// Runs a command expected to succeed (exit 0 or 1) and print one JSON object.
+pub fn json(root: &Path, args: &[&str]) -> Value {
+    let out = run(root, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "sandgrep {args:?} failed: {stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "--json must print exactly one line: {stdout}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
