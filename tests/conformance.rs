@@ -41,7 +41,7 @@ impl Lcg {
     }
 }
 
-fn git_tree() -> Tree {
+pub fn git_tree() -> Tree {
     let t = Tree::new();
     let mut g = Lcg(7);
     for f in [
@@ -83,7 +83,7 @@ fn git_tree() -> Tree {
 }
 
 /// Not a git repository: its `.gitignore` must not apply, `.ignore` must.
-fn plain_tree() -> Tree {
+pub fn plain_tree() -> Tree {
     let t = Tree::new();
     let mut g = Lcg(11);
     for f in ["a.txt", "b.rs", "skipme/c.txt", "keep/d.txt", "keep/e.log"] {
@@ -100,7 +100,7 @@ struct Hits {
     context: BTreeSet<(String, u64)>,
 }
 
-fn rg(root: &Path, args: &[&str]) -> std::process::Output {
+pub fn rg(root: &Path, args: &[&str]) -> std::process::Output {
     let mut cmd = Command::new("rg");
     cmd.current_dir(root).env("HOME", root).arg("--no-config").arg("--no-ignore-global");
     for g in DENIED_GLOBS {

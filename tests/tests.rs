@@ -5,4 +5,5 @@ mod util;
 
 mod cli;
 mod conformance;
+mod files;
 mod json;

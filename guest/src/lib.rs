@@ -19,6 +19,8 @@ mod bindings {
 mod confine;
 mod cursor;
 mod deny;
+mod list;
+mod read;
 mod request;
 mod search;
 mod shape;
@@ -28,6 +30,9 @@ mod walk;
 pub use bindings::exports::sandgrep::search::search::{
     CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch,
     TextMatch,
+};
+pub use bindings::exports::sandgrep::search::files::{
+    FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
 pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
 
@@ -78,6 +83,16 @@ impl Workspace {
     pub fn search_text(&self, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
         search::search_text(self, request)
     }
+
+    /// Run `list-files` over this workspace.
+    pub fn list_files(&self, request: ListFilesRequest) -> Result<ListFilesResponse, SearchError> {
+        list::list_files(self, request)
+    }
+
+    /// Run `read-file` in this workspace.
+    pub fn read_file(&self, request: ReadFileRequest) -> Result<ReadFileResponse, SearchError> {
+        read::read_file(self, request)
+    }
 }
 
 /// The message for an error, as front ends show it.
@@ -104,6 +119,16 @@ mod component {
     impl Guest for Component {
         fn search_text(request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
             Workspace::new(".").search_text(request)
+        }
+    }
+
+    impl super::bindings::exports::sandgrep::search::files::Guest for Component {
+        fn list_files(request: ListFilesRequest) -> Result<ListFilesResponse, SearchError> {
+            Workspace::new(".").list_files(request)
+        }
+
+        fn read_file(request: ReadFileRequest) -> Result<ReadFileResponse, SearchError> {
+            Workspace::new(".").read_file(request)
         }
     }
 

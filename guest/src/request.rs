@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::{CaseMode, OutputMode, QueryMode, SearchError, SearchTextRequest};
+use crate::{CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, SearchError, SearchTextRequest};
 
 pub const MAX_QUERY_BYTES: usize = 64 * 1024;
 pub const MAX_PATHS: usize = 256;
@@ -22,6 +22,16 @@ pub const DEFAULT_MAX_FILESIZE: u64 = 8 << 20;
 pub const MAX_MAX_FILESIZE: u64 = 256 << 20;
 pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
 pub const MAX_TIMEOUT_MS: u32 = 60_000;
+pub const DEFAULT_LIST_RESULTS: u32 = 500;
+pub const MAX_LIST_RESULTS: u32 = 10_000;
+/// Entries a listing walks past its page to learn `total`.
+pub const LIST_COUNT_BUDGET: u64 = 100_000;
+pub const DEFAULT_READ_BYTES: u64 = 64 * 1024;
+pub const MAX_READ_BYTES: u64 = 1 << 20;
+pub const DEFAULT_READ_LINES: u64 = 200;
+pub const MAX_READ_LINES: u64 = 5000;
+/// Bytes a lines-mode read returns at most (a 1 MiB line still fits).
+pub const MAX_READ_LINES_BYTES: u64 = 2 << 20;
 /// Total bytes of text (match lines and context) one response may carry.
 pub const MAX_OUTPUT_BYTES: usize = 8 << 20;
 /// How many unreadable paths a warning names before it only counts.
@@ -59,6 +69,8 @@ pub struct WalkOptions {
     pub hidden: bool,
     pub no_ignore: bool,
     pub follow_symlinks: bool,
+    /// `Some(1)`: only the root's own entries.
+    pub max_depth: Option<usize>,
 }
 
 /// Clamps `value` (or `default` when absent) into `min..=max`, noting any
@@ -126,6 +138,7 @@ impl TextQuery {
                 hidden: r.hidden,
                 no_ignore: r.no_ignore,
                 follow_symlinks: r.follow_symlinks,
+                max_depth: None,
             },
             before: clamp("context-before", r.context_before, DEFAULT_CONTEXT, 0, MAX_CONTEXT, warnings) as usize,
             after: clamp("context-after", r.context_after, DEFAULT_CONTEXT, 0, MAX_CONTEXT, warnings) as usize,
@@ -160,6 +173,82 @@ impl TextQuery {
             self.per_file,
             self.max_filesize
         )
+    }
+}
+
+/// A `list-files` request with defaults applied and numbers clamped.
+#[derive(Clone, Debug)]
+pub struct ListQuery {
+    pub root: String,
+    pub walk: WalkOptions,
+    pub include_dirs: bool,
+    pub include_metadata: bool,
+    pub max_results: usize,
+    pub skip: u64,
+    pub cursor: Option<String>,
+}
+
+impl ListQuery {
+    pub fn from_request(r: ListFilesRequest, warnings: &mut Vec<String>) -> Result<ListQuery, SearchError> {
+        check_count("include-globs", r.include_globs.len(), MAX_GLOBS)?;
+        check_count("exclude-globs", r.exclude_globs.len(), MAX_GLOBS)?;
+        Ok(ListQuery {
+            root: r.root.unwrap_or_else(|| ".".into()),
+            walk: WalkOptions {
+                include_globs: r.include_globs,
+                exclude_globs: r.exclude_globs,
+                types: Vec::new(),
+                hidden: r.hidden,
+                no_ignore: r.no_ignore,
+                follow_symlinks: false,
+                max_depth: if r.recursive.unwrap_or(true) { None } else { Some(1) },
+            },
+            include_dirs: r.include_dirs,
+            include_metadata: r.include_metadata,
+            max_results: clamp("max-results", r.max_results, DEFAULT_LIST_RESULTS, 1, MAX_LIST_RESULTS, warnings) as usize,
+            skip: r.skip.unwrap_or(0).into(),
+            cursor: r.cursor,
+        })
+    }
+
+    /// See [`TextQuery::stream_key`].
+    pub fn stream_key(&self) -> String {
+        format!("list\0{}\0{:?}\0{}", self.root, self.walk, self.include_dirs)
+    }
+}
+
+/// A `read-file` range with defaults applied and numbers clamped.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReadPlan {
+    Bytes { offset: u64, max: u64 },
+    Lines { start: u64, max: u64 },
+}
+
+impl ReadPlan {
+    pub fn from_request(r: &ReadFileRequest, warnings: &mut Vec<String>) -> Result<ReadPlan, SearchError> {
+        let has_bytes = r.offset_bytes.is_some() || r.max_bytes.is_some();
+        let has_lines = r.start_line.is_some() || r.max_lines.is_some();
+        let kind = r.range_type.unwrap_or(if has_lines { RangeType::Lines } else { RangeType::Bytes });
+        let mixed = match kind {
+            RangeType::Bytes => has_lines.then_some("start-line/max-lines"),
+            RangeType::Lines => has_bytes.then_some("offset-bytes/max-bytes"),
+        };
+        if let Some(fields) = mixed {
+            return Err(SearchError::InvalidArgument(format!(
+                "{fields} cannot be used with range-type {}; use offset-bytes/max-bytes for bytes, start-line/max-lines for lines",
+                if kind == RangeType::Bytes { "bytes" } else { "lines" }
+            )));
+        }
+        Ok(match kind {
+            RangeType::Bytes => ReadPlan::Bytes {
+                offset: r.offset_bytes.unwrap_or(0),
+                max: clamp("max-bytes", r.max_bytes, DEFAULT_READ_BYTES, 1, MAX_READ_BYTES, warnings),
+            },
+            RangeType::Lines => ReadPlan::Lines {
+                start: clamp("start-line", r.start_line, 1, 1, u64::MAX, warnings),
+                max: clamp("max-lines", r.max_lines, DEFAULT_READ_LINES, 1, MAX_READ_LINES, warnings),
+            },
+        })
     }
 }
 
@@ -233,6 +322,32 @@ mod tests {
         assert_eq!(TextQuery::from_request(r.clone(), &mut w).unwrap().per_file, None);
         r.max_matches_per_file = Some(3);
         assert_eq!(TextQuery::from_request(r, &mut w).unwrap().per_file, Some(3));
+    }
+
+    fn read(offset: Option<u64>, start: Option<u64>, kind: Option<RangeType>) -> Result<ReadPlan, SearchError> {
+        let r = ReadFileRequest {
+            path: "x".into(),
+            range_type: kind,
+            offset_bytes: offset,
+            max_bytes: None,
+            start_line: start,
+            max_lines: None,
+        };
+        ReadPlan::from_request(&r, &mut vec![])
+    }
+
+    #[test]
+    fn read_ranges_infer_their_mode_and_refuse_mixing() {
+        assert_eq!(read(None, None, None).unwrap(), ReadPlan::Bytes { offset: 0, max: DEFAULT_READ_BYTES });
+        assert_eq!(read(None, Some(5), None).unwrap(), ReadPlan::Lines { start: 5, max: DEFAULT_READ_LINES });
+        assert_eq!(read(None, None, Some(RangeType::Lines)).unwrap(), ReadPlan::Lines { start: 1, max: 200 });
+        assert!(read(Some(1), Some(1), None).is_err());
+        assert!(read(Some(1), None, Some(RangeType::Lines)).is_err());
+        assert!(read(None, Some(1), Some(RangeType::Bytes)).is_err());
+        let mut w = vec![];
+        let r = ReadFileRequest { path: "x".into(), range_type: None, offset_bytes: None, max_bytes: Some(u64::MAX), start_line: None, max_lines: None };
+        assert_eq!(ReadPlan::from_request(&r, &mut w).unwrap(), ReadPlan::Bytes { offset: 0, max: MAX_READ_BYTES });
+        assert_eq!(w.len(), 1);
     }
 
     #[test]

@@ -8,7 +8,8 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 use crate::cursor::{self, Position};
-use crate::request::{TextQuery, MAX_OUTPUT_BYTES, WARN_NAMES};
+use crate::request::{TextQuery, MAX_OUTPUT_BYTES};
+use crate::shape::named_warning;
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, Walker};
 use crate::{
@@ -136,6 +137,7 @@ struct Page<'q> {
     timed_out: bool,
     capped_files: Vec<String>,
     unreadable: Vec<String>,
+    too_long: Vec<String>,
     other_problems: Vec<String>,
 }
 
@@ -161,6 +163,7 @@ impl<'q> Page<'q> {
             timed_out: false,
             capped_files: Vec::new(),
             unreadable: Vec::new(),
+            too_long: Vec::new(),
             other_problems: Vec::new(),
         }
     }
@@ -216,8 +219,7 @@ impl<'q> Page<'q> {
         if let Err(e) = outcome {
             if e.to_string().contains("allocation limit") {
                 self.stats.skipped.too_large += 1;
-                self.other_problems
-                    .push(format!("{rel}: skipped: a line (or, with multiline, the file) is over {HEAP_LIMIT} bytes"));
+                self.too_long.push(rel.to_string());
             } else {
                 self.problem(crate::error_message(&walk::io_error(rel, &e)), true);
             }
@@ -306,11 +308,17 @@ impl<'q> Page<'q> {
         if s.binary > 0 {
             w.push(format!("{} binary file(s) skipped", s.binary));
         }
-        if s.too_large > 0 {
-            w.push(format!("{} file(s) skipped as larger than max-filesize ({} bytes)", s.too_large, self.q.max_filesize));
+        let over_size = s.too_large - self.too_long.len() as u64;
+        if over_size > 0 {
+            w.push(format!("{over_size} file(s) skipped as larger than max-filesize ({} bytes)", self.q.max_filesize));
         }
         named_warning(w, "entries could not be read", &self.unreadable);
         named_warning(w, "problems with ignore files", &self.other_problems);
+        named_warning(
+            w,
+            &format!("file(s) skipped: a line (with multiline, the file) is over {HEAP_LIMIT} bytes"),
+            &self.too_long,
+        );
         if let Some(cap) = self.q.per_file {
             named_warning(w, &format!("file(s) had more than {cap} matching lines (max-matches-per-file)"), &self.capped_files);
         }
@@ -330,15 +338,6 @@ impl<'q> Page<'q> {
         self.resp.stats = self.stats;
         self.resp
     }
-}
-
-fn named_warning(warnings: &mut Vec<String>, what: &str, names: &[String]) {
-    if names.is_empty() {
-        return;
-    }
-    let shown: Vec<&str> = names.iter().take(WARN_NAMES).map(String::as_str).collect();
-    let more = if names.len() > WARN_NAMES { format!(" and {} more", names.len() - WARN_NAMES) } else { String::new() };
-    warnings.push(format!("{} {what}: {}{more}", names.len(), shown.join("; ")));
 }
 
 fn empty_stats() -> SearchStats {

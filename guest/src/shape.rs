@@ -3,6 +3,7 @@
 //! to a window around the match with `…` marks, submatch spans re-measured in
 //! the returned text.
 
+use crate::request::WARN_NAMES;
 use crate::Submatch;
 
 pub const ELLIPSIS: &str = "…";
@@ -83,6 +84,16 @@ pub fn line_col(block: &[u8], first_line: u64, at: usize) -> (u64, u64) {
     let newlines = before.iter().filter(|&&b| b == b'\n').count() as u64;
     let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     (first_line + newlines, (at - line_start) as u64 + 1)
+}
+
+/// A warning that counts `names` and shows the first few.
+pub fn named_warning(warnings: &mut Vec<String>, what: &str, names: &[String]) {
+    if names.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = names.iter().take(WARN_NAMES).map(String::as_str).collect();
+    let more = if names.len() > WARN_NAMES { format!(" and {} more", names.len() - WARN_NAMES) } else { String::new() };
+    warnings.push(format!("{} {what}: {}{more}", names.len(), shown.join("; ")));
 }
 
 #[cfg(test)]

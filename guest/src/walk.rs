@@ -41,6 +41,7 @@ pub struct Entry {
     pub rel: String,
     pub path: PathBuf,
     pub is_file: bool,
+    pub is_dir: bool,
 }
 
 /// A problem met while walking, already phrased with workspace-relative paths.
@@ -62,6 +63,11 @@ pub struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
+    /// Whether an include glob selects the directory `path` (to list it).
+    pub fn dir_selected(&self, path: &Path) -> bool {
+        self.opts.include_globs.is_empty() || self.overrides.matched(path, true).is_whitelist()
+    }
+
     pub fn new(ws: &'a Workspace, opts: &'a WalkOptions) -> Result<Walker<'a>, SearchError> {
         let mut ob = OverrideBuilder::new(&ws.root);
         let bad_glob = |g: &str, e: ignore::Error| SearchError::InvalidArgument(format!("invalid glob {g:?}: {e}"));
@@ -125,6 +131,7 @@ impl<'a> Walker<'a> {
             // Links are followed by `Walk` itself: walkdir's loop check needs
             // same-file, which WASI lacks.
             .follow_links(false)
+            .max_depth(opts.max_depth)
             .overrides(self.overrides.clone())
             .types(self.types.clone());
         if !opts.no_ignore {
@@ -178,7 +185,7 @@ impl<'a> Walker<'a> {
                 }
                 Some(Ok(Followed::Dir(self.build(rel, true, after))))
             }
-            Ok(m) if m.is_file() => Some(Ok(Followed::File(Entry { rel: rel.to_string(), path, is_file: true }))),
+            Ok(m) if m.is_file() => Some(Ok(Followed::File(Entry { rel: rel.to_string(), path, is_file: true, is_dir: false }))),
             Ok(_) => None,
             Err(e) => err(crate::error_message(&io_error(rel, &e))),
         }
@@ -259,7 +266,12 @@ impl Iterator for Walk<'_, '_> {
                     Err(e) => return Some(Err(e)),
                 }
             }
-            return Some(Ok(Entry { rel, is_file: ft.is_some_and(|t| t.is_file()), path: ent.into_path() }));
+            return Some(Ok(Entry {
+                rel,
+                is_file: ft.is_some_and(|t| t.is_file()),
+                is_dir: ft.is_some_and(|t| t.is_dir()),
+                path: ent.into_path(),
+            }));
         }
     }
 }

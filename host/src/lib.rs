@@ -20,6 +20,7 @@
 //! ```
 
 mod engine;
+pub mod json;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,6 +35,9 @@ pub(crate) mod bindings {
 
 pub use bindings::exports::sandgrep::search::search::{
     CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+};
+pub use bindings::exports::sandgrep::search::files::{
+    FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
 pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
 
@@ -122,17 +126,62 @@ impl Sandbox {
     }
 
     pub fn search_text(&self, request: &SearchTextRequest) -> Result<SearchTextResponse, Error> {
-        let deadline = guest_timeout(request.timeout_ms) + self.policy.deadline_grace;
-        engine::runtime()?
-            .call(&self.workspace, self.policy.memory_limit, deadline, |instance, store| {
-                instance.sandgrep_search_search().call_search_text(store, request)
-            })?
-            .map_err(Error::Search)
+        self.call(guest_timeout(request.timeout_ms), |i, s| i.sandgrep_search_search().call_search_text(s, request))
+    }
+
+    pub fn list_files(&self, request: &ListFilesRequest) -> Result<ListFilesResponse, Error> {
+        self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_list_files(s, request))
+    }
+
+    pub fn read_file(&self, request: &ReadFileRequest) -> Result<ReadFileResponse, Error> {
+        self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_read_file(s, request))
+    }
+
+    fn call<T>(
+        &self,
+        timeout: Duration,
+        f: impl FnOnce(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
+    ) -> Result<T, Error> {
+        let deadline = timeout + self.policy.deadline_grace;
+        engine::runtime()?.call(&self.workspace, self.policy.memory_limit, deadline, f)?.map_err(Error::Search)
     }
 }
 
 fn guest_timeout(ms: Option<u32>) -> Duration {
     ms.map_or(DEFAULT_GUEST_TIMEOUT, |ms| Duration::from_millis(ms.into()).min(MAX_GUEST_TIMEOUT))
+}
+
+impl ListFilesRequest {
+    /// A request listing `root` with every other field at its default.
+    pub fn new(root: impl Into<String>) -> ListFilesRequest {
+        ListFilesRequest {
+            root: Some(root.into()),
+            recursive: None,
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            include_dirs: false,
+            include_metadata: false,
+            hidden: false,
+            no_ignore: false,
+            max_results: None,
+            skip: None,
+            cursor: None,
+        }
+    }
+}
+
+impl ReadFileRequest {
+    /// A request for the start of `path` (the first 64 KiB).
+    pub fn new(path: impl Into<String>) -> ReadFileRequest {
+        ReadFileRequest {
+            path: path.into(),
+            range_type: None,
+            offset_bytes: None,
+            max_bytes: None,
+            start_line: None,
+            max_lines: None,
+        }
+    }
 }
 
 impl SearchTextRequest {

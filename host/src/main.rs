@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use sandgrep::{CaseMode, OutputMode, Policy, QueryMode, Sandbox, SearchTextRequest, SearchTextResponse};
+use sandgrep::{
+    CaseMode, ListFilesRequest, OutputMode, Policy, QueryMode, RangeType, ReadFileRequest, Sandbox, SearchTextRequest,
+    SearchTextResponse,
+};
 
 #[derive(Parser)]
 #[command(name = "sandgrep", version, about = "Code search inside a WebAssembly capability sandbox")]
@@ -23,6 +26,71 @@ struct Cli {
 enum Command {
     /// Search file contents (regex and case-sensitive by default, as rg).
     Search(SearchArgs),
+    /// List files, gitignore-aware (as `rg --files`), sorted by path.
+    Ls(LsArgs),
+    /// Read a file, or a range of its lines or bytes.
+    Read(ReadArgs),
+}
+
+#[derive(Args)]
+struct LsArgs {
+    /// Directory to list, relative to the workspace.
+    #[arg(value_name = "PATH", default_value = ".")]
+    path: String,
+    /// Include paths matching GLOB; `!GLOB` excludes.
+    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    globs: Vec<String>,
+    /// List hidden files and directories.
+    #[arg(long = "hidden", short = '.')]
+    hidden: bool,
+    /// Do not respect .gitignore, .ignore and .rgignore.
+    #[arg(long)]
+    no_ignore: bool,
+    /// List directories too (shown with a trailing `/`).
+    #[arg(long)]
+    dirs: bool,
+    /// Show size (bytes) and modification time (UNIX seconds).
+    #[arg(long)]
+    metadata: bool,
+    /// Only the directory's own entries.
+    #[arg(long)]
+    no_recursive: bool,
+    /// Entries returned (default 500, max 10000).
+    #[arg(long, value_name = "N")]
+    max_results: Option<u64>,
+    /// Skip this many entries first.
+    #[arg(long, value_name = "N")]
+    skip: Option<u64>,
+    /// Continue after the entry a previous call's cursor names.
+    #[arg(long, value_name = "TOKEN")]
+    cursor: Option<String>,
+    /// Print one JSON object (the full response) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct ReadArgs {
+    /// The file, relative to the workspace.
+    #[arg(value_name = "PATH")]
+    path: String,
+    /// Lines START (1-based) to START+COUNT-1; COUNT defaults to 200.
+    #[arg(long, value_name = "START:COUNT", value_parser = parse_range, conflicts_with = "bytes")]
+    lines: Option<(u64, Option<u64>)>,
+    /// COUNT bytes from OFFSET (0-based); COUNT defaults to 64 KiB.
+    #[arg(long, value_name = "OFFSET:COUNT", value_parser = parse_range)]
+    bytes: Option<(u64, Option<u64>)>,
+    /// Print one JSON object (the full response) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `N`, `N:` or `N:M`.
+fn parse_range(s: &str) -> Result<(u64, Option<u64>), String> {
+    let (a, b) = s.split_once(':').unwrap_or((s, ""));
+    let a = a.parse().map_err(|_| format!("invalid range {s:?}: expected START:COUNT"))?;
+    let b = if b.is_empty() { None } else { Some(b.parse().map_err(|_| format!("invalid range {s:?}: expected START:COUNT"))?) };
+    Ok((a, b))
 }
 
 #[derive(Args)]
@@ -190,23 +258,110 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> io::Result<bool> {
     let sandbox = Sandbox::open(&cli.root, Policy::default()).map_err(io::Error::other)?;
-    let Command::Search(args) = &cli.command;
-    let response = sandbox.search_text(&args.request()).map_err(io::Error::other)?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    if args.json {
-        serde_json::to_writer(&mut out, &response)?;
-        writeln!(out)?;
-    } else {
-        print_text(&mut out, &response, args.count)?;
-        for w in &response.warnings {
-            eprintln!("sandgrep: warning: {w}");
+    let found = match &cli.command {
+        Command::Search(args) => search(&sandbox, args, &mut out)?,
+        Command::Ls(args) => ls(&sandbox, args, &mut out)?,
+        Command::Read(args) => read(&sandbox, args, &mut out)?,
+    };
+    out.flush()?;
+    Ok(found)
+}
+
+fn json_line(out: &mut impl Write, response: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, &sandgrep::json::to_value(response))?;
+    writeln!(out)
+}
+
+fn warn(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("sandgrep: warning: {w}");
+    }
+}
+
+fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<bool> {
+    let mut r = ListFilesRequest::new(args.path.clone());
+    r.recursive = Some(!args.no_recursive);
+    for g in &args.globs {
+        match g.strip_prefix('!') {
+            Some(ex) => r.exclude_globs.push(ex.to_string()),
+            None => r.include_globs.push(g.clone()),
         }
+    }
+    r.include_dirs = args.dirs;
+    r.include_metadata = args.metadata;
+    r.hidden = args.hidden;
+    r.no_ignore = args.no_ignore;
+    r.max_results = sat(args.max_results);
+    r.skip = sat(args.skip);
+    r.cursor = args.cursor.clone();
+    let response = sandbox.list_files(&r).map_err(io::Error::other)?;
+    if args.json {
+        json_line(out, &response)?;
+    } else {
+        for e in &response.entries {
+            let slash = if e.is_dir { "/" } else { "" };
+            match (e.size, e.modified) {
+                (Some(size), Some(modified)) => writeln!(out, "{}{slash}\t{size}\t{modified}", e.path)?,
+                _ => writeln!(out, "{}{slash}", e.path)?,
+            }
+        }
+        warn(&response.warnings);
+        if let Some(c) = &response.next_cursor {
+            eprintln!("sandgrep: more entries: continue with --cursor {c}");
+        }
+    }
+    Ok(!response.entries.is_empty())
+}
+
+fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<bool> {
+    let mut r = ReadFileRequest::new(args.path.clone());
+    if let Some((start, count)) = args.lines {
+        r.range_type = Some(RangeType::Lines);
+        r.start_line = Some(start);
+        r.max_lines = count;
+    }
+    if let Some((offset, count)) = args.bytes {
+        r.range_type = Some(RangeType::Bytes);
+        r.offset_bytes = Some(offset);
+        r.max_bytes = count;
+    }
+    let response = sandbox.read_file(&r).map_err(io::Error::other)?;
+    if args.json {
+        json_line(out, &response)?;
+        return Ok(true);
+    }
+    match response.range.start_line {
+        // Lines as `cat -n` numbers them, so they can be cited.
+        Some(start) => {
+            for (i, line) in response.content.split_inclusive('\n').enumerate() {
+                let line = line.strip_suffix('\n').unwrap_or(line);
+                writeln!(out, "{:>6}\t{}", start + i as u64, line.strip_suffix('\r').unwrap_or(line))?;
+            }
+        }
+        None => out.write_all(response.content.as_bytes())?,
+    }
+    warn(&response.warnings);
+    match (response.next_line, response.next_offset) {
+        (Some(line), _) => eprintln!("sandgrep: the file goes on: continue with --lines {line}:N"),
+        (None, Some(offset)) => eprintln!("sandgrep: the file goes on: continue with --bytes {offset}:N"),
+        _ => {}
+    }
+    Ok(true)
+}
+
+fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<bool> {
+    let response = sandbox.search_text(&args.request()).map_err(io::Error::other)?;
+    if args.json {
+        json_line(out, &response)?;
+    } else {
+        print_text(out, &response, args.count)?;
+        warn(&response.warnings);
         if let Some(c) = &response.next_cursor {
             eprintln!("sandgrep: more results: continue with --cursor {c}");
         }
     }
-    out.flush()?;
     Ok(!response.matches.is_empty() || !response.files.is_empty())
 }
 

@@ -1,0 +1,223 @@
+//! `read-file`: a byte range or a line range of one file, read in bounded
+//! pieces (a file larger than memory is never read whole), with where to
+//! continue.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+
+use crate::confine;
+use crate::request::{ReadPlan, MAX_READ_LINES_BYTES};
+use crate::walk::io_error;
+use crate::{RangeType, ReadFileRequest, ReadFileResponse, ReadRange, SearchError, Workspace};
+
+/// How much of a file's start is checked for a NUL byte (binary).
+const SNIFF_BYTES: u64 = 8 * 1024;
+
+pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileResponse, SearchError> {
+    let mut warnings = Vec::new();
+    let plan = ReadPlan::from_request(&request, &mut warnings)?;
+    let rel = confine::normalize(&request.path)?;
+    let path = ws.fs_path(&rel);
+    let meta = std::fs::metadata(&path).map_err(|e| io_error(&rel, &e))?;
+    if meta.is_dir() {
+        return Err(SearchError::InvalidArgument(format!("{rel} is a directory; list it with list-files")));
+    }
+    if !meta.is_file() {
+        // FIFOs, sockets, devices: opening one could block or never end.
+        return Err(SearchError::InvalidArgument(format!("{rel} is not a regular file")));
+    }
+    let total_bytes = meta.len();
+    let mut file = File::open(&path).map_err(|e| io_error(&rel, &e))?;
+    let binary = || SearchError::BinaryFile(rel.clone());
+    let mut head = Vec::new();
+    (&mut file).take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| io_error(&rel, &e))?;
+    if head.contains(&0) {
+        return Err(binary());
+    }
+    let read = match plan {
+        ReadPlan::Bytes { offset, max } => read_bytes(&mut file, offset, max, total_bytes),
+        ReadPlan::Lines { start, max } => {
+            file.seek(SeekFrom::Start(0)).map_err(|e| io_error(&rel, &e))?;
+            read_lines(file, start, max, &mut warnings)
+        }
+    }
+    .map_err(|e| io_error(&rel, &e))?;
+    if read.content.contains(&0) {
+        return Err(binary());
+    }
+    let content = match String::from_utf8(read.content) {
+        Ok(s) => s,
+        Err(e) => {
+            warnings.push("content is not valid UTF-8: invalid bytes were replaced with U+FFFD".into());
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    };
+    let range = match plan {
+        ReadPlan::Bytes { offset, max } => ReadRange {
+            range_type: RangeType::Bytes,
+            offset_bytes: Some(offset),
+            max_bytes: Some(max),
+            start_line: None,
+            max_lines: None,
+        },
+        ReadPlan::Lines { start, max } => ReadRange {
+            range_type: RangeType::Lines,
+            offset_bytes: None,
+            max_bytes: None,
+            start_line: Some(start),
+            max_lines: Some(max),
+        },
+    };
+    Ok(ReadFileResponse {
+        path: rel,
+        content,
+        is_truncated: read.next_offset.is_some(),
+        range,
+        total_bytes,
+        total_lines: read.total_lines,
+        next_offset: read.next_offset,
+        next_line: read.next_line,
+        warnings,
+    })
+}
+
+struct Chunk {
+    content: Vec<u8>,
+    next_offset: Option<u64>,
+    next_line: Option<u64>,
+    total_lines: Option<u64>,
+}
+
+/// Lines as `sed` numbers them: a last line without a newline counts.
+fn count_lines(bytes: &[u8]) -> u64 {
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    newlines + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
+fn read_bytes(file: &mut File, offset: u64, max: u64, total: u64) -> std::io::Result<Chunk> {
+    let mut content = Vec::new();
+    if offset < total {
+        file.seek(SeekFrom::Start(offset))?;
+        file.take(max).read_to_end(&mut content)?;
+    }
+    let end = offset.saturating_add(content.len() as u64);
+    let whole = offset == 0 && end >= total;
+    Ok(Chunk {
+        total_lines: whole.then(|| count_lines(&content)),
+        next_offset: (end < total).then_some(end),
+        next_line: None,
+        content,
+    })
+}
+
+fn read_lines(file: File, start: u64, max: u64, warnings: &mut Vec<String>) -> std::io::Result<Chunk> {
+    let mut r = BufReader::with_capacity(64 * 1024, file);
+    let mut content = Vec::new();
+    let mut line = 1u64; // the line the reader is in
+    let mut offset = 0u64; // bytes consumed
+    let mut at_line_start = true;
+    let mut taken = 0u64;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            // End of file: everything about it is known now.
+            let total = line - 1 + u64::from(!at_line_start);
+            return Ok(Chunk { content, next_offset: None, next_line: None, total_lines: Some(total) });
+        }
+        let newline = buf.iter().position(|&b| b == b'\n');
+        let n = newline.map_or(buf.len(), |i| i + 1);
+        if line >= start {
+            let room = (MAX_READ_LINES_BYTES - content.len() as u64) as usize;
+            if n > room {
+                // One line is over the cap: return its start, say where it goes on.
+                content.extend_from_slice(&buf[..room]);
+                offset += room as u64;
+                warnings.push(format!(
+                    "line {line} is longer than {MAX_READ_LINES_BYTES} bytes and was cut; read the rest as bytes from offset {offset}"
+                ));
+                return Ok(Chunk { content, next_offset: Some(offset), next_line: Some(line + 1), total_lines: None });
+            }
+            content.extend_from_slice(&buf[..n]);
+        }
+        r.consume(n);
+        offset += n as u64;
+        at_line_start = newline.is_some();
+        if newline.is_some() {
+            if line >= start {
+                taken += 1;
+            }
+            line += 1;
+            if taken == max {
+                let more = !r.fill_buf()?.is_empty();
+                return Ok(Chunk {
+                    content,
+                    next_offset: more.then_some(offset),
+                    next_line: more.then_some(line),
+                    total_lines: (!more).then_some(line - 1),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws_with(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in files {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+        }
+        let ws = Workspace::new(dir.path());
+        (dir, ws)
+    }
+
+    fn req(path: &str) -> ReadFileRequest {
+        ReadFileRequest { path: path.into(), range_type: None, offset_bytes: None, max_bytes: None, start_line: None, max_lines: None }
+    }
+
+    fn lines(ws: &Workspace, path: &str, start: u64, max: u64) -> ReadFileResponse {
+        ws.read_file(ReadFileRequest { start_line: Some(start), max_lines: Some(max), ..req(path) }).unwrap()
+    }
+
+    #[test]
+    fn line_ranges_and_continuations() {
+        let (_d, ws) = ws_with(&[("a.txt", b"one\r\ntwo\nthree"), ("e.txt", b"")]);
+        let r = lines(&ws, "a.txt", 2, 1);
+        assert_eq!((r.content.as_str(), r.is_truncated, r.next_line, r.next_offset), ("two\n", true, Some(3), Some(9)));
+        let r = lines(&ws, "a.txt", 3, 5);
+        assert_eq!((r.content.as_str(), r.is_truncated, r.total_lines), ("three", false, Some(3)));
+        let r = lines(&ws, "a.txt", 1, 2);
+        assert_eq!(r.content, "one\r\ntwo\n");
+        let r = lines(&ws, "a.txt", 9, 2);
+        assert_eq!((r.content.as_str(), r.is_truncated, r.total_lines), ("", false, Some(3)));
+        let r = lines(&ws, "e.txt", 1, 2);
+        assert_eq!((r.content.as_str(), r.total_lines, r.total_bytes), ("", Some(0), 0));
+    }
+
+    #[test]
+    fn byte_ranges() {
+        let (_d, ws) = ws_with(&[("a.txt", b"hello\nworld\n")]);
+        let r = ws.read_file(ReadFileRequest { offset_bytes: Some(3), max_bytes: Some(4), ..req("a.txt") }).unwrap();
+        assert_eq!((r.content.as_str(), r.next_offset, r.total_lines), ("lo\nw", Some(7), None));
+        let r = ws.read_file(req("a.txt")).unwrap();
+        assert_eq!((r.content.as_str(), r.is_truncated, r.total_lines), ("hello\nworld\n", false, Some(2)));
+        let r = ws.read_file(ReadFileRequest { offset_bytes: Some(99), ..req("a.txt") }).unwrap();
+        assert_eq!((r.content.as_str(), r.is_truncated), ("", false));
+    }
+
+    #[test]
+    fn errors_and_lossy_text() {
+        let (d, ws) = ws_with(&[("bin", b"ab\0cd"), ("latin1.txt", b"caf\xe9\n")]);
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        assert!(matches!(ws.read_file(req("bin")), Err(SearchError::BinaryFile(p)) if p == "bin"));
+        assert!(matches!(ws.read_file(req("sub")), Err(SearchError::InvalidArgument(m)) if m.contains("directory")));
+        assert!(matches!(ws.read_file(req(".")), Err(SearchError::InvalidArgument(_))));
+        assert!(matches!(ws.read_file(req("nope")), Err(SearchError::NotFound(p)) if p == "nope"));
+        assert!(matches!(ws.read_file(req("../x")), Err(SearchError::OutsideWorkspace(_))));
+        let r = ws.read_file(req("latin1.txt")).unwrap();
+        assert_eq!(r.content, "caf\u{FFFD}\n");
+        assert_eq!(r.warnings.len(), 1);
+    }
+}

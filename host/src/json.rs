@@ -1,0 +1,37 @@
+//! The JSON form of responses, in one place: field names are snake_case (as
+//! the generated types' fields), and enum values are snake_case strings as
+//! well (`"range_type": "lines"`), which the derived serde impls of the
+//! generated types would spell `"Lines"`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A response as the JSON object front ends print or send.
+pub fn to_value(response: &impl Serialize) -> Value {
+    let mut v = serde_json::to_value(response).expect("responses serialize");
+    // The only enum a response carries: read-file's `range.range_type`.
+    if let Some(t) = v.pointer_mut("/range/range_type") {
+        if let Some(s) = t.as_str() {
+            *t = Value::String(s.to_ascii_lowercase());
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RangeType, ReadRange};
+
+    #[test]
+    fn enum_values_are_snake_case() {
+        #[derive(Serialize)]
+        struct R {
+            range: ReadRange,
+        }
+        let r = R {
+            range: ReadRange { range_type: RangeType::Lines, offset_bytes: None, max_bytes: None, start_line: Some(1), max_lines: Some(2) },
+        };
+        assert_eq!(to_value(&r)["range"]["range_type"], "lines");
+    }
+}
