@@ -1,6 +1,6 @@
 //! Builds the guest crate to `sandgrep.wasm` (a wasm32-wasip2 component) with
 //! a nested `cargo build`, so the host embeds it and the CLI ships as one
-//! file. No hand-run prebuild step.
+//! file. No hand-run prebuild step. Also builds the runaway test guest.
 
 use std::env;
 use std::path::PathBuf;
@@ -12,14 +12,16 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").unwrap());
     // A target dir of its own: the outer build holds the lock on the main one.
     let target_dir = out_dir.join("guest-target");
-    for p in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock", "Cargo.toml"] {
+    for p in ["guest/src", "guest/Cargo.toml", "tests/runaway", "wit", "Cargo.lock", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", workspace.join(p).display());
     }
 
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&workspace)
-        .args(["build", "--release", "-p", "sandgrep-guest", "--target", "wasm32-wasip2", "--target-dir"])
+        // The runaway guest is only for the host's limit tests (not embedded).
+        .args(["build", "--release", "-p", "sandgrep-guest", "-p", "sandgrep-runaway"])
+        .args(["--target", "wasm32-wasip2", "--target-dir"])
         .arg(&target_dir);
     // The outer build's settings are not the guest's: drop what would leak.
     for (key, _) in env::vars_os() {
@@ -39,7 +41,9 @@ fn main() {
             "building the guest component failed; is the target installed? run: rustup target add wasm32-wasip2"
         );
     }
-    let wasm = target_dir.join("wasm32-wasip2/release/sandgrep_guest.wasm");
-    assert!(wasm.exists(), "guest build produced no {}", wasm.display());
-    println!("cargo:rustc-env=SANDGREP_WASM={}", wasm.display());
+    for (var, file) in [("SANDGREP_WASM", "sandgrep_guest.wasm"), ("SANDGREP_RUNAWAY_WASM", "sandgrep_runaway.wasm")] {
+        let wasm = target_dir.join("wasm32-wasip2/release").join(file);
+        assert!(wasm.exists(), "guest build produced no {}", wasm.display());
+        println!("cargo:rustc-env={var}={}", wasm.display());
+    }
 }

@@ -4,14 +4,14 @@
 //! instead of an opaque I/O failure, and gives every path one canonical,
 //! workspace-relative spelling.
 
-use crate::{deny, SearchError};
+use crate::walk::io_error;
+use crate::{SearchError, Workspace};
 
 /// Normalizes a caller-given path to `a/b/c` form (or `.` for the root).
 ///
 /// Refused: NUL bytes; absolute paths; Windows drive (`C:`), UNC (`\\host`)
 /// and device forms; a `..` that would leave the root. `\` counts as a
-/// separator so `..\x` cannot slip through. Denylisted paths are refused too,
-/// so an explicit path cannot reach what a walk would skip.
+/// separator so `..\x` cannot slip through.
 pub fn normalize(path: &str) -> Result<String, SearchError> {
     if path.contains('\0') {
         return Err(SearchError::InvalidArgument(format!(
@@ -42,11 +42,45 @@ pub fn normalize(path: &str) -> Result<String, SearchError> {
     if parts.is_empty() {
         return Ok(".".to_string());
     }
-    let norm = parts.join("/");
-    if deny::path_is_denied(&norm) {
-        return Err(SearchError::Denied(norm));
+    Ok(parts.join("/"))
+}
+
+/// Resolves the links along a workspace-relative path, lexically and inside
+/// the workspace (WASI has no `canonicalize`). Absolute link targets cannot be
+/// resolved inside the sandbox and are refused, as are escapes.
+pub fn realpath(ws: &Workspace, rel: &str) -> Result<String, SearchError> {
+    let mut done: Vec<String> = Vec::new();
+    let mut todo: std::collections::VecDeque<String> = rel.split('/').map(str::to_string).collect();
+    let mut hops = 0;
+    while let Some(part) = todo.pop_front() {
+        match part.as_str() {
+            "" | "." => continue,
+            ".." => {
+                done.pop().ok_or_else(|| SearchError::OutsideWorkspace(rel.to_string()))?;
+                continue;
+            }
+            _ => done.push(part),
+        }
+        let path = ws.fs_path(&done.join("/"));
+        let meta = std::fs::symlink_metadata(&path).map_err(|e| io_error(rel, &e))?;
+        if meta.is_symlink() {
+            hops += 1;
+            if hops > 40 {
+                return Err(SearchError::Io(format!("{rel}: symbolic link loop")));
+            }
+            let target = std::fs::read_link(&path).map_err(|e| io_error(rel, &e))?;
+            let target = target.to_string_lossy();
+            // An absolute target names a host path: the sandbox cannot follow it.
+            if target.starts_with('/') {
+                return Err(SearchError::OutsideWorkspace(rel.to_string()));
+            }
+            done.pop();
+            for part in target.rsplit('/') {
+                todo.push_front(part.to_string());
+            }
+        }
     }
-    Ok(norm)
+    Ok(if done.is_empty() { ".".into() } else { done.join("/") })
 }
 
 /// Sort key that orders paths the way their contents are listed bytewise:
@@ -90,13 +124,6 @@ mod tests {
             );
         }
         assert!(matches!(normalize("a\0b"), Err(SearchError::InvalidArgument(_))));
-    }
-
-    #[test]
-    fn denied_paths_are_refused() {
-        assert!(matches!(normalize(".git/config"), Err(SearchError::Denied(_))));
-        assert!(matches!(normalize("deploy/.ENV"), Err(SearchError::Denied(_))));
-        assert!(matches!(normalize("a/../.ssh"), Err(SearchError::Denied(_))));
     }
 
     #[test]

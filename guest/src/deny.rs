@@ -1,9 +1,51 @@
 //! The secrets denylist (SPEC §3.2): never listed, searched or read, whatever
-//! the request says. Matching is by path component and case-insensitive.
+//! the request says. Matching is by path component and case-insensitive. The
+//! host's policy may add globs; a request cannot remove anything.
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::SearchError;
+
+/// The built-in list plus the host's extra globs.
+#[derive(Clone, Debug, Default)]
+pub struct Denylist {
+    extra: Option<Gitignore>,
+}
+
+impl Denylist {
+    pub fn new(extra_globs: &[String]) -> Result<Denylist, SearchError> {
+        if extra_globs.is_empty() {
+            return Ok(Denylist { extra: None });
+        }
+        let mut b = GitignoreBuilder::new("");
+        b.case_insensitive(true).map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
+        for g in extra_globs {
+            b.add_line(None, g).map_err(|e| SearchError::InvalidArgument(format!("policy deny glob {g:?}: {e}")))?;
+        }
+        let gi = b.build().map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
+        Ok(Denylist { extra: Some(gi) })
+    }
+
+    pub fn has_extra(&self) -> bool {
+        self.extra.is_some()
+    }
+
+    /// Whether a walked entry is denied; its ancestors were checked already.
+    pub fn entry_denied(&self, rel: &str, name: &str, parent: Option<&str>, is_dir: bool) -> bool {
+        name_is_denied(name, parent) || self.extra.as_ref().is_some_and(|gi| gi.matched(rel, is_dir).is_ignore())
+    }
+
+    /// Whether a normalized workspace-relative path, or any directory above
+    /// it, is denied.
+    pub fn path_denied(&self, rel: &str, is_dir: bool) -> bool {
+        path_is_denied(rel)
+            || self.extra.as_ref().is_some_and(|gi| rel != "." && gi.matched_path_or_any_parents(rel, is_dir).is_ignore())
+    }
+}
 
 /// Whether a single entry named `name`, whose parent directory is named
 /// `parent`, is denied.
-pub fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
+fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
     let n = name.to_ascii_lowercase();
     let prefix = |p: &str| n.starts_with(p);
     let suffix = |s: &str| n.ends_with(s);
@@ -17,7 +59,7 @@ pub fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
 }
 
 /// Whether any component of a normalized workspace-relative path is denied.
-pub fn path_is_denied(path: &str) -> bool {
+fn path_is_denied(path: &str) -> bool {
     let mut parent = None;
     for part in path.split('/') {
         if name_is_denied(part, parent) {
@@ -42,6 +84,17 @@ mod tests {
         ] {
             assert!(path_is_denied(p), "{p} should be denied");
         }
+    }
+
+    #[test]
+    fn host_globs_extend_the_list() {
+        let d = Denylist::new(&["*.secret".into(), "private/".into()]).unwrap();
+        assert!(d.path_denied("a/B.SECRET", false));
+        assert!(d.path_denied("private/x.txt", false));
+        assert!(d.path_denied("private", true));
+        assert!(!d.path_denied("public/x.txt", false));
+        assert!(d.path_denied(".env", false), "the built-in list still applies");
+        assert!(d.entry_denied("x/y.secret", "y.secret", Some("x"), false));
     }
 
     #[test]

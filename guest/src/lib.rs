@@ -19,6 +19,7 @@ mod bindings {
 mod confine;
 mod cursor;
 mod deny;
+mod redact;
 mod list;
 mod read;
 mod request;
@@ -34,22 +35,51 @@ pub use bindings::exports::sandgrep::search::search::{
 pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
-pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
+pub use bindings::sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
 use std::path::{Path, PathBuf};
 
-/// The directory every request is confined to. Inside the component it is the
-/// preopened `.`; native callers (tests) name a directory.
+/// The directory every request is confined to, and the host's policy for it.
+/// Inside the component it is the preopened `.`; native callers (tests) name
+/// a directory.
 #[derive(Clone, Debug)]
 pub struct Workspace {
     root: PathBuf,
+    deny: deny::Denylist,
+    redact: bool,
 }
 
 impl Workspace {
+    /// A workspace under the default policy: redaction on, the built-in
+    /// denylist.
     pub fn new(root: impl AsRef<Path>) -> Workspace {
-        Workspace {
-            root: root.as_ref().to_path_buf(),
+        Workspace { root: root.as_ref().to_path_buf(), deny: deny::Denylist::default(), redact: true }
+    }
+
+    pub fn with_policy(mut self, policy: &Policy) -> Result<Workspace, SearchError> {
+        self.deny = deny::Denylist::new(&policy.extra_deny)?;
+        self.redact = policy.redact;
+        Ok(self)
+    }
+
+    /// A caller-given path, confined ([`confine::normalize`]), checked
+    /// against the denylist, and followed through any links to check where it
+    /// really leads — the one way a named path gets in.
+    fn resolve(&self, path: &str) -> Result<String, SearchError> {
+        let rel = confine::normalize(path)?;
+        if self.denied(&rel) {
+            return Err(SearchError::Denied(rel));
         }
+        let real = confine::realpath(self, &rel)?;
+        if real != rel && self.denied(&real) {
+            return Err(SearchError::Denied(rel));
+        }
+        Ok(rel)
+    }
+
+    /// Whether a normalized path (as a file or a directory) is denied.
+    fn denied(&self, rel: &str) -> bool {
+        rel != "." && (self.deny.path_denied(rel, false) || self.deny.path_denied(rel, true))
     }
 
     /// The filesystem path of a normalized workspace-relative path.
@@ -117,18 +147,18 @@ mod component {
     struct Component;
 
     impl Guest for Component {
-        fn search_text(request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
-            Workspace::new(".").search_text(request)
+        fn search_text(request: SearchTextRequest, policy: Policy) -> Result<SearchTextResponse, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.search_text(request)
         }
     }
 
     impl super::bindings::exports::sandgrep::search::files::Guest for Component {
-        fn list_files(request: ListFilesRequest) -> Result<ListFilesResponse, SearchError> {
-            Workspace::new(".").list_files(request)
+        fn list_files(request: ListFilesRequest, policy: Policy) -> Result<ListFilesResponse, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.list_files(request)
         }
 
-        fn read_file(request: ReadFileRequest) -> Result<ReadFileResponse, SearchError> {
-            Workspace::new(".").read_file(request)
+        fn read_file(request: ReadFileRequest, policy: Policy) -> Result<ReadFileResponse, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.read_file(request)
         }
     }
 

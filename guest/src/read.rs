@@ -5,8 +5,8 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
-use crate::confine;
 use crate::request::{ReadPlan, MAX_READ_LINES_BYTES};
+use crate::redact;
 use crate::walk::io_error;
 use crate::{RangeType, ReadFileRequest, ReadFileResponse, ReadRange, SearchError, Workspace};
 
@@ -16,7 +16,7 @@ const SNIFF_BYTES: u64 = 8 * 1024;
 pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileResponse, SearchError> {
     let mut warnings = Vec::new();
     let plan = ReadPlan::from_request(&request, &mut warnings)?;
-    let rel = confine::normalize(&request.path)?;
+    let rel = ws.resolve(&request.path)?;
     let path = ws.fs_path(&rel);
     let meta = std::fs::metadata(&path).map_err(|e| io_error(&rel, &e))?;
     if meta.is_dir() {
@@ -45,7 +45,16 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
     if read.content.contains(&0) {
         return Err(binary());
     }
-    let content = match String::from_utf8(read.content) {
+    let mut bytes = read.content;
+    if ws.redact {
+        let in_key = read.start > 0 && redact::key_block_before(&path, read.start);
+        let (redacted, edits) = redact::redact(&bytes, in_key);
+        if !edits.is_empty() {
+            warnings.push(format!("{} secret(s) in the content were replaced by [REDACTED]", edits.len()));
+            bytes = redacted;
+        }
+    }
+    let content = match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => {
             warnings.push("content is not valid UTF-8: invalid bytes were replaced with U+FFFD".into());
@@ -82,6 +91,8 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
 }
 
 struct Chunk {
+    /// Byte offset of `content` in the file.
+    start: u64,
     content: Vec<u8>,
     next_offset: Option<u64>,
     next_line: Option<u64>,
@@ -103,6 +114,7 @@ fn read_bytes(file: &mut File, offset: u64, max: u64, total: u64) -> std::io::Re
     let end = offset.saturating_add(content.len() as u64);
     let whole = offset == 0 && end >= total;
     Ok(Chunk {
+        start: offset,
         total_lines: whole.then(|| count_lines(&content)),
         next_offset: (end < total).then_some(end),
         next_line: None,
@@ -117,16 +129,19 @@ fn read_lines(file: File, start: u64, max: u64, warnings: &mut Vec<String>) -> s
     let mut offset = 0u64; // bytes consumed
     let mut at_line_start = true;
     let mut taken = 0u64;
+    let mut first = 0u64; // byte offset of the start line
     loop {
         let buf = r.fill_buf()?;
         if buf.is_empty() {
             // End of file: everything about it is known now.
             let total = line - 1 + u64::from(!at_line_start);
-            return Ok(Chunk { content, next_offset: None, next_line: None, total_lines: Some(total) });
+            return Ok(Chunk { start: first, content, next_offset: None, next_line: None, total_lines: Some(total) });
         }
         let newline = buf.iter().position(|&b| b == b'\n');
         let n = newline.map_or(buf.len(), |i| i + 1);
-        if line >= start {
+        if line < start {
+            first = offset + n as u64;
+        } else {
             let room = (MAX_READ_LINES_BYTES - content.len() as u64) as usize;
             if n > room {
                 // One line is over the cap: return its start, say where it goes on.
@@ -135,7 +150,7 @@ fn read_lines(file: File, start: u64, max: u64, warnings: &mut Vec<String>) -> s
                 warnings.push(format!(
                     "line {line} is longer than {MAX_READ_LINES_BYTES} bytes and was cut; read the rest as bytes from offset {offset}"
                 ));
-                return Ok(Chunk { content, next_offset: Some(offset), next_line: Some(line + 1), total_lines: None });
+                return Ok(Chunk { start: first, content, next_offset: Some(offset), next_line: Some(line + 1), total_lines: None });
             }
             content.extend_from_slice(&buf[..n]);
         }
@@ -150,6 +165,7 @@ fn read_lines(file: File, start: u64, max: u64, warnings: &mut Vec<String>) -> s
             if taken == max {
                 let more = !r.fill_buf()?.is_empty();
                 return Ok(Chunk {
+                    start: first,
                     content,
                     next_offset: more.then_some(offset),
                     next_line: more.then_some(line),

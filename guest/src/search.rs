@@ -38,6 +38,7 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
         before: q.before,
         after: q.after,
         max_columns: q.max_columns,
+        redact: ws.redact,
     };
     let deadline = started + q.timeout;
     let mut page = Page::new(&q, warnings);
@@ -211,7 +212,7 @@ impl<'q> Page<'q> {
             OutputMode::FilesWithMatches => self.wanted().min(1),
             OutputMode::Count => if self.wanted() == 0 { 0 } else { per_file_left },
         };
-        let mut sink = FileSink::new(cfg, rel, min_line, limit, deadline);
+        let mut sink = FileSink::new(cfg, rel, path, min_line, limit, deadline);
         let outcome = searcher.search_file(cfg.matcher, &file, &mut sink);
         let r = sink.results;
         self.stats.files_scanned += 1;

@@ -5,12 +5,14 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::path::Path;
 use std::time::Instant;
 
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
 
+use crate::redact::{self, Edit};
 use crate::shape::{context_text, line_col, match_text, strip_terminator};
 use crate::{OutputMode, TextMatch};
 
@@ -22,6 +24,8 @@ pub struct SinkConfig<'m> {
     pub before: usize,
     pub after: usize,
     pub max_columns: usize,
+    /// Replace secrets in returned text.
+    pub redact: bool,
 }
 
 /// One file's results.
@@ -43,6 +47,9 @@ pub struct FileResults {
 pub struct FileSink<'a, 'm> {
     cfg: &'a SinkConfig<'m>,
     path: &'a str,
+    /// Where to read the file again (to tell whether a line sits in a
+    /// private-key block).
+    fs_path: &'a Path,
     /// Lines up to this one were delivered on an earlier page.
     min_line: u64,
     /// Results to collect from this file.
@@ -60,20 +67,32 @@ impl<'a, 'm> FileSink<'a, 'm> {
     pub fn new(
         cfg: &'a SinkConfig<'m>,
         path: &'a str,
+        fs_path: &'a Path,
         min_line: u64,
         limit: u64,
         deadline: Option<Instant>,
     ) -> FileSink<'a, 'm> {
-        FileSink { cfg, path, min_line, limit, deadline, recent: VecDeque::new(), owed: Vec::new(), results: FileResults::default() }
+        FileSink { cfg, path, fs_path, min_line, limit, deadline, recent: VecDeque::new(), owed: Vec::new(), results: FileResults::default() }
     }
 
-    /// Records one line the searcher reported (matched or context), for the
-    /// context of matches before and after it.
-    fn saw_line(&mut self, number: u64, bytes: &[u8]) {
+    /// `bytes` (starting at byte `offset` of the file) with secrets redacted,
+    /// and the edits made.
+    fn redacted(&self, bytes: &[u8], offset: u64) -> (Vec<u8>, Vec<Edit>) {
+        if !self.cfg.redact {
+            return (bytes.to_vec(), Vec::new());
+        }
+        let first_line = bytes.split(|&b| b == b'\n').next().unwrap_or(bytes);
+        let in_key = redact::looks_like_key_body(first_line) && redact::key_block_before(self.fs_path, offset);
+        redact::redact(bytes, in_key)
+    }
+
+    /// Records one line the searcher reported (matched or context), which
+    /// starts at byte `offset`, for the context of matches around it.
+    fn saw_line(&mut self, number: u64, offset: u64, bytes: &[u8]) {
         if self.cfg.output != OutputMode::Content || (self.cfg.before == 0 && self.owed.is_empty()) {
             return;
         }
-        let text = context_text(bytes, self.cfg.max_columns);
+        let text = context_text(&self.redacted(bytes, offset).0, self.cfg.max_columns);
         let mut still_owed = Vec::with_capacity(self.owed.len());
         for &(i, last) in &self.owed {
             let m = &mut self.results.matches[i];
@@ -109,7 +128,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         out
     }
 
-    fn record_match(&mut self, line: u64, block: &[u8]) {
+    fn record_match(&mut self, line: u64, offset: u64, block: &[u8]) {
         let body = strip_terminator(block);
         let mut spans = Vec::new();
         let _ = self.cfg.matcher.find_iter(body, |m| {
@@ -117,7 +136,11 @@ impl<'a, 'm> FileSink<'a, 'm> {
             true
         });
         let lines_in_block = body.iter().filter(|&&b| b == b'\n').count() + 1;
-        let (text, submatches) = match_text(body, &spans, self.cfg.max_columns * lines_in_block);
+        // Positions are the file's; text and spans are the redacted line's.
+        let (shown, edits) = self.redacted(body, offset);
+        let shown_spans: Vec<(usize, usize)> =
+            spans.iter().map(|&(s, e)| (redact::remap(s, &edits, false), redact::remap(e, &edits, true))).collect();
+        let (text, submatches) = match_text(&shown, &shown_spans, self.cfg.max_columns * lines_in_block);
         let (column, end_line, end_column) = match (spans.first(), spans.last()) {
             (Some(&(s, _)), Some(&(_, e))) => {
                 let (_, col) = line_col(body, line, s);
@@ -161,6 +184,7 @@ impl Sink for FileSink<'_, '_> {
             return Ok(false);
         }
         let line = mat.line_number().unwrap_or(1);
+        let offset = mat.absolute_byte_offset();
         let block = mat.bytes();
         let mut go_on = true;
         if line > self.min_line {
@@ -170,7 +194,7 @@ impl Sink for FileSink<'_, '_> {
             } else {
                 match self.cfg.output {
                     OutputMode::Content => {
-                        self.record_match(line, block);
+                        self.record_match(line, offset, block);
                         self.results.count += 1;
                     }
                     OutputMode::FilesWithMatches => {
@@ -191,8 +215,10 @@ impl Sink for FileSink<'_, '_> {
             }
         }
         // After record_match, so a match's own lines are not its context.
+        let mut at = offset;
         for (i, l) in mat.lines().enumerate() {
-            self.saw_line(line + i as u64, l);
+            self.saw_line(line + i as u64, at, l);
+            at += l.len() as u64;
         }
         Ok(go_on)
     }
@@ -201,7 +227,7 @@ impl Sink for FileSink<'_, '_> {
         if self.expired() {
             return Ok(false);
         }
-        self.saw_line(ctx.line_number().unwrap_or(0), ctx.bytes());
+        self.saw_line(ctx.line_number().unwrap_or(0), ctx.absolute_byte_offset(), ctx.bytes());
         Ok(true)
     }
 

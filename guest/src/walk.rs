@@ -18,9 +18,9 @@ use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use ignore::WalkBuilder;
 
-use crate::confine::{self, dir_sort_key};
+use crate::confine::{self, dir_sort_key, realpath};
 use crate::request::WalkOptions;
-use crate::{deny, SearchError, Workspace};
+use crate::{SearchError, Workspace};
 
 /// A root to walk: a normalized workspace-relative path that exists.
 #[derive(Clone, Debug)]
@@ -99,7 +99,7 @@ impl<'a> Walker<'a> {
     pub fn roots(&self, paths: &[String]) -> Result<Vec<Root>, SearchError> {
         let mut roots = Vec::with_capacity(paths.len());
         for p in paths {
-            let rel = confine::normalize(p)?;
+            let rel = self.ws.resolve(p)?;
             let meta = std::fs::metadata(self.ws.fs_path(&rel)).map_err(|e| io_error(&rel, &e))?;
             roots.push(Root { rel, is_dir: meta.is_dir() });
         }
@@ -149,7 +149,9 @@ impl<'a> Walker<'a> {
         b.filter_entry(move |ent| {
             let name = ent.file_name().to_string_lossy();
             let parent = ent.path().parent().and_then(Path::file_name).map(|p| p.to_string_lossy());
-            if deny::name_is_denied(&name, parent.as_deref()) {
+            let is_dir = ent.file_type().is_some_and(|t| t.is_dir());
+            let rel = if ws.deny.has_extra() { ws.rel_path(ent.path()) } else { String::new() };
+            if ws.deny.entry_denied(&rel, &name, parent.as_deref(), is_dir) {
                 denied.fetch_add(1, AtomicOrdering::Relaxed);
                 return false;
             }
@@ -168,8 +170,12 @@ impl<'a> Walker<'a> {
         let err = |message: String| Some(Err(WalkError { message, unreadable: true }));
         let target = match realpath(self.ws, rel) {
             Ok(t) => t,
-            Err(e) => return err(format!("{rel}: {e}")),
+            Err(e) => return err(crate::error_message(&e)),
         };
+        if self.ws.denied(&target) {
+            self.denied.fetch_add(1, AtomicOrdering::Relaxed);
+            return None;
+        }
         match std::fs::metadata(self.ws.fs_path(&target)) {
             Ok(m) if m.is_dir() => {
                 if after.is_some_and(|a| subtree_before(rel, true, a)) {
@@ -274,43 +280,6 @@ impl Iterator for Walk<'_, '_> {
             }));
         }
     }
-}
-
-/// Resolves the links along a workspace-relative path, lexically and inside
-/// the workspace (WASI has no `canonicalize`). Absolute link targets cannot be
-/// resolved inside the sandbox and are refused, as are escapes.
-fn realpath(ws: &Workspace, rel: &str) -> Result<String, String> {
-    let mut done: Vec<String> = Vec::new();
-    let mut todo: std::collections::VecDeque<String> = rel.split('/').map(str::to_string).collect();
-    let mut hops = 0;
-    while let Some(part) = todo.pop_front() {
-        match part.as_str() {
-            "" | "." => continue,
-            ".." => {
-                done.pop().ok_or("link leads outside the workspace")?;
-                continue;
-            }
-            _ => done.push(part),
-        }
-        let path = ws.fs_path(&done.join("/"));
-        let meta = std::fs::symlink_metadata(&path).map_err(|e| plain_io_message(&e))?;
-        if meta.is_symlink() {
-            hops += 1;
-            if hops > 40 {
-                return Err("symbolic link loop".into());
-            }
-            let target = std::fs::read_link(&path).map_err(|e| plain_io_message(&e))?;
-            let target = target.to_string_lossy();
-            if target.starts_with('/') {
-                return Err("link has an absolute target (not followed inside the sandbox)".into());
-            }
-            done.pop();
-            for part in target.rsplit('/') {
-                todo.push_front(part.to_string());
-            }
-        }
-    }
-    Ok(if done.is_empty() { ".".into() } else { done.join("/") })
 }
 
 /// Whether everything at or under `rel` sorts before the cursor path `after`

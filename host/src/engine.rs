@@ -5,7 +5,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
@@ -20,6 +20,9 @@ static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
 
 /// How often the epoch advances; deadlines are counted in these ticks.
 const TICK: Duration = Duration::from_millis(10);
+
+/// The guest's wasm stack.
+const STACK_LIMIT: usize = 1 << 20;
 
 /// What one call's store holds.
 pub(crate) struct State {
@@ -41,21 +44,24 @@ pub(crate) struct Runtime {
     pre: SandgrepPre<State>,
 }
 
-/// The process-wide runtime, set up on first use.
-pub(crate) fn runtime() -> Result<&'static Runtime, Error> {
-    static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+/// The process-wide runtime of the embedded component, set up on first use.
+pub(crate) fn runtime() -> Result<Arc<Runtime>, Error> {
+    static RUNTIME: OnceLock<Result<Arc<Runtime>, String>> = OnceLock::new();
     RUNTIME
-        .get_or_init(|| Runtime::new().map_err(|e| format!("{e:#}")))
-        .as_ref()
-        .map_err(|e| Error::Setup(e.clone()))
+        .get_or_init(|| Runtime::new(WASM).map(Arc::new).map_err(|e| format!("{e:#}")))
+        .clone()
+        .map_err(Error::Setup)
 }
 
 impl Runtime {
-    fn new() -> wasmtime::Result<Runtime> {
+    /// A runtime for `wasm`, a build of the `sandgrep` world.
+    pub(crate) fn new(wasm: &[u8]) -> wasmtime::Result<Runtime> {
         let mut config = Config::new();
         config.epoch_interruption(true);
+        // Deep recursion in the guest traps instead of exhausting the host.
+        config.max_wasm_stack(STACK_LIMIT);
         let engine = Engine::new(&config)?;
-        let component = load_component(&engine)?;
+        let component = load_component(&engine, wasm)?;
         let mut linker = Linker::<State>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         Sandgrep::add_to_linker::<State, wasmtime::component::HasSelf<State>>(&mut linker, |s| s)?;
@@ -106,9 +112,9 @@ impl Runtime {
 /// artifact well under a millisecond. The artifact is keyed by the component
 /// bytes and the engine's compatibility hash, written atomically, and ignored
 /// (recompiled) when it cannot be read or written.
-fn load_component(engine: &Engine) -> wasmtime::Result<Component> {
-    let Some(path) = artifact_path(engine) else {
-        return Component::new(engine, WASM);
+fn load_component(engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Component> {
+    let Some(path) = artifact_path(engine, wasm) else {
+        return Component::new(engine, wasm);
     };
     if path.exists() {
         // SAFETY: the file is one this function serialized with an engine of
@@ -118,20 +124,20 @@ fn load_component(engine: &Engine) -> wasmtime::Result<Component> {
             return Ok(component);
         }
     }
-    let component = Component::new(engine, WASM)?;
+    let component = Component::new(engine, wasm)?;
     if let Ok(bytes) = component.serialize() {
         let _ = write_atomically(&path, &bytes);
     }
     Ok(component)
 }
 
-fn artifact_path(engine: &Engine) -> Option<PathBuf> {
+fn artifact_path(engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
     let dir = std::env::var_os("SANDGREP_CACHE_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("sandgrep")))
         .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/sandgrep")))?;
     let mut h = DefaultHasher::new();
-    WASM.hash(&mut h);
+    wasm.hash(&mut h);
     engine.precompile_compatibility_hash().hash(&mut h);
     Some(dir.join(format!("sandgrep-{}-{:016x}.cwasm", env!("CARGO_PKG_VERSION"), h.finish())))
 }

@@ -23,6 +23,7 @@ mod engine;
 pub mod json;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) mod bindings {
@@ -40,14 +41,21 @@ pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
 pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
+use bindings::sandgrep::search::types::Policy as GuestPolicy;
 
 /// The guest's own timeout is at most this; the host deadline sits behind it.
 const MAX_GUEST_TIMEOUT: Duration = Duration::from_secs(60);
 const DEFAULT_GUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What the host, not the request, decides.
+/// What the host, not the request, decides. Front ends must never fill it
+/// from caller input.
 #[derive(Clone, Debug)]
 pub struct Policy {
+    /// Replace secrets in returned text with `[REDACTED]` (default: on).
+    pub redact: bool,
+    /// Gitignore-style globs (case-insensitive) denied on top of the built-in
+    /// denylist.
+    pub extra_deny: Vec<String>,
     /// Largest linear memory an instance may grow to.
     pub memory_limit: usize,
     /// Extra wall-clock time past a request's own timeout before the host
@@ -57,7 +65,12 @@ pub struct Policy {
 
 impl Default for Policy {
     fn default() -> Policy {
-        Policy { memory_limit: 512 << 20, deadline_grace: Duration::from_secs(5) }
+        Policy {
+            redact: true,
+            extra_deny: Vec::new(),
+            memory_limit: 512 << 20,
+            deadline_grace: Duration::from_secs(5),
+        }
     }
 }
 
@@ -102,23 +115,36 @@ pub fn search_error_message(e: &SearchError) -> String {
 }
 
 /// One workspace, searched through the sandbox.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Sandbox {
     workspace: PathBuf,
     policy: Policy,
+    guest_policy: GuestPolicy,
+    runtime: Arc<engine::Runtime>,
 }
 
 impl Sandbox {
     /// Opens `workspace` (a directory) for searching under `policy`.
     pub fn open(workspace: impl AsRef<Path>, policy: Policy) -> Result<Sandbox, Error> {
+        Sandbox::with_runtime(workspace, policy, engine::runtime()?)
+    }
+
+    /// As [`Sandbox::open`], with another build of the component (a
+    /// `sandgrep` world) instead of the embedded one — for testing hosts.
+    pub fn open_with_component(workspace: impl AsRef<Path>, policy: Policy, wasm: &[u8]) -> Result<Sandbox, Error> {
+        let runtime = engine::Runtime::new(wasm).map_err(|e| Error::Setup(format!("{e:#}")))?;
+        Sandbox::with_runtime(workspace, policy, Arc::new(runtime))
+    }
+
+    fn with_runtime(workspace: impl AsRef<Path>, policy: Policy, runtime: Arc<engine::Runtime>) -> Result<Sandbox, Error> {
         let given = workspace.as_ref();
         let workspace = std::fs::canonicalize(given)
             .map_err(|e| Error::Setup(format!("workspace {}: {e}", given.display())))?;
         if !workspace.is_dir() {
             return Err(Error::Setup(format!("workspace {}: not a directory", given.display())));
         }
-        engine::runtime()?;
-        Ok(Sandbox { workspace, policy })
+        let guest_policy = GuestPolicy { redact: policy.redact, extra_deny: policy.extra_deny.clone() };
+        Ok(Sandbox { workspace, policy, guest_policy, runtime })
     }
 
     pub fn workspace(&self) -> &Path {
@@ -126,15 +152,18 @@ impl Sandbox {
     }
 
     pub fn search_text(&self, request: &SearchTextRequest) -> Result<SearchTextResponse, Error> {
-        self.call(guest_timeout(request.timeout_ms), |i, s| i.sandgrep_search_search().call_search_text(s, request))
+        let p = &self.guest_policy;
+        self.call(guest_timeout(request.timeout_ms), |i, s| i.sandgrep_search_search().call_search_text(s, request, p))
     }
 
     pub fn list_files(&self, request: &ListFilesRequest) -> Result<ListFilesResponse, Error> {
-        self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_list_files(s, request))
+        let p = &self.guest_policy;
+        self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_list_files(s, request, p))
     }
 
     pub fn read_file(&self, request: &ReadFileRequest) -> Result<ReadFileResponse, Error> {
-        self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_read_file(s, request))
+        let p = &self.guest_policy;
+        self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_read_file(s, request, p))
     }
 
     fn call<T>(
@@ -143,7 +172,7 @@ impl Sandbox {
         f: impl FnOnce(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
     ) -> Result<T, Error> {
         let deadline = timeout + self.policy.deadline_grace;
-        engine::runtime()?.call(&self.workspace, self.policy.memory_limit, deadline, f)?.map_err(Error::Search)
+        self.runtime.call(&self.workspace, self.policy.memory_limit, deadline, f)?.map_err(Error::Search)
     }
 }
 

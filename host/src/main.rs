@@ -18,6 +18,12 @@ struct Cli {
     /// The workspace: the only directory sandgrep can read.
     #[arg(long, global = true, default_value = ".", value_name = "DIR")]
     root: PathBuf,
+    /// Also deny paths matching GLOB (on top of the built-in secrets list).
+    #[arg(long = "deny", global = true, value_name = "GLOB")]
+    deny: Vec<String>,
+    /// Show secrets instead of [REDACTED] (the operator's choice, not an agent's).
+    #[arg(long, global = true)]
+    no_redact: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -257,7 +263,8 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> io::Result<bool> {
-    let sandbox = Sandbox::open(&cli.root, Policy::default()).map_err(io::Error::other)?;
+    let policy = Policy { redact: !cli.no_redact, extra_deny: cli.deny.clone(), ..Policy::default() };
+    let sandbox = Sandbox::open(&cli.root, policy).map_err(io::Error::other)?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let found = match &cli.command {

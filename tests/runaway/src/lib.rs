@@ -1,0 +1,70 @@
+//! A runaway guest for the host's limit tests: `search-text` with the query
+//! `spin` never returns, `alloc` allocates until something stops it,
+//! `recurse` recurses until the stack runs out; any other query returns an
+//! empty response, so a sandbox can be shown to work again afterwards.
+
+wit_bindgen::generate!({ path: "../../wit", world: "sandgrep" });
+
+use exports::sandgrep::search::files::{ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse};
+use exports::sandgrep::search::search::{SearchTextRequest, SearchTextResponse};
+use sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
+
+struct Runaway;
+
+#[inline(never)]
+#[allow(unconditional_recursion)]
+fn recurse(n: u64) -> u64 {
+    let mut buf = [n; 64];
+    std::hint::black_box(&mut buf);
+    recurse(buf[n as usize % 64] + 1) + 1
+}
+
+impl exports::sandgrep::search::search::Guest for Runaway {
+    fn search_text(request: SearchTextRequest, _: Policy) -> Result<SearchTextResponse, SearchError> {
+        match request.query.as_str() {
+            "spin" => loop {
+                std::hint::black_box(());
+            },
+            "alloc" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "recurse" => {
+                std::hint::black_box(recurse(0));
+            }
+            _ => {}
+        }
+        Ok(SearchTextResponse {
+            matches: Vec::new(),
+            files: Vec::new(),
+            truncated: false,
+            timed_out: false,
+            next_cursor: None,
+            stats: SearchStats {
+                files_scanned: 0,
+                files_matched: 0,
+                bytes_searched: 0,
+                matches_returned: 0,
+                elapsed_ms: 0,
+                skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
+            },
+            warnings: Vec::new(),
+        })
+    }
+}
+
+impl exports::sandgrep::search::files::Guest for Runaway {
+    fn list_files(_: ListFilesRequest, _: Policy) -> Result<ListFilesResponse, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
+
+    fn read_file(_: ReadFileRequest, _: Policy) -> Result<ReadFileResponse, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+export!(Runaway);
