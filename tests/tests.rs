@@ -6,4 +6,5 @@ mod util;
 mod cli;
 mod conformance;
 mod files;
+mod hostile;
 mod json;

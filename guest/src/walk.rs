@@ -263,13 +263,14 @@ impl Iterator for Walk<'_, '_> {
             let rel = ws.rel_path(ent.path());
             let ft = ent.file_type();
             if ent.path_is_symlink() && self.walker.opts.follow_symlinks && ent.depth() > 0 {
-                match self.walker.follow(&rel, ent.into_path(), self.after)? {
-                    Ok(Followed::Dir(walk)) => {
+                match self.walker.follow(&rel, ent.into_path(), self.after) {
+                    None => continue,
+                    Some(Ok(Followed::Dir(walk))) => {
                         self.stack.push(walk);
                         continue;
                     }
-                    Ok(Followed::File(entry)) => return Some(Ok(entry)),
-                    Err(e) => return Some(Err(e)),
+                    Some(Ok(Followed::File(entry))) => return Some(Ok(entry)),
+                    Some(Err(e)) => return Some(Err(e)),
                 }
             }
             return Some(Ok(Entry {

@@ -1,0 +1,490 @@
+//! Hostile inputs, one named test per case, through every operation.
+//! Expected: a clear error or a counted skip; never bytes from outside the
+//! workspace, a secret, a panic or a hang.
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{command, json, run, stderr, stdout, Tree};
+
+/// A marker every "outside" file holds: it must never show up in any output.
+const OUTSIDE: &str = "OUTSIDE-THE-WORKSPACE";
+
+/// Runs the binary, killing it (and failing) if it takes longer than `limit`.
+fn bounded(root: &Path, args: &[&str], limit: Duration) -> Output {
+    run(root, &["search", "warm-up-the-cache"]);
+    let mut child = command(root).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("sandgrep {args:?} hung for more than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!stderr(&out).contains("panicked"), "{args:?}: {}", stderr(&out));
+    out
+}
+
+fn quick(root: &Path, args: &[&str]) -> Output {
+    bounded(root, args, Duration::from_secs(60))
+}
+
+/// The output of an operation on `given` (a path the caller named, which an
+/// error may echo) must not leak the marker or any other host path.
+fn assert_no_leak(out: &Output, given: &str) {
+    let what = given;
+    let all = format!("{}{}", stdout(out), stderr(out)).replace(given, "GIVEN");
+    assert!(!all.contains(OUTSIDE), "{what} leaked outside bytes: {all}");
+    assert!(!all.contains("/tmp/"), "{what} leaked a host path: {all}");
+}
+
+/// A workspace inside a parent that also holds a sibling with a secret.
+struct Setup {
+    parent: Tree,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let parent = Tree::new();
+        parent.write("ws/inside.txt", "hello inside\n");
+        parent.write("ws_evil/secret.txt", format!("hello {OUTSIDE}\n"));
+        parent.write("outside.txt", format!("hello {OUTSIDE}\n"));
+        Setup { parent }
+    }
+
+    fn ws(&self) -> std::path::PathBuf {
+        self.parent.path().join("ws")
+    }
+}
+
+/// Every operation on a path the caller names: all must fail without leaking.
+fn every_op_refuses(ws: &Path, path: &str, expect: &str) {
+    for args in [
+        vec!["read", path],
+        vec!["ls", path],
+        vec!["search", "hello", path],
+        vec!["search", "-L", "hello", path],
+    ] {
+        let out = quick(ws, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?} must fail: {}", stdout(&out));
+        assert!(stderr(&out).contains(expect), "{args:?}: {}", stderr(&out));
+        assert_no_leak(&out, path);
+    }
+}
+
+#[test]
+fn traversal_with_dot_dot() {
+    let s = Setup::new();
+    for p in ["..", "../outside.txt", "../ws_evil/secret.txt", "a/./b/../../..", "inside.txt/../../outside.txt", "./../ws/../outside.txt"] {
+        every_op_refuses(&s.ws(), p, "outside the workspace");
+    }
+}
+
+#[test]
+fn traversal_with_backslashes_and_mixed_separators() {
+    let s = Setup::new();
+    for p in ["..\\outside.txt", "a\\..\\..\\outside.txt", "..\\/outside.txt", "./..\\ws_evil/secret.txt"] {
+        every_op_refuses(&s.ws(), p, "outside the workspace");
+    }
+}
+
+#[test]
+fn percent_encoded_traversal_is_just_a_name() {
+    let s = Setup::new();
+    every_op_refuses(&s.ws(), "%2e%2e/outside.txt", "not found");
+}
+
+#[test]
+fn absolute_and_windows_paths() {
+    let s = Setup::new();
+    let abs = s.parent.path().join("outside.txt");
+    for p in [abs.to_str().unwrap(), "/etc/passwd", "/", "C:\\Windows\\win.ini", "c:/x", "\\\\server\\share\\x", "\\etc\\passwd"] {
+        every_op_refuses(&s.ws(), p, "outside the workspace");
+    }
+}
+
+#[test]
+fn sibling_prefix_paths() {
+    // CVE-2025-53110: `/allowed_evil` passing a prefix check for `/allowed`.
+    let s = Setup::new();
+    let sibling = format!("{}_evil/secret.txt", s.ws().display());
+    every_op_refuses(&s.ws(), &sibling, "outside the workspace");
+    every_op_refuses(&s.ws(), "../ws_evil/secret.txt", "outside the workspace");
+    symlink("../ws_evil", s.ws().join("evil")).unwrap();
+    for args in [vec!["read", "evil/secret.txt"], vec!["search", "-L", "hello"], vec!["ls", "evil"]] {
+        let out = quick(&s.ws(), &args);
+        assert_no_leak(&out, args[1]);
+    }
+}
+
+#[test]
+fn symlinks_leading_outside() {
+    // CVE-2025-53109: a symlink escape hidden by a swallowed error.
+    let s = Setup::new();
+    let ws = s.ws();
+    symlink("../outside.txt", ws.join("rel-file")).unwrap();
+    symlink(s.parent.path().join("outside.txt"), ws.join("abs-file")).unwrap();
+    symlink("..", ws.join("rel-dir")).unwrap();
+    symlink(s.parent.path(), ws.join("abs-dir")).unwrap();
+    symlink("/", ws.join("root")).unwrap();
+    symlink("/proc/self/environ", ws.join("environ")).unwrap();
+    for p in ["rel-file", "abs-file", "rel-dir/outside.txt", "abs-dir/outside.txt", "root/etc/passwd", "environ"] {
+        every_op_refuses(&ws, p, "outside the workspace");
+    }
+    // Walking with -L finds the inside file only, and says what it skipped.
+    let v = json(&ws, &["search", "--json", "-L", "--hidden", "hello"]);
+    assert_eq!(v["matches"].as_array().unwrap().len(), 1, "{v}");
+    assert!(v["stats"]["skipped"]["unreadable"].as_u64().unwrap() >= 6, "{}", v["stats"]);
+    assert!(!v.to_string().contains(OUTSIDE));
+    let out = quick(&ws, &["ls", "--hidden", "--dirs"]);
+    assert_eq!(stdout(&out), "inside.txt\n", "links are not listed");
+}
+
+#[test]
+fn symlinks_inside_work_and_loops_end() {
+    let t = Tree::new();
+    t.write("real/a.txt", "needle\n");
+    symlink("real", t.path().join("link-dir")).unwrap();
+    symlink("real/a.txt", t.path().join("link-file")).unwrap();
+    symlink("link-file", t.path().join("chain")).unwrap();
+    symlink("chain", t.path().join("chain2")).unwrap();
+    symlink("loop-b", t.path().join("loop-a")).unwrap();
+    symlink("loop-a", t.path().join("loop-b")).unwrap();
+    symlink("self", t.path().join("self")).unwrap();
+    symlink(".", t.path().join("real/dot")).unwrap();
+    symlink("nowhere", t.path().join("dangling")).unwrap();
+    let out = quick(t.path(), &["search", "-L", "needle"]);
+    assert_eq!(stdout(&out), "chain:1:1:needle\nchain2:1:1:needle\nlink-dir/a.txt:1:1:needle\nlink-file:1:1:needle\nreal/a.txt:1:1:needle\n");
+    assert!(stderr(&out).contains("could not be read"), "{}", stderr(&out));
+    assert_eq!(stdout(&quick(t.path(), &["read", "chain2"])), "needle\n");
+    for p in ["loop-a", "self"] {
+        let out = quick(t.path(), &["read", p]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("loop"), "{p}: {}", stderr(&out));
+    }
+    let out = quick(t.path(), &["read", "dangling"]);
+    assert!(stderr(&out).contains("not found"), "{}", stderr(&out));
+}
+
+#[test]
+fn fifos_and_sockets_do_not_hang() {
+    let t = Tree::new();
+    t.write("a.txt", "needle\n");
+    let fifo = t.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let _sock = std::os::unix::net::UnixListener::bind(t.path().join("sock")).unwrap();
+    let out = quick(t.path(), &["search", "needle"]);
+    assert_eq!(stdout(&out), "a.txt:1:1:needle\n");
+    let out = quick(t.path(), &["search", "-L", "needle", "pipe"]);
+    assert_eq!(out.status.code(), Some(1));
+    for p in ["pipe", "sock"] {
+        let out = quick(t.path(), &["read", p]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+    }
+    assert_eq!(stdout(&quick(t.path(), &["ls"])), "a.txt\n");
+}
+
+use std::process::Command;
+
+#[test]
+fn huge_sparse_files() {
+    let t = Tree::new();
+    let f = std::fs::File::create(t.path().join("sparse.bin")).unwrap();
+    f.set_len(20 << 30).unwrap();
+    t.write("a.txt", "needle\n");
+    let v = json(t.path(), &["search", "--json", "--max-filesize", "1G", "needle"]);
+    assert_eq!(v["matches"].as_array().unwrap().len(), 1);
+    assert_eq!(v["stats"]["skipped"]["too_large"], 1);
+    let out = quick(t.path(), &["read", "sparse.bin", "--bytes", "10737418240:100"]);
+    assert!(stderr(&out).contains("binary"), "{}", stderr(&out));
+    let v = json(t.path(), &["ls", "--json", "--metadata", "sparse.bin"]);
+    assert_eq!(v["entries"][0]["size"], 20u64 << 30);
+}
+
+#[test]
+fn multi_megabyte_single_line() {
+    let t = Tree::new();
+    let mut line = "x".repeat(20 << 20);
+    line.push_str("NEEDLE\n");
+    t.write("one-line.js", &line);
+    t.write("too-long.js", format!("{}NEEDLE\n", "y".repeat(40 << 20)));
+    let v = json(t.path(), &["search", "--json", "--max-filesize", "100M", "NEEDLE"]);
+    let m = &v["matches"][0];
+    assert_eq!(m["path"], "one-line.js");
+    assert!(m["text"].as_str().unwrap().len() < 600);
+    assert_eq!(v["matches"].as_array().unwrap().len(), 1, "the 40 MiB line is skipped");
+    assert_eq!(v["stats"]["skipped"]["too_large"], 1);
+    assert!(v["warnings"].to_string().contains("too-long.js"), "{}", v["warnings"]);
+    let v = json(t.path(), &["read", "one-line.js", "--json", "--lines", "1:1"]);
+    assert_eq!(v["content"].as_str().unwrap().len(), 2 << 20);
+    assert_eq!(v["next_offset"], 2u64 << 20);
+    assert!(v["warnings"].to_string().contains("cut"), "{}", v["warnings"]);
+}
+
+#[test]
+fn binary_after_64_kib() {
+    let t = Tree::new();
+    // A few matches, text past 64 KiB (the searcher's first buffer), a NUL.
+    let mut b = "needle\n".repeat(10).into_bytes();
+    b.extend("filler\n".repeat(20_000).into_bytes());
+    b.push(0);
+    t.write("late.bin", b);
+    let v = json(t.path(), &["search", "--json", "needle"]);
+    assert!(v["matches"].as_array().unwrap().is_empty(), "{}", v["matches"].as_array().unwrap().len());
+    assert_eq!(v["stats"]["skipped"]["binary"], 1);
+}
+
+#[test]
+fn deep_nesting_and_very_many_files() {
+    let t = Tree::new();
+    let deep: String = (0..400).map(|i| format!("d{}/", i % 10)).collect();
+    t.write(&format!("{deep}bottom.txt"), "needle\n");
+    for i in 0..20_000 {
+        t.write(&format!("many/f{i:05}"), "");
+    }
+    let v = json(t.path(), &["search", "--json", "needle"]);
+    assert_eq!(v["matches"][0]["path"], format!("{deep}bottom.txt"));
+    let v = json(t.path(), &["ls", "--json", "many", "--max-results", "10000"]);
+    assert_eq!((v["entries"].as_array().unwrap().len(), &v["total"]), (10_000, &Value::from(20_000)));
+    let v = json(t.path(), &["read", &format!("{deep}bottom.txt"), "--json"]);
+    assert_eq!(v["content"], "needle\n");
+}
+
+#[test]
+fn nul_in_arguments() {
+    // Command-line arguments cannot hold NUL; the library takes any string.
+    let t = Tree::new();
+    t.write("a.txt", "x\n");
+    let sandbox = sandgrep::Sandbox::open(t.path(), sandgrep::Policy::default()).unwrap();
+    let mut r = sandgrep::SearchTextRequest::new("x");
+    r.paths = vec!["a\0.txt".into()];
+    assert!(matches!(sandbox.search_text(&r), Err(sandgrep::Error::Search(sandgrep::SearchError::InvalidArgument(_)))));
+    let mut r = sandgrep::SearchTextRequest::new("x\0y");
+    r.include_globs = vec!["*\0".into()];
+    r.cursor = Some("sg1.\0".into());
+    assert!(sandbox.search_text(&r).is_err());
+    let r = sandgrep::ReadFileRequest::new("a.txt\0/../../etc/passwd");
+    assert!(matches!(sandbox.read_file(&r), Err(sandgrep::Error::Search(sandgrep::SearchError::InvalidArgument(_)))));
+    let mut r = sandgrep::ListFilesRequest::new("\0");
+    r.exclude_globs = vec!["\0\0".into()];
+    assert!(sandbox.list_files(&r).is_err());
+    // And the next call works.
+    assert_eq!(sandbox.search_text(&sandgrep::SearchTextRequest::new("x")).unwrap().matches.len(), 1);
+}
+
+#[test]
+fn glob_bombs() {
+    let t = Tree::new();
+    t.write("a/b/c.txt", "needle\n");
+    let stars = vec!["**"; 200].join("/");
+    let braces = format!("{}a{}", "{".repeat(100), "}".repeat(100));
+    let alternation = format!("{{{}}}", (0..5000).map(|i| format!("x{i}")).collect::<Vec<_>>().join(","));
+    for g in [stars.as_str(), braces.as_str(), alternation.as_str(), "[[[[[[[[[[", "**/*/**/*/**/*/**/*.txt"] {
+        for cmd in [&["search", "needle", "-g", g][..], &["ls", "-g", g]] {
+            let out = bounded(t.path(), cmd, Duration::from_secs(30));
+            assert!(matches!(out.status.code(), Some(0..=2)), "{g}");
+        }
+    }
+}
+
+#[test]
+fn regex_bombs_are_refused_by_size_limits() {
+    let t = Tree::new();
+    t.write("a.txt", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\n");
+    let nested = format!("{}a{}", "(".repeat(10_000), ")".repeat(10_000));
+    let huge = "a".repeat(1 << 20);
+    for (p, expect) in [
+        ("a{1000}{1000}{1000}", "invalid pattern"),
+        ("\\w{1000}{10}", "exceeds size limit"),
+        ("\\w{500}\\w{500}\\w{500}", "invalid pattern"),
+        (nested.as_str(), "invalid pattern"),
+        ("[", "invalid pattern"),
+    ] {
+        let out = bounded(t.path(), &["search", p], Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(2), "{}", &p[..p.len().min(40)]);
+        assert!(stderr(&out).contains(expect), "{}: {}", &p[..p.len().min(40)], stderr(&out));
+    }
+    // A megabyte pattern (too long for a command line: through the library).
+    let sandbox = sandgrep::Sandbox::open(t.path(), sandgrep::Policy::default()).unwrap();
+    let mut r = sandgrep::SearchTextRequest::new(huge);
+    r.mode = Some(sandgrep::QueryMode::Regex);
+    let err = sandbox.search_text(&r).unwrap_err().to_string();
+    assert!(err.contains("at most 65536"), "{err}");
+    // Catastrophic backtracking shapes are linear-time in Rust's regex.
+    let out = bounded(t.path(), &["search", "(a*)*b"], Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1));
+    let out = bounded(t.path(), &["search", "(a|aa)+$"], Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn numeric_overflow_and_negative_values() {
+    let t = Tree::new();
+    t.write("a.txt", "needle\n");
+    for args in [
+        &["search", "--max-results", "-5", "needle"][..],
+        &["search", "--max-results", "99999999999999999999999", "needle"],
+        &["search", "-C", "-1", "needle"],
+        &["read", "a.txt", "--lines", "-1:5"],
+        &["ls", "--skip", "-1"],
+    ] {
+        let out = quick(t.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    for args in [
+        &["search", "--json", "--max-results", "18446744073709551615", "--skip", "18446744073709551615", "needle"][..],
+        &["read", "a.txt", "--json", "--lines", "18446744073709551615:18446744073709551615"],
+        &["read", "a.txt", "--json", "--bytes", "18446744073709551615:18446744073709551615"],
+        &["ls", "--json", "--max-results", "0", "--skip", "4294967296"],
+    ] {
+        let out = quick(t.path(), args);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: {}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v.get("warnings").is_some());
+    }
+}
+
+#[test]
+fn cursor_tampering() {
+    let t = Tree::new();
+    t.write("a.txt", "needle\n".repeat(5)).write("b.txt", "needle\n");
+    let v = json(t.path(), &["search", "--json", "--max-results", "2", "needle"]);
+    let c = v["next_cursor"].as_str().unwrap();
+    let parts: Vec<&str> = c.split('.').collect();
+    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    for bad in [
+        "".to_string(),
+        "sg1".into(),
+        format!("{}x", c),
+        format!("sg1.{}.zz.0.{}", parts[1], parts[4]),
+        format!("sg1.{}.1.1.{}", "0".repeat(16), parts[4]),
+        format!("sg1.{}.1.1.f", parts[1]),
+        format!("sg1.{}.1.1.ff", parts[1]),
+    ] {
+        let out = quick(t.path(), &["search", "--json", "--max-results", "2", "--cursor", &bad, "needle"]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(stderr(&out).contains("cursor"), "{bad}: {}", stderr(&out));
+    }
+    // A well-formed cursor naming another path can only skip: it never opens it.
+    for path in ["../../etc/passwd", "/etc/passwd", "zzz"] {
+        let forged = format!("sg1.{}.0.0.{}", parts[1], hex(path));
+        let out = quick(t.path(), &["search", "--json", "--max-results", "2", "--cursor", &forged, "needle"]);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{path}");
+        assert_no_leak(&out, path);
+        assert!(!stdout(&out).contains("root:"));
+    }
+}
+
+#[test]
+fn denylisted_files_in_every_operation() {
+    let t = Tree::new();
+    for f in [".env", ".ENV.local", "deploy/Server.PEM", "id_RSA", ".git/config", ".Ssh/config", ".aws/Credentials", "x/secrets.yml"] {
+        t.write(f, "hello secret\n");
+    }
+    t.write("ok.txt", "hello ok\n");
+    symlink(".env", t.path().join("innocent.txt")).unwrap();
+    symlink(".git", t.path().join("gitlink")).unwrap();
+    let v = json(t.path(), &["search", "--json", "--hidden", "--no-ignore", "-L", "hello"]);
+    let paths: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["ok.txt"]);
+    assert!(v["stats"]["skipped"]["denied"].as_u64().unwrap() >= 10, "{}", v["stats"]);
+    let listed = stdout(&quick(t.path(), &["ls", "--hidden", "--no-ignore", "--dirs"]));
+    assert!(!listed.to_lowercase().contains("env") && !listed.contains("PEM") && !listed.contains(".git/"), "{listed}");
+    for p in [".env", ".ENV.local", "deploy/server.pem", "deploy/Server.PEM", "id_RSA", ".git/config", ".Ssh/config", ".aws/Credentials", "innocent.txt", "gitlink/config"] {
+        for args in [vec!["read", p], vec!["search", "hello", p], vec!["ls", p]] {
+            let out = quick(t.path(), &args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            assert!(stderr(&out).contains("denied"), "{args:?}: {}", stderr(&out));
+            assert!(!stdout(&out).contains("secret"));
+        }
+    }
+}
+
+#[test]
+fn host_policy_extends_the_denylist_and_turns_redaction_off() {
+    let t = Tree::new();
+    t.write("a.txt", "hello AKIAIOSFODNN7EXAMPLE\n").write("private/b.txt", "hello\n").write("c.secret", "hello\n");
+    let out = quick(t.path(), &["--deny", "private/", "--deny", "*.SECRET", "search", "hello"]);
+    assert_eq!(stdout(&out), "a.txt:1:1:hello [REDACTED]\n");
+    let out = quick(t.path(), &["--deny", "private/", "read", "private/b.txt"]);
+    assert!(stderr(&out).contains("denied"));
+    let out = quick(t.path(), &["--no-redact", "search", "hello", "a.txt"]);
+    assert_eq!(stdout(&out), "a.txt:1:1:hello AKIAIOSFODNN7EXAMPLE\n");
+}
+
+const KEY: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\nLxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo\n-----END RSA PRIVATE KEY-----\n";
+
+#[test]
+fn secrets_in_every_kind_of_returned_text() {
+    let t = Tree::new();
+    let config = format!(
+        "# settings\naws = AKIAIOSFODNN7EXAMPLE\ngithub_token = ghp_0123456789abcdefghijABCDEFGHIJ012345\nplain line\n{KEY}api_secret = \"q8Zr3xL0vT7mN2pW5kJ9aB\"\n"
+    );
+    t.write("config.txt", &config);
+    t.write("long.txt", format!("{}needle AKIAIOSFODNN7EXAMPLE {}\n", "x".repeat(3000), "y".repeat(3000)));
+    let secrets = ["AKIAIOSFODNN7EXAMPLE", "ghp_0123", "MIIEow", "VTLw7on", "LxoS2tF", "q8Zr3x"];
+    let check = |what: &str, text: &str| {
+        for s in secrets {
+            assert!(!text.contains(s), "{what} shows {s}: {text}");
+        }
+    };
+    // Match lines and context.
+    let out = quick(t.path(), &["search", "-C", "3", "settings|plain|api_secret|needle"]);
+    check("search text", &stdout(&out));
+    assert!(stdout(&out).contains("[REDACTED]"));
+    // A hit inside the key block's body.
+    let out = quick(t.path(), &["search", "-C", "1", "VTLw|rq0"]);
+    check("hit in key body", &stdout(&out));
+    assert!(stdout(&out).contains("config.txt"), "{}", stdout(&out));
+    // Multiline matches.
+    let out = quick(t.path(), &["search", "-U", "BEGIN[\\s\\S]*?END"]);
+    check("multiline", &stdout(&out));
+    // JSON windows of long lines.
+    let v = json(t.path(), &["search", "--json", "--max-columns", "50", "needle"]);
+    check("window", &v.to_string());
+    // Read, whole, by lines from inside the key, by bytes from inside it.
+    for range in [vec![], vec!["--lines", "7:3"], vec!["--bytes", "200:100"], vec!["--lines", "1:200"]] {
+        let mut args = vec!["read", "config.txt", "--json"];
+        args.extend(range.iter());
+        let v = json(t.path(), &args);
+        check(&format!("read {range:?}"), v["content"].as_str().unwrap());
+    }
+}
+
+#[test]
+fn a_runaway_call_is_stopped_and_the_next_one_works() {
+    let t = Tree::new();
+    t.write("a.txt", "needle\n");
+    let policy = sandgrep::Policy {
+        memory_limit: 64 << 20,
+        deadline_grace: Duration::from_millis(300),
+        ..sandgrep::Policy::default()
+    };
+    let runaway = sandgrep::Sandbox::open_with_component(t.path(), policy.clone(), include_bytes!(env!("SANDGREP_RUNAWAY_WASM"))).unwrap();
+    let real = sandgrep::Sandbox::open(t.path(), policy).unwrap();
+    let call = |query: &str| {
+        let mut r = sandgrep::SearchTextRequest::new(query);
+        r.timeout_ms = Some(200);
+        let start = Instant::now();
+        let result = runaway.search_text(&r);
+        (result, start.elapsed())
+    };
+    let (result, took) = call("spin");
+    assert!(matches!(result, Err(sandgrep::Error::Deadline(_))), "{:?}", result.err());
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let (result, _) = call("alloc");
+    let err = result.err().expect("allocation without end must fail");
+    assert!(matches!(err, sandgrep::Error::Crashed(_)), "{err}");
+    let (result, _) = call("recurse");
+    assert!(matches!(result, Err(sandgrep::Error::Crashed(_))), "{:?}", result.err());
+    // Nothing is left broken: the same runtime and the real one still work.
+    assert!(call("ok").0.is_ok());
+    assert_eq!(real.search_text(&sandgrep::SearchTextRequest::new("needle")).unwrap().matches.len(), 1);
+}
