@@ -242,6 +242,26 @@ fn binary_after_64_kib() {
 }
 
 #[test]
+fn invalid_utf8_and_utf16_in_every_operation() {
+    let t = Tree::new();
+    t.write("latin1.txt", b"caf\xe9 needle\n\xff\xfe\xfd\n".to_vec());
+    let mut u16 = vec![0xFF, 0xFE];
+    for u in "héllo needle\nline two\n".encode_utf16() {
+        u16.extend_from_slice(&u.to_le_bytes());
+    }
+    t.write("utf16.txt", u16);
+    let v = json(t.path(), &["search", "--json", "needle"]);
+    let texts: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["caf\u{FFFD} needle", "héllo needle"]);
+    let v = json(t.path(), &["read", "latin1.txt", "--json"]);
+    assert_eq!(v["content"], "caf\u{FFFD} needle\n\u{FFFD}\u{FFFD}\u{FFFD}\n");
+    let v = json(t.path(), &["read", "utf16.txt", "--json", "--lines", "2:1"]);
+    assert_eq!(v["content"], "line two\n");
+    assert!(v["warnings"].to_string().contains("UTF-16"));
+    assert_eq!(stdout(&quick(t.path(), &["ls"])), "latin1.txt\nutf16.txt\n");
+}
+
+#[test]
 fn deep_nesting_and_very_many_files() {
     let t = Tree::new();
     let deep: String = (0..400).map(|i| format!("d{}/", i % 10)).collect();

@@ -5,6 +5,8 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
+use encoding_rs_io::DecodeReaderBytesBuilder;
+
 use crate::request::{ReadPlan, MAX_READ_LINES_BYTES};
 use crate::redact;
 use crate::walk::io_error;
@@ -31,14 +33,26 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
     let binary = || SearchError::BinaryFile(rel.clone());
     let mut head = Vec::new();
     (&mut file).take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| io_error(&rel, &e))?;
-    if head.contains(&0) {
+    // UTF-16 with a BOM is text: transcoded, as search does.
+    let utf16 = head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]);
+    if !utf16 && head.contains(&0) {
         return Err(binary());
     }
-    let read = match plan {
-        ReadPlan::Bytes { offset, max } => read_bytes(&mut file, offset, max, total_bytes),
-        ReadPlan::Lines { start, max } => {
-            file.seek(SeekFrom::Start(0)).map_err(|e| io_error(&rel, &e))?;
-            read_lines(file, start, max, &mut warnings)
+    file.seek(SeekFrom::Start(0)).map_err(|e| io_error(&rel, &e))?;
+    let read = if utf16 {
+        warnings.push("UTF-16 file, transcoded to UTF-8: offsets count bytes of the UTF-8 text".into());
+        let mut text = DecodeReaderBytesBuilder::new().bom_sniffing(true).build(file);
+        match plan {
+            ReadPlan::Bytes { offset, max } => std::io::copy(&mut (&mut text).take(offset), &mut std::io::sink())
+                .and_then(|_| read_bytes(&mut text, offset, max)),
+            ReadPlan::Lines { start, max } => read_lines(text, start, max, &mut warnings),
+        }
+    } else {
+        match plan {
+            ReadPlan::Bytes { offset, max } => {
+                file.seek(SeekFrom::Start(offset.min(total_bytes))).and_then(|_| read_bytes(&mut file, offset, max))
+            }
+            ReadPlan::Lines { start, max } => read_lines(file, start, max, &mut warnings),
         }
     }
     .map_err(|e| io_error(&rel, &e))?;
@@ -105,24 +119,22 @@ fn count_lines(bytes: &[u8]) -> u64 {
     newlines + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
 
-fn read_bytes(file: &mut File, offset: u64, max: u64, total: u64) -> std::io::Result<Chunk> {
+/// Up to `max` bytes from `r`, which stands at byte `offset`.
+fn read_bytes(r: &mut impl Read, offset: u64, max: u64) -> std::io::Result<Chunk> {
     let mut content = Vec::new();
-    if offset < total {
-        file.seek(SeekFrom::Start(offset))?;
-        file.take(max).read_to_end(&mut content)?;
-    }
+    r.take(max).read_to_end(&mut content)?;
+    let more = content.len() as u64 == max && r.read(&mut [0u8])? > 0;
     let end = offset.saturating_add(content.len() as u64);
-    let whole = offset == 0 && end >= total;
     Ok(Chunk {
         start: offset,
-        total_lines: whole.then(|| count_lines(&content)),
-        next_offset: (end < total).then_some(end),
+        total_lines: (offset == 0 && !more).then(|| count_lines(&content)),
+        next_offset: more.then_some(end),
         next_line: None,
         content,
     })
 }
 
-fn read_lines(file: File, start: u64, max: u64, warnings: &mut Vec<String>) -> std::io::Result<Chunk> {
+fn read_lines(file: impl Read, start: u64, max: u64, warnings: &mut Vec<String>) -> std::io::Result<Chunk> {
     let mut r = BufReader::with_capacity(64 * 1024, file);
     let mut content = Vec::new();
     let mut line = 1u64; // the line the reader is in
@@ -221,6 +233,21 @@ mod tests {
         assert_eq!((r.content.as_str(), r.is_truncated, r.total_lines), ("hello\nworld\n", false, Some(2)));
         let r = ws.read_file(ReadFileRequest { offset_bytes: Some(99), ..req("a.txt") }).unwrap();
         assert_eq!((r.content.as_str(), r.is_truncated), ("", false));
+    }
+
+    #[test]
+    fn utf16_is_transcoded() {
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in "one\ntwo\nthree\n".encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        let (_d, ws) = ws_with(&[("u16.txt", &bytes)]);
+        let r = lines(&ws, "u16.txt", 2, 1);
+        assert_eq!((r.content.as_str(), r.next_line), ("two\n", Some(3)));
+        let r = ws.read_file(req("u16.txt")).unwrap();
+        assert_eq!((r.content.as_str(), r.total_lines), ("one\ntwo\nthree\n", Some(3)));
+        let r = ws.read_file(ReadFileRequest { offset_bytes: Some(4), max_bytes: Some(3), ..req("u16.txt") }).unwrap();
+        assert_eq!((r.content.as_str(), r.next_offset), ("two", Some(7)));
     }
 
     #[test]

@@ -24,6 +24,9 @@ struct Cli {
     /// Show secrets instead of [REDACTED] (the operator's choice, not an agent's).
     #[arg(long, global = true)]
     no_redact: bool,
+    /// Memory cap of the sandboxed instance (bytes, or with K, M, G suffix).
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
+    memory_limit: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -263,7 +266,10 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> io::Result<bool> {
-    let policy = Policy { redact: !cli.no_redact, extra_deny: cli.deny.clone(), ..Policy::default() };
+    let mut policy = Policy { redact: !cli.no_redact, extra_deny: cli.deny.clone(), ..Policy::default() };
+    if let Some(limit) = cli.memory_limit {
+        policy.memory_limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    }
     let sandbox = Sandbox::open(&cli.root, policy).map_err(io::Error::other)?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
