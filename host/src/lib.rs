@@ -21,6 +21,7 @@
 
 mod engine;
 pub mod json;
+pub mod render;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

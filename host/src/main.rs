@@ -1,15 +1,14 @@
 //! The `sandgrep` command line: ripgrep-style flags in, ripgrep-style text or
 //! one JSON object out. Exit status: 0 found, 1 nothing found, 2 error.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use sandgrep::{
-    CaseMode, ListFilesRequest, OutputMode, Policy, QueryMode, RangeType, ReadFileRequest, Sandbox, SearchTextRequest,
-    SearchTextResponse,
+    render, CaseMode, ListFilesRequest, OutputMode, Policy, QueryMode, RangeType, ReadFileRequest, Sandbox,
+    SearchTextRequest,
 };
 
 #[derive(Parser)]
@@ -208,6 +207,12 @@ fn parse_size(s: &str) -> Result<u64, String> {
     Ok(n.saturating_mul(mult))
 }
 
+/// rg's `-g`: `GLOB` includes, `!GLOB` excludes.
+fn split_globs(globs: &[String]) -> (Vec<String>, Vec<String>) {
+    let (ex, inc): (Vec<&String>, Vec<&String>) = globs.iter().partition(|g| g.starts_with('!'));
+    (inc.into_iter().cloned().collect(), ex.into_iter().map(|g| g[1..].to_string()).collect())
+}
+
 impl SearchArgs {
     fn request(&self) -> SearchTextRequest {
         let mut r = SearchTextRequest::new(self.pattern.clone());
@@ -222,12 +227,7 @@ impl SearchArgs {
         r.word = self.word_regexp;
         r.multiline = self.multiline;
         r.paths = self.paths.clone();
-        for g in &self.globs {
-            match g.strip_prefix('!') {
-                Some(ex) => r.exclude_globs.push(ex.to_string()),
-                None => r.include_globs.push(g.clone()),
-            }
-        }
+        (r.include_globs, r.exclude_globs) = split_globs(&self.globs);
         r.types = self.types.clone();
         r.hidden = self.hidden;
         r.no_ignore = self.no_ignore;
@@ -287,21 +287,20 @@ fn json_line(out: &mut impl Write, response: &impl serde::Serialize) -> io::Resu
     writeln!(out)
 }
 
-fn warn(warnings: &[String]) {
+/// Warnings and where to continue go to stderr, as rg's messages do.
+fn notes(warnings: &[String], continuation: Option<String>) {
     for w in warnings {
         eprintln!("sandgrep: warning: {w}");
+    }
+    if let Some(c) = continuation {
+        eprintln!("sandgrep: {c}");
     }
 }
 
 fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<bool> {
     let mut r = ListFilesRequest::new(args.path.clone());
     r.recursive = Some(!args.no_recursive);
-    for g in &args.globs {
-        match g.strip_prefix('!') {
-            Some(ex) => r.exclude_globs.push(ex.to_string()),
-            None => r.include_globs.push(g.clone()),
-        }
-    }
+    (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
     r.include_dirs = args.dirs;
     r.include_metadata = args.metadata;
     r.hidden = args.hidden;
@@ -313,17 +312,8 @@ fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<bool
     if args.json {
         json_line(out, &response)?;
     } else {
-        for e in &response.entries {
-            let slash = if e.is_dir { "/" } else { "" };
-            match (e.size, e.modified) {
-                (Some(size), Some(modified)) => writeln!(out, "{}{slash}\t{size}\t{modified}", e.path)?,
-                _ => writeln!(out, "{}{slash}", e.path)?,
-            }
-        }
-        warn(&response.warnings);
-        if let Some(c) = &response.next_cursor {
-            eprintln!("sandgrep: more entries: continue with --cursor {c}");
-        }
+        render::list(out, &response)?;
+        notes(&response.warnings, render::continuation(response.next_cursor.as_deref(), "--cursor"));
     }
     Ok(!response.entries.is_empty())
 }
@@ -345,22 +335,8 @@ fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<
         json_line(out, &response)?;
         return Ok(true);
     }
-    match response.range.start_line {
-        // Lines as `cat -n` numbers them, so they can be cited.
-        Some(start) => {
-            for (i, line) in response.content.split_inclusive('\n').enumerate() {
-                let line = line.strip_suffix('\n').unwrap_or(line);
-                writeln!(out, "{:>6}\t{}", start + i as u64, line.strip_suffix('\r').unwrap_or(line))?;
-            }
-        }
-        None => out.write_all(response.content.as_bytes())?,
-    }
-    warn(&response.warnings);
-    match (response.next_line, response.next_offset) {
-        (Some(line), _) => eprintln!("sandgrep: the file goes on: continue with --lines {line}:N"),
-        (None, Some(offset)) => eprintln!("sandgrep: the file goes on: continue with --bytes {offset}:N"),
-        _ => {}
-    }
+    render::read(out, &response)?;
+    notes(&response.warnings, render::read_continuation(&response, "--lines ", "--bytes "));
     Ok(true)
 }
 
@@ -369,60 +345,9 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     if args.json {
         json_line(out, &response)?;
     } else {
-        print_text(out, &response, args.count)?;
-        warn(&response.warnings);
-        if let Some(c) = &response.next_cursor {
-            eprintln!("sandgrep: more results: continue with --cursor {c}");
-        }
+        render::search(out, &response, args.count)?;
+        notes(&response.warnings, render::continuation(response.next_cursor.as_deref(), "--cursor"));
     }
     Ok(!response.matches.is_empty() || !response.files.is_empty())
 }
 
-/// ripgrep's text format: `path:line:col:text` for matches, `path-line-text`
-/// for context, `--` between groups of lines that are not adjacent; `path`
-/// with -l, `path:count` with -c.
-fn print_text(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io::Result<()> {
-    for f in &r.files {
-        if counts {
-            writeln!(out, "{}:{}", f.path, f.count)?;
-        } else {
-            writeln!(out, "{}", f.path)?;
-        }
-    }
-    let mut first_group = true;
-    for group in r.matches.chunk_by(|a, b| a.path == b.path) {
-        // Each match carries its own context; merge them into one listing
-        // where a matching line always shows as a match.
-        let mut lines: BTreeMap<u64, (Option<u64>, &str)> = BTreeMap::new();
-        for m in group {
-            let first = m.line - m.context_before.len() as u64;
-            for (i, text) in m.context_before.iter().enumerate() {
-                lines.entry(first + i as u64).or_insert((None, text));
-            }
-            let mut end = m.line;
-            for (i, text) in m.text.split('\n').enumerate() {
-                end = m.line + i as u64;
-                let col = if i == 0 { m.column } else { 1 };
-                lines.insert(end, (Some(col), text));
-            }
-            for (i, text) in m.context_after.iter().enumerate() {
-                lines.entry(end + 1 + i as u64).or_insert((None, text));
-            }
-        }
-        let has_context = group.iter().any(|m| !m.context_before.is_empty() || !m.context_after.is_empty());
-        let mut prev: Option<u64> = None;
-        for (&n, &(col, text)) in &lines {
-            let gap = prev.map_or(!first_group, |p| n > p + 1);
-            if has_context && gap {
-                writeln!(out, "--")?;
-            }
-            match col {
-                Some(col) => writeln!(out, "{}:{}:{}:{}", group[0].path, n, col, text)?,
-                None => writeln!(out, "{}-{}-{}", group[0].path, n, text)?,
-            }
-            prev = Some(n);
-        }
-        first_group = false;
-    }
-    Ok(())
-}
