@@ -22,6 +22,7 @@
 mod engine;
 pub mod json;
 pub mod render;
+pub mod tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
