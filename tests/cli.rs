@@ -261,3 +261,75 @@ fn symlinks_cannot_lead_out_of_the_workspace() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!stdout(&out).contains("outside"));
 }
+
+#[test]
+fn after_context_is_complete_when_a_cap_stops_the_search() {
+    let t = Tree::new();
+    t.write("f.txt", "foo 1\nfoo 2\nctx 3\nctx 4\nfoo 5\n");
+    let out = run(t.path(), &["search", "-m", "1", "-A", "2", "foo"]);
+    assert_eq!(stdout(&out), "f.txt:1:1:foo 1\nf.txt-2-foo 2\nf.txt-3-ctx 3\n");
+    let v = json(t.path(), &["search", "--json", "--max-results", "1", "-A", "2", "foo"]);
+    assert_eq!(v["matches"][0]["context_after"], serde_json::json!(["foo 2", "ctx 3"]));
+}
+
+#[test]
+fn a_late_nul_makes_a_file_binary_whatever_the_caps() {
+    let t = Tree::new();
+    let mut b = b"needle 1\nneedle 2\n".to_vec();
+    b.extend(vec![b'x'; 200_000]);
+    b.extend(b"\nneedle 3\n\0\n");
+    t.write("late.txt", b);
+    for args in [&["search", "needle"][..], &["search", "--max-results", "1", "needle"], &["search", "-l", "needle"], &["search", "-c", "-m", "1", "needle"]] {
+        let out = run(t.path(), args);
+        assert_eq!((out.status.code(), stdout(&out).as_str()), (Some(1), ""), "{args:?}");
+    }
+}
+
+#[test]
+fn a_count_cut_by_the_timeout_is_not_returned_half_done() {
+    let t = Tree::new();
+    t.write("a.txt", "hit\n").write("b.txt", "hit\n".repeat(2_000_000));
+    let mut counts = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = vec!["search", "--json", "-c", "--timeout", "5", "hit"];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c]);
+        }
+        let v = json(t.path(), &args);
+        for f in v["files"].as_array().unwrap() {
+            counts.push((f["path"].as_str().unwrap().to_string(), f["count"].as_u64().unwrap()));
+        }
+        match v["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(counts, [("a.txt".to_string(), 1), ("b.txt".to_string(), 2_000_000)]);
+}
+
+#[test]
+fn a_page_stays_within_its_text_budget_and_memory() {
+    let t = Tree::new();
+    let wide: String = (0..1100).map(|i| format!("{}{i:09}\n", "x".repeat(9990))).collect();
+    t.write("wide.txt", wide);
+    let v = json(
+        t.path(),
+        &["--memory-limit", "64M", "search", "--json", "-C", "10", "--max-columns", "10000", "-m", "1000", "--max-results", "5000", "--max-filesize", "20M", "x"],
+    );
+    assert_eq!(v["truncated"], true);
+    assert!(v["next_cursor"].is_string());
+    assert!(v["warnings"].to_string().contains("bytes of text"), "{}", v["warnings"]);
+}
+
+#[test]
+fn names_with_backslashes_and_colons_can_be_passed_back() {
+    let t = Tree::new();
+    t.write("back\\slash.txt", "needle\n").write("C:notes.txt", "needle\n");
+    let out = run(t.path(), &["search", "needle"]);
+    assert_eq!(stdout(&out), "C:notes.txt:1:1:needle\nback\\slash.txt:1:1:needle\n");
+    for p in ["back\\slash.txt", "C:notes.txt"] {
+        assert_eq!(stdout(&run(t.path(), &["read", p])), "needle\n", "{p}");
+        assert_eq!(run(t.path(), &["search", "needle", p]).status.code(), Some(0), "{p}");
+    }
+}

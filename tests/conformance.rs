@@ -252,7 +252,7 @@ fn rg_lines(root: &Path, args: &[&str]) -> BTreeSet<String> {
 #[test]
 fn files_and_counts_match_ripgrep() {
     let tree = git_tree();
-    for case in [&["foo"][..], &["-i", "needle"], &["-w", "bar", "src", "sub"], &["--hidden", "-t", "txt", "foo"]] {
+    for case in [&["foo"][..], &["-i", "needle"], &["-w", "bar", "src", "sub"], &["--hidden", "-t", "txt", "foo"], &["-U", "foo"], &["-U", "foo\\s+needle"]] {
         let mut args = vec!["search", "-l"];
         args.extend_from_slice(&UNCAPPED[..5]);
         args.extend_from_slice(case);

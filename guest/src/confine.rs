@@ -9,9 +9,11 @@ use crate::{SearchError, Workspace};
 
 /// Normalizes a caller-given path to `a/b/c` form (or `.` for the root).
 ///
-/// Refused: NUL bytes; absolute paths; Windows drive (`C:`), UNC (`\\host`)
-/// and device forms; a `..` that would leave the root. `\` counts as a
-/// separator so `..\x` cannot slip through.
+/// Refused: NUL bytes; absolute paths; Windows drive (`C:\`, `C:/`), UNC
+/// (`\\host`) and device forms; a `..` that would leave the root — also when
+/// `\` is read as a separator, so `..\x` cannot slip through on a host that
+/// reads it so. Otherwise `\` is an ordinary character of a name, as it is on
+/// the POSIX filesystems sandgrep runs on.
 pub fn normalize(path: &str) -> Result<String, SearchError> {
     if path.contains('\0') {
         return Err(SearchError::InvalidArgument(format!(
@@ -24,25 +26,28 @@ pub fn normalize(path: &str) -> Result<String, SearchError> {
     if path.starts_with('/') || path.starts_with('\\') {
         return Err(outside());
     }
-    if bytes.len() >= 2 && bytes[1] == b':' && bytes[0].is_ascii_alphabetic() {
+    let drive = bytes.len() >= 2 && bytes[1] == b':' && bytes[0].is_ascii_alphabetic();
+    if drive && matches!(bytes.get(2), None | Some(b'/') | Some(b'\\')) {
         return Err(outside());
     }
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split(['/', '\\']) {
+    lexical(path.split(['/', '\\'])).ok_or_else(outside)?;
+    let parts = lexical(path.split('/')).ok_or_else(outside)?;
+    Ok(if parts.is_empty() { ".".to_string() } else { parts.join("/") })
+}
+
+/// Resolves `.` and `..` among path components; `None` if `..` leaves the root.
+fn lexical<'p>(components: impl Iterator<Item = &'p str>) -> Option<Vec<&'p str>> {
+    let mut parts = Vec::new();
+    for part in components {
         match part {
             "" | "." => {}
             ".." => {
-                if parts.pop().is_none() {
-                    return Err(outside());
-                }
+                parts.pop()?;
             }
             p => parts.push(p),
         }
     }
-    if parts.is_empty() {
-        return Ok(".".to_string());
-    }
-    Ok(parts.join("/"))
+    Some(parts)
 }
 
 /// Resolves the links along a workspace-relative path, lexically and inside
@@ -113,11 +118,14 @@ mod tests {
         assert_eq!(normalize("src/../tests/./a").unwrap(), "tests/a");
         assert_eq!(normalize("a/b/..").unwrap(), "a");
         assert_eq!(normalize("-dash dir/ü.rs").unwrap(), "-dash dir/ü.rs");
+        // Legal POSIX names that look Windows-ish.
+        assert_eq!(normalize("back\\slash.txt").unwrap(), "back\\slash.txt");
+        assert_eq!(normalize("C:notes.txt").unwrap(), "C:notes.txt");
     }
 
     #[test]
     fn escapes_are_refused() {
-        for p in ["..", "../x", "a/../../x", "/etc/passwd", "/", "\\\\server\\share", "C:\\x", "c:/x", "..\\x", "a\\..\\..\\x"] {
+        for p in ["..", "../x", "a/../../x", "/etc/passwd", "/", "\\\\server\\share", "C:\\x", "c:/x", "C:", "..\\x", "a\\..\\..\\x"] {
             assert!(
                 matches!(normalize(p), Err(SearchError::OutsideWorkspace(_))),
                 "{p} was not refused"

@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
 
 use encoding_rs_io::DecodeReaderBytesBuilder;
 
@@ -60,11 +61,15 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
         return Err(binary());
     }
     let mut bytes = read.content;
-    if ws.redact {
-        let in_key = read.start > 0 && redact::key_block_before(&path, read.start);
-        let (redacted, edits) = redact::redact(&bytes, in_key);
-        if !edits.is_empty() {
-            warnings.push(format!("{} secret(s) in the content were replaced by [REDACTED]", edits.len()));
+    if ws.redact && !bytes.is_empty() {
+        let (redacted, found) = if utf16 {
+            let (r, edits) = redact::redact(&bytes, false);
+            (r, edits.len())
+        } else {
+            redact_range(&path, read.start, &bytes).map_err(|e| io_error(&rel, &e))?
+        };
+        if found > 0 {
+            warnings.push(format!("{found} secret(s) in the content were replaced by [REDACTED]"));
             bytes = redacted;
         }
     }
@@ -111,6 +116,36 @@ struct Chunk {
     next_offset: Option<u64>,
     next_line: Option<u64>,
     total_lines: Option<u64>,
+}
+
+/// Redacts `content` — bytes `start..` of the file at `path` — as it would
+/// be redacted within its whole lines, so that a range edge cannot cut a
+/// secret into pieces that no longer look like one; a secret across an edge
+/// comes back as a whole `[REDACTED]`. Returns the text and how many secrets
+/// it touched.
+fn redact_range(path: &Path, start: u64, content: &[u8]) -> std::io::Result<(Vec<u8>, usize)> {
+    const EDGE: u64 = 4096;
+    let mut f = File::open(path)?;
+    let from = start.saturating_sub(EDGE);
+    f.seek(SeekFrom::Start(from))?;
+    let mut before = Vec::new();
+    (&mut f).take(start - from).read_to_end(&mut before)?;
+    let before = &before[before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)..];
+    let mut after = Vec::new();
+    f.seek(SeekFrom::Start(start + content.len() as u64))?;
+    (&mut f).take(EDGE).read_to_end(&mut after)?;
+    let after = &after[..after.iter().position(|&b| b == b'\n').unwrap_or(after.len())];
+    let mut whole = Vec::with_capacity(before.len() + content.len() + after.len());
+    whole.extend_from_slice(before);
+    whole.extend_from_slice(content);
+    whole.extend_from_slice(after);
+    let whole_start = start - before.len() as u64;
+    let in_key = whole_start > 0 && redact::key_block_before(path, whole_start);
+    let (redacted, edits) = redact::redact(&whole, in_key);
+    let (a, b) = (before.len(), before.len() + content.len());
+    let touched = edits.iter().filter(|e| e.end > a && e.start < b).count();
+    let (a, b) = (redact::remap(a, &edits, false), redact::remap(b, &edits, true));
+    Ok((redacted[a..b].to_vec(), touched))
 }
 
 /// Lines as `sed` numbers them: a last line without a newline counts.
@@ -248,6 +283,20 @@ mod tests {
         assert_eq!((r.content.as_str(), r.total_lines), ("one\ntwo\nthree\n", Some(3)));
         let r = ws.read_file(ReadFileRequest { offset_bytes: Some(4), max_bytes: Some(3), ..req("u16.txt") }).unwrap();
         assert_eq!((r.content.as_str(), r.next_offset), ("two", Some(7)));
+    }
+
+    #[test]
+    fn secrets_cut_by_a_range_edge_stay_hidden() {
+        let (_d, ws) = ws_with(&[("cfg.txt", b"aws = AKIAIOSFODNN7EXAMPLE\ntoken: x\n")]);
+        for (offset, max) in [(0, 16), (16, 30), (8, 10), (0, 100), (6, 20)] {
+            let r = ws.read_file(ReadFileRequest { offset_bytes: Some(offset), max_bytes: Some(max), ..req("cfg.txt") }).unwrap();
+            for piece in ["AKIA", "IOSF", "ODNN", "7EXA", "MPLE"] {
+                assert!(!r.content.contains(piece), "{offset}:{max} shows {piece}: {:?}", r.content);
+            }
+        }
+        let r = ws.read_file(ReadFileRequest { offset_bytes: Some(0), max_bytes: Some(10), ..req("cfg.txt") }).unwrap();
+        assert_eq!(r.content, "aws = [REDACTED]");
+        assert_eq!(r.next_offset, Some(10));
     }
 
     #[test]

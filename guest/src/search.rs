@@ -2,6 +2,7 @@
 //! and assemble one page of the sorted result stream.
 
 use std::fs::File;
+use std::io::Read;
 use std::time::Instant;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
@@ -34,7 +35,6 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     let cfg = SinkConfig {
         matcher: &matcher,
         output: q.output,
-        multiline: q.multiline,
         before: q.before,
         after: q.after,
         max_columns: q.max_columns,
@@ -81,6 +81,24 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     }
     page.stats.skipped.denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
     Ok(page.finish(&stream_key, started))
+}
+
+/// Whether the part of `file` the searcher has not read holds a NUL byte.
+/// (UTF-16 files, transcoded before searching, are full of them: not binary.)
+fn nul_in_rest(path: &std::path::Path, mut file: File) -> bool {
+    let mut head = [0u8; 2];
+    let utf16 = File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF]);
+    if utf16 {
+        return false;
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) if buf[..n].contains(&0) => return true,
+            Ok(_) => {}
+        }
+    }
 }
 
 fn build_matcher(q: &TextQuery) -> Result<RegexMatcher, SearchError> {
@@ -212,7 +230,8 @@ impl<'q> Page<'q> {
             OutputMode::FilesWithMatches => self.wanted().min(1),
             OutputMode::Count => if self.wanted() == 0 { 0 } else { per_file_left },
         };
-        let mut sink = FileSink::new(cfg, rel, path, min_line, limit, deadline);
+        let budget = MAX_OUTPUT_BYTES.saturating_sub(self.text_bytes);
+        let mut sink = FileSink::new(cfg, rel, path, min_line, limit, deadline, budget);
         let outcome = searcher.search_file(cfg.matcher, &file, &mut sink);
         let r = sink.results;
         self.stats.files_scanned += 1;
@@ -226,7 +245,9 @@ impl<'q> Page<'q> {
             }
             return;
         }
-        if r.binary {
+        // A search that stopped early has not seen the rest of the file: a
+        // NUL there still makes it binary, whatever the page size.
+        if r.binary || (r.more || r.count > 0 && self.q.output == OutputMode::FilesWithMatches) && nul_in_rest(path, file) {
             self.stats.skipped.binary += 1;
             return;
         }
@@ -262,6 +283,9 @@ impl<'q> Page<'q> {
                     }
                 }
             }
+            // A count cut short by the timeout is wrong: search the file again
+            // on the next page.
+            OutputMode::Count if r.timed_out => return,
             OutputMode::FilesWithMatches | OutputMode::Count => {
                 if r.count > 0 {
                     if !self.take() {

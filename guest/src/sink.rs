@@ -20,7 +20,6 @@ use crate::{OutputMode, TextMatch};
 pub struct SinkConfig<'m> {
     pub matcher: &'m RegexMatcher,
     pub output: OutputMode,
-    pub multiline: bool,
     pub before: usize,
     pub after: usize,
     pub max_columns: usize,
@@ -35,7 +34,7 @@ pub struct FileResults {
     pub matches: Vec<TextMatch>,
     /// Results found: matching lines (`rg -c`'s count), capped at the limit.
     pub count: u64,
-    /// A result past the limit exists.
+    /// A result past the limit (or past the text budget) exists.
     pub more: bool,
     pub binary: bool,
     pub timed_out: bool,
@@ -56,6 +55,8 @@ pub struct FileSink<'a, 'm> {
     limit: u64,
     /// When to stop early with what was found, if at all.
     deadline: Option<Instant>,
+    /// Bytes of text this file may still return (the response's cap).
+    budget: usize,
     /// Recent lines (number, shaped text) for before-context.
     recent: VecDeque<(u64, String)>,
     /// Matches still owed after-context: (index, last line of the match).
@@ -71,8 +72,9 @@ impl<'a, 'm> FileSink<'a, 'm> {
         min_line: u64,
         limit: u64,
         deadline: Option<Instant>,
+        budget: usize,
     ) -> FileSink<'a, 'm> {
-        FileSink { cfg, path, fs_path, min_line, limit, deadline, recent: VecDeque::new(), owed: Vec::new(), results: FileResults::default() }
+        FileSink { cfg, path, fs_path, min_line, limit, deadline, budget, recent: VecDeque::new(), owed: Vec::new(), results: FileResults::default() }
     }
 
     /// `bytes` (starting at byte `offset` of the file) with secrets redacted,
@@ -168,6 +170,11 @@ impl<'a, 'm> FileSink<'a, 'm> {
         }
     }
 
+    /// Past the limit, the search goes on only to finish owed after-context.
+    fn go_on(&self) -> bool {
+        !self.results.more || !self.owed.is_empty()
+    }
+
     fn expired(&mut self) -> bool {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.results.timed_out = true;
@@ -186,31 +193,16 @@ impl Sink for FileSink<'_, '_> {
         let line = mat.line_number().unwrap_or(1);
         let offset = mat.absolute_byte_offset();
         let block = mat.bytes();
-        let mut go_on = true;
-        if line > self.min_line {
-            if self.results.count >= self.limit {
+        if line > self.min_line && !self.results.more {
+            if self.results.count >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
-                go_on = false;
             } else {
+                self.results.count += 1;
                 match self.cfg.output {
-                    OutputMode::Content => {
-                        self.record_match(line, offset, block);
-                        self.results.count += 1;
-                    }
-                    OutputMode::FilesWithMatches => {
-                        self.results.count += 1;
-                        go_on = false;
-                    }
-                    OutputMode::Count if self.cfg.multiline => {
-                        // As `rg -c -U`: every match in a multi-line block counts.
-                        let mut n = 0;
-                        let _ = self.cfg.matcher.find_iter(strip_terminator(block), |_| {
-                            n += 1;
-                            true
-                        });
-                        self.results.count = (self.results.count + n.max(1)).min(self.limit);
-                    }
-                    OutputMode::Count => self.results.count += 1,
+                    OutputMode::Content => self.record_match(line, offset, block),
+                    OutputMode::FilesWithMatches => return Ok(false),
+                    // As `rg -c`: one per matching line (with -U, per match block).
+                    OutputMode::Count => {}
                 }
             }
         }
@@ -220,7 +212,7 @@ impl Sink for FileSink<'_, '_> {
             self.saw_line(line + i as u64, at, l);
             at += l.len() as u64;
         }
-        Ok(go_on)
+        Ok(self.go_on())
     }
 
     fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
@@ -228,7 +220,7 @@ impl Sink for FileSink<'_, '_> {
             return Ok(false);
         }
         self.saw_line(ctx.line_number().unwrap_or(0), ctx.absolute_byte_offset(), ctx.bytes());
-        Ok(true)
+        Ok(self.go_on())
     }
 
     fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, io::Error> {

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::bindings::{Sandgrep, SandgrepPre};
@@ -28,7 +28,25 @@ const STACK_LIMIT: usize = 1 << 20;
 pub(crate) struct State {
     wasi: WasiCtx,
     table: ResourceTable,
-    limits: StoreLimits,
+    memory: MemoryCap,
+}
+
+/// The memory cap, remembering whether the guest ran into it (so the error
+/// can say so instead of showing a trap).
+struct MemoryCap {
+    limit: usize,
+    hit: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.hit |= desired > self.limit;
+        Ok(desired <= self.limit)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
 }
 
 impl WasiView for State {
@@ -94,16 +112,20 @@ impl Runtime {
         let state = State {
             wasi: wasi.build(),
             table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new().memory_size(memory_limit).build(),
+            memory: MemoryCap { limit: memory_limit, hit: false },
         };
         let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| &mut s.limits);
+        store.limiter(|s| &mut s.memory);
         store.set_epoch_deadline((deadline.as_millis() / TICK.as_millis()).max(1) as u64);
         store.epoch_deadline_trap();
         let run = self.pre.instantiate(&mut store).and_then(|instance| f(&instance, &mut store));
         run.map_err(|e| match e.downcast_ref::<Trap>() {
             Some(Trap::Interrupt) => Error::Deadline(deadline),
-            _ => Error::Crashed(format!("{e:#}")),
+            _ if store.data().memory.hit => Error::OutOfMemory(memory_limit),
+            Some(Trap::StackOverflow) => Error::Crashed("the call ran out of stack".into()),
+            Some(trap) => Error::Crashed(format!("the call trapped: {trap}")),
+            // Not a trap: the message's first line (no backtrace).
+            None => Error::Crashed(e.to_string().lines().next().unwrap_or_default().to_string()),
         })
     }
 }

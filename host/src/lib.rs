@@ -83,7 +83,9 @@ pub enum Error {
     Search(SearchError),
     /// The host interrupted a call that overran its deadline.
     Deadline(Duration),
-    /// The instance trapped (for example it ran out of its memory cap).
+    /// The call needed more memory than the policy's cap (bytes).
+    OutOfMemory(usize),
+    /// The instance trapped (a bug, or the stack ran out).
     Crashed(String),
     /// The sandbox could not be set up (workspace missing, engine failure).
     Setup(String),
@@ -94,6 +96,11 @@ impl std::fmt::Display for Error {
         match self {
             Error::Search(e) => f.write_str(&search_error_message(e)),
             Error::Deadline(d) => write!(f, "the call was stopped after {} ms (host deadline)", d.as_millis()),
+            Error::OutOfMemory(limit) => write!(
+                f,
+                "the call ran out of memory (cap {} MiB): narrow it (paths, globs) or ask for less (max-results, context)",
+                limit >> 20
+            ),
             Error::Crashed(m) => write!(f, "the sandboxed search failed: {m}"),
             Error::Setup(m) => f.write_str(m),
         }
