@@ -8,3 +8,4 @@ mod conformance;
 mod files;
 mod hostile;
 mod json;
+mod mcp;

@@ -21,6 +21,7 @@
 
 mod engine;
 pub mod json;
+pub mod mcp;
 pub mod render;
 pub mod tools;
 

@@ -38,6 +38,8 @@ enum Command {
     Ls(LsArgs),
     /// Read a file, or a range of its lines or bytes.
     Read(ReadArgs),
+    /// Serve search_text, list_files and read_file to an MCP client on stdio.
+    Mcp,
 }
 
 #[derive(Args)]
@@ -271,9 +273,14 @@ fn run(cli: &Cli) -> io::Result<bool> {
         policy.memory_limit = usize::try_from(limit).unwrap_or(usize::MAX);
     }
     let sandbox = Sandbox::open(&cli.root, policy).map_err(io::Error::other)?;
+    if let Command::Mcp = cli.command {
+        sandgrep::mcp::serve_stdio(sandbox)?;
+        return Ok(true);
+    }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let found = match &cli.command {
+        Command::Mcp => unreachable!("served above"),
         Command::Search(args) => search(&sandbox, args, &mut out)?,
         Command::Ls(args) => ls(&sandbox, args, &mut out)?,
         Command::Read(args) => read(&sandbox, args, &mut out)?,

@@ -1,0 +1,94 @@
+//! `sandgrep mcp`: the agent tools (`tools.rs`) as an MCP server on stdio,
+//! on the official Rust SDK (`rmcp`). Malformed arguments and failed
+//! operations are tool errors (`isError`) with the CLI's messages; only an
+//! unknown tool is a protocol error. Each call runs on the blocking pool in
+//! its own sandboxed instance, so a slow or failed call affects no other.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+use crate::tools::{self, ToolError};
+use crate::Sandbox;
+
+/// The MCP server for one workspace.
+#[derive(Clone)]
+pub struct McpServer {
+    sandbox: Sandbox,
+}
+
+impl McpServer {
+    pub fn new(sandbox: Sandbox) -> McpServer {
+        McpServer { sandbox }
+    }
+}
+
+fn object(v: Value) -> Arc<JsonObject> {
+    match v {
+        Value::Object(map) => Arc::new(map),
+        _ => unreachable!("schemas are objects"),
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("sandgrep", env!("CARGO_PKG_VERSION")))
+            .with_instructions(tools::INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = tools::definitions()
+            .into_iter()
+            .map(|d| {
+                let mut t = Tool::new(d.name, d.description, object(d.input_schema)).with_raw_output_schema(object(d.output_schema));
+                t.title = Some(d.title.into());
+                t
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let sandbox = self.sandbox.clone();
+        let outcome = tokio::task::spawn_blocking(move || tools::call(&sandbox, &name, &args))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the call failed: {e}"), None))?;
+        let result = match outcome {
+            Ok(out) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+                r.structured_content = Some(out.structured);
+                r
+            }
+            Err(e @ ToolError::UnknownTool(_)) => return Err(ErrorData::invalid_params(e.to_string(), None)),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("Error: {e}"))]),
+        };
+        Ok(result.into())
+    }
+}
+
+/// Serves `sandbox` over MCP on stdin/stdout until the client goes away.
+pub fn serve_stdio(sandbox: Sandbox) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let service = McpServer::new(sandbox).serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
+        service.waiting().await.map_err(std::io::Error::other)?;
+        Ok(())
+    })
+}

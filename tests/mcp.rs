@@ -1,0 +1,38 @@
+//! `sandgrep mcp` driven by a real MCP client: the official Python SDK
+//! (`mcp` on PyPI, installed into `.venv` by `scripts/setup`), running
+//! `tests/mcp_client.py` against the real binary.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::util::{run, Tree};
+
+#[test]
+fn the_python_sdk_drives_every_tool() {
+    let t = Tree::new();
+    t.mkdir(".git");
+    t.write(".gitignore", "big/\n");
+    t.write("src/a.rs", "one\ntwo\nlet needle.x = 1;\nfour\nfive\n");
+    t.write("src/b.rs", "fn b() { needle.y }\n");
+    t.write("notes.txt", "line 1\nline 2\nline 3\nline 4\nkey AKIAIOSFODNN7EXAMPLE line 5\n");
+    t.write("bin.dat", b"a\x00b".to_vec());
+    t.write(".env", "X=1\n");
+    for i in 0..3000 {
+        t.write(&format!("big/d{}/f{i}.txt", i % 30), "line\n".repeat(200));
+    }
+    run(t.path(), &["search", "warm-up-the-artifact-cache"]);
+
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let python = repo.join(".venv/bin/python");
+    assert!(python.exists(), "{} is missing: run scripts/setup", python.display());
+    let out = Command::new(python)
+        .arg(repo.join("tests/mcp_client.py"))
+        .arg(env!("CARGO_BIN_EXE_sandgrep"))
+        .arg(t.path())
+        .env("SANDGREP_CACHE_DIR", PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stdout.contains("MCP CLIENT CHECKS PASSED"), "stdout:\n{stdout}\nstderr:\n{stderr}");
+}

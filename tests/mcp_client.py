@@ -1,0 +1,226 @@
+"""Drives `sandgrep mcp` with the official MCP Python SDK (a real client).
+
+Usage: python mcp_client.py SANDGREP_BINARY WORKSPACE
+The workspace is prepared by tests/mcp.rs. Exits non-zero on the first
+failed check, printing what differed.
+"""
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+BIN, ROOT = sys.argv[1], sys.argv[2]
+
+
+def text_of(result):
+    return "".join(c.text for c in result.content if c.type == "text")
+
+
+async def check_sdk():
+    params = StdioServerParameters(command=BIN, args=["--root", ROOT, "mcp"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as s:
+            init = await s.initialize()
+            assert init.server_info.name == "sandgrep", init.server_info
+            assert init.capabilities.tools is not None
+            assert "search_text" in init.instructions and "read_file" in init.instructions
+
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            assert set(tools) == {"search_text", "list_files", "read_file"}, tools.keys()
+            st = tools["search_text"].input_schema
+            assert st["required"] == ["query"]
+            assert st["properties"]["max_results"]["maximum"] == 5000
+            assert st["properties"]["context_lines"]["default"] == 2
+            for name in ["query", "mode", "case_sensitive", "root", "include_globs", "exclude_globs",
+                         "max_results", "context_lines", "skip", "cursor", "output_mode", "word",
+                         "multiline", "types", "max_matches_per_file", "hidden", "no_ignore"]:
+                assert name in st["properties"], name
+            for name in ["root", "recursive", "include_globs", "exclude_globs", "max_results",
+                         "include_dirs", "include_metadata", "skip", "cursor", "hidden", "no_ignore"]:
+                assert name in tools["list_files"].input_schema["properties"], name
+            for name in ["path", "range_type", "offset_bytes", "max_bytes", "start_line", "max_lines"]:
+                assert name in tools["read_file"].input_schema["properties"], name
+            assert all(t.output_schema for t in tools.values())
+            assert "list_files" in tools["search_text"].description
+
+            # search_text: defaults are literal and case-insensitive, 2 lines of context.
+            r = await s.call_tool("search_text", {"query": "NEEDLE.X"})
+            assert not r.is_error, text_of(r)
+            hits = r.structured_content["hits"]
+            assert [(h["path"], h["line"]) for h in hits] == [("src/a.rs", 3)], hits
+            h = hits[0]
+            assert h["line_text"] == "let needle.x = 1;" and h["column"] == 5, h
+            assert h["context_before"] == ["one", "two"] and h["context_after"] == ["four", "five"], h
+            assert r.structured_content["has_more"] is False
+            assert "src/a.rs:3:5:let needle.x = 1;" in text_of(r), text_of(r)
+
+            # Aliases, regex mode, case sensitivity, globs.
+            r = await s.call_tool("search_text", {"pattern": "needle\\.[xy]", "mode": "regex",
+                                                  "case_sensitive": True, "directory": "src",
+                                                  "include_globs": ["*.rs"], "context_lines": 0})
+            assert [h["path"] for h in r.structured_content["hits"]] == ["src/a.rs", "src/b.rs"], text_of(r)
+            r = await s.call_tool("search_text", {"regex": "NEEDLE", "case_sensitive": True})
+            assert r.structured_content["hits"] == [] and "No matches found" in text_of(r), text_of(r)
+
+            # Paging with max_results and cursor, and with skip.
+            r = await s.call_tool("search_text", {"query": "line", "max_results": 2, "context_lines": 0})
+            first = r.structured_content
+            assert first["has_more"] is True and first["next_cursor"], first
+            assert "cursor" in text_of(r)
+            seen = [(h["path"], h["line"]) for h in first["hits"]]
+            cursor = first["next_cursor"]
+            while cursor:
+                r = await s.call_tool("search_text", {"query": "line", "max_results": 2, "context_lines": 0,
+                                                      "cursor": cursor})
+                seen += [(h["path"], h["line"]) for h in r.structured_content["hits"]]
+                cursor = r.structured_content["next_cursor"]
+            r = await s.call_tool("search_text", {"query": "line", "max_results": 100, "context_lines": 0})
+            assert seen == [(h["path"], h["line"]) for h in r.structured_content["hits"]], seen
+            r = await s.call_tool("search_text", {"query": "line", "max_results": 2, "skip": 2, "context_lines": 0})
+            assert [(h["path"], h["line"]) for h in r.structured_content["hits"]] == seen[2:4]
+
+            # Other outputs.
+            r = await s.call_tool("search_text", {"query": "line", "output_mode": "count"})
+            assert r.structured_content["files"] == [{"path": "notes.txt", "count": 5}], r.structured_content
+
+            # Invalid arguments and failures are tool errors with clear messages.
+            for args, expect in [
+                ({"query": "a(", "mode": "regex"}, "invalid pattern"),
+                ({}, "query is required"),
+                ({"query": "x", "root": "../outside"}, "outside the workspace"),
+                ({"query": "x", "root": "/etc"}, "outside the workspace"),
+                ({"query": "x", "root": "nope"}, "nope: not found"),
+                ({"query": "x", "max_results": -1}, "max_results must be a non-negative integer"),
+                ({"query": "x", "mode": "fuzzy"}, "mode must be one of"),
+                ({"query": "x", "bogus": 1}, "unknown argument \"bogus\""),
+                ({"query": "x", "types": ["nosuchtype"]}, "unknown file type"),
+                ({"query": "x", "root": ".env"}, "denied"),
+            ]:
+                r = await s.call_tool("search_text", args)
+                assert r.is_error, (args, text_of(r))
+                assert expect in text_of(r), (args, text_of(r))
+                assert ROOT not in text_of(r), text_of(r)
+
+            # list_files.
+            r = await s.call_tool("list_files", {})
+            entries = r.structured_content["entries"]
+            assert [e["path"] for e in entries] == ["bin.dat", "notes.txt", "src/a.rs", "src/b.rs"], entries
+            assert "size" not in entries[0], entries[0]
+            assert r.structured_content["has_more"] is False
+            r = await s.call_tool("list_files", {"dir": "src", "include_metadata": True, "include_dirs": True,
+                                                 "recursive": False})
+            e = r.structured_content["entries"]
+            assert [x["path"] for x in e] == ["src/a.rs", "src/b.rs"] and e[0]["size"] > 0, e
+            r = await s.call_tool("list_files", {"max_results": 1})
+            assert r.structured_content["has_more"] is True and r.structured_content["next_cursor"]
+            r2 = await s.call_tool("list_files", {"max_results": 1, "skip": 1})
+            assert r2.structured_content["entries"][0]["path"] == "notes.txt"
+            r = await s.call_tool("list_files", {"root": "../"})
+            assert r.is_error and "outside the workspace" in text_of(r)
+
+            # read_file: lines, bytes, inference, continuation, errors.
+            r = await s.call_tool("read_file", {"path": "src/a.rs", "start_line": 2, "max_lines": 2})
+            sc = r.structured_content
+            assert sc["content"] == "two\nlet needle.x = 1;\n" and sc["is_truncated"] is True, sc
+            assert sc["range"] == {"range_type": "lines", "offset_bytes": None, "max_bytes": None,
+                                   "start_line": 2, "max_lines": 2}, sc["range"]
+            assert sc["next_line"] == 4
+            assert "     2\ttwo" in text_of(r) and "start_line=4" in text_of(r), text_of(r)
+            r = await s.call_tool("read_file", {"path": "src/a.rs", "range_type": "bytes", "offset_bytes": 4,
+                                                "max_bytes": 3})
+            assert r.structured_content["content"] == "two", r.structured_content
+            r = await s.call_tool("read_file", {"path": "src/a.rs"})
+            assert r.structured_content["range"]["range_type"] == "bytes"
+            assert r.structured_content["is_truncated"] is False
+            for args, expect in [
+                ({"path": "src/a.rs", "start_line": 1, "offset_bytes": 0}, "cannot be used with"),
+                ({"path": "src"}, "is a directory"),
+                ({"path": "missing.txt"}, "missing.txt: not found"),
+                ({"path": "../x"}, "outside the workspace"),
+                ({"path": "bin.dat"}, "binary file"),
+                ({"path": ".env"}, "denied"),
+                ({"path": "src/a.rs", "range_type": "pages"}, "range_type must be one of"),
+            ]:
+                r = await s.call_tool("read_file", args)
+                assert r.is_error and expect in text_of(r), (args, text_of(r))
+
+            # Secrets are redacted in every tool's text.
+            r = await s.call_tool("read_file", {"path": "notes.txt"})
+            assert "AKIAIOSFODNN7EXAMPLE" not in json.dumps(r.structured_content), r.structured_content
+            r = await s.call_tool("search_text", {"query": "key"})
+            assert "AKIAIOSFODNN7EXAMPLE" not in text_of(r) and "[REDACTED]" in text_of(r), text_of(r)
+
+            # An unknown tool is a protocol error; the session goes on.
+            try:
+                await s.call_tool("delete_everything", {})
+            except Exception as e:  # McpError
+                assert "unknown tool" in str(e), e
+            else:
+                raise AssertionError("an unknown tool must be a protocol error")
+            r = await s.call_tool("search_text", {"query": "needle"})
+            assert not r.is_error
+
+
+def raw_server():
+    return subprocess.Popen([BIN, "--root", ROOT, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+
+def send(p, obj):
+    p.stdin.write((obj if isinstance(obj, str) else json.dumps(obj)) + "\n")
+    p.stdin.flush()
+
+
+def recv(p, want_id):
+    while True:
+        line = p.stdout.readline()
+        assert line, "the server closed its output"
+        msg = json.loads(line)
+        if msg.get("id") == want_id:
+            return msg
+
+
+def initialize(p):
+    send(p, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "0"}}})
+    assert recv(p, 1)["result"]["serverInfo"]["name"] == "sandgrep"
+    send(p, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def check_malformed_input():
+    p = raw_server()
+    initialize(p)
+    for junk in ["this is {not json", '{"foo": "bar"}', '{"jsonrpc": "2.0", "id": 7, "method": "tools/call"}',
+                 '{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": 5}}',
+                 '{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "search_text", "arguments": [1]}}',
+                 "[" * 10000]:
+        send(p, junk)
+    send(p, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "search_text", "arguments": {"query": "needle"}}})
+    r = recv(p, 2)
+    assert r["result"]["structuredContent"]["hits"], r
+    p.stdin.close()
+    assert p.wait(timeout=20) == 0
+
+
+def check_disconnect_mid_call():
+    p = raw_server()
+    initialize(p)
+    send(p, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "search_text", "arguments": {"query": "line", "root": "big"}}})
+    p.stdin.close()  # the client goes away while the call runs
+    start = time.time()
+    p.wait(timeout=60)
+    assert time.time() - start < 60
+
+
+asyncio.run(check_sdk())
+check_malformed_input()
+check_disconnect_mid_call()
+print("MCP CLIENT CHECKS PASSED")
