@@ -333,3 +333,21 @@ fn names_with_backslashes_and_colons_can_be_passed_back() {
         assert_eq!(run(t.path(), &["search", "needle", p]).status.code(), Some(0), "{p}");
     }
 }
+
+#[test]
+fn a_workspace_inside_a_git_repository_applies_its_gitignore_files() {
+    let repo = Tree::new();
+    repo.mkdir(".git");
+    repo.write("pkg/.gitignore", "build/\n").write("pkg/build/gen.txt", "needle\n").write("pkg/src.txt", "needle\n");
+    let out = run(&repo.path().join("pkg"), &["search", "needle"]);
+    assert_eq!(stdout(&out), "src.txt:1:1:needle\n");
+    let out = run(&repo.path().join("pkg"), &["ls"]);
+    assert_eq!(stdout(&out), "src.txt\n");
+}
+
+#[test]
+fn an_empty_pattern_matches_every_line_as_in_rg() {
+    let t = Tree::new();
+    t.write("a.txt", "one\ntwo\n");
+    assert_eq!(stdout(&run(t.path(), &["search", ""])), "a.txt:1:1:one\na.txt:2:1:two\n");
+}

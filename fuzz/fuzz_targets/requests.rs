@@ -61,7 +61,11 @@ fn opt<T>(flags: u16, n: u16, v: T) -> Option<T> {
 }
 
 fuzz_target!(|input: Input| {
-    let policy = Policy { redact: !bit(input.flags, 15), extra_deny: input.extra_deny.clone() };
+    let policy = Policy {
+        redact: !bit(input.flags, 15),
+        extra_deny: input.extra_deny.clone(),
+        inside_git_repository: bit(input.flags, 14),
+    };
     let Ok(ws) = Workspace::new(tree().path()).with_policy(&policy) else { return };
     let [n0, n1, n2, n3, n4, n5] = input.numbers;
     let f = input.flags;

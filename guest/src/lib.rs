@@ -47,18 +47,20 @@ pub struct Workspace {
     root: PathBuf,
     deny: deny::Denylist,
     redact: bool,
+    inside_git: bool,
 }
 
 impl Workspace {
     /// A workspace under the default policy: redaction on, the built-in
     /// denylist.
     pub fn new(root: impl AsRef<Path>) -> Workspace {
-        Workspace { root: root.as_ref().to_path_buf(), deny: deny::Denylist::default(), redact: true }
+        Workspace { root: root.as_ref().to_path_buf(), deny: deny::Denylist::default(), redact: true, inside_git: false }
     }
 
     pub fn with_policy(mut self, policy: &Policy) -> Result<Workspace, SearchError> {
         self.deny = deny::Denylist::new(&policy.extra_deny)?;
         self.redact = policy.redact;
+        self.inside_git = policy.inside_git_repository;
         Ok(self)
     }
 

@@ -108,9 +108,6 @@ impl TextQuery {
                 r.query.len()
             )));
         }
-        if r.query.is_empty() {
-            return Err(SearchError::InvalidArgument("query is empty".into()));
-        }
         check_count("paths", r.paths.len(), MAX_PATHS)?;
         check_count("include-globs", r.include_globs.len(), MAX_GLOBS)?;
         check_count("exclude-globs", r.exclude_globs.len(), MAX_GLOBS)?;
@@ -357,6 +354,5 @@ mod tests {
         let mut r = req("x");
         r.paths = vec![".".into(); MAX_PATHS + 1];
         assert!(TextQuery::from_request(r, &mut w).is_err());
-        assert!(TextQuery::from_request(req(""), &mut w).is_err());
     }
 }

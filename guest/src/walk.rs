@@ -136,10 +136,8 @@ impl<'a> Walker<'a> {
             .types(self.types.clone());
         if !opts.no_ignore {
             b.add_custom_ignore_filename(".rgignore");
-            if is_dir {
-                let git_above = self.add_parent_ignores(&mut b, rel);
-                b.require_git(!git_above);
-            }
+            let git_above = is_dir && self.add_parent_ignores(&mut b, rel);
+            b.require_git(!(git_above || self.ws.inside_git));
         }
         let follow = opts.follow_symlinks;
         b.sort_by_file_path(move |a, b| sibling_order(a, b, follow));
@@ -350,6 +348,10 @@ fn describe(ws: &Workspace, err: &ignore::Error) -> WalkError {
         ignore::Error::Loop { child, .. } => {
             WalkError { message: format!("{}: symbolic link loop", ws.rel_path(child)), unreadable: true }
         }
+        ignore::Error::Io(e) if e.to_string().contains("Illegal byte sequence") => WalkError {
+            message: "a file name that is not UTF-8 cannot be read inside the sandbox; the rest of its directory is missing".into(),
+            unreadable: true,
+        },
         ignore::Error::Io(e) => WalkError { message: plain_io_message(e), unreadable: true },
         other => WalkError { message: other.to_string(), unreadable: false },
     }

@@ -153,7 +153,12 @@ impl Sandbox {
         if !workspace.is_dir() {
             return Err(Error::Setup(format!("workspace {}: not a directory", given.display())));
         }
-        let guest_policy = GuestPolicy { redact: policy.redact, extra_deny: policy.extra_deny.clone() };
+        // Above the workspace is out of the component's sight: the host says
+        // whether it sits in a git repository, so `.gitignore` files apply as
+        // they do for rg run there.
+        let inside_git_repository = workspace.ancestors().skip(1).any(|a| a.join(".git").exists());
+        let guest_policy =
+            GuestPolicy { redact: policy.redact, extra_deny: policy.extra_deny.clone(), inside_git_repository };
         Ok(Sandbox { workspace, policy, guest_policy, runtime })
     }
 
