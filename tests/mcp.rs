@@ -29,6 +29,7 @@ fn the_python_sdk_drives_every_tool() {
         .arg(repo.join("tests/mcp_client.py"))
         .arg(env!("CARGO_BIN_EXE_sandgrep"))
         .arg(t.path())
+        .arg(env!("SANDGREP_RUNAWAY_WASM"))
         .env("SANDGREP_CACHE_DIR", PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache"))
         .output()
         .unwrap();

@@ -1,7 +1,8 @@
 """Drives `sandgrep mcp` with the official MCP Python SDK (a real client).
 
-Usage: python mcp_client.py SANDGREP_BINARY WORKSPACE
-The workspace is prepared by tests/mcp.rs. Exits non-zero on the first
+Usage: python mcp_client.py SANDGREP_BINARY WORKSPACE RUNAWAY_WASM
+The workspace is prepared by tests/mcp.rs; RUNAWAY_WASM is the hostile test
+build of the component (tests/runaway), whose search for "spin" never ends. Exits non-zero on the first
 failed check, printing what differed.
 """
 
@@ -14,7 +15,7 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-BIN, ROOT = sys.argv[1], sys.argv[2]
+BIN, ROOT, RUNAWAY = sys.argv[1], sys.argv[2], sys.argv[3]
 
 
 def text_of(result):
@@ -220,7 +221,22 @@ def check_disconnect_mid_call():
     assert time.time() - start < 60
 
 
+async def check_deadline():
+    """A call the host has to stop is a tool error; the server goes on."""
+    params = StdioServerParameters(command=BIN, args=["--root", ROOT, "--component", RUNAWAY, "mcp"])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            r = await s.call_tool("search_text", {"query": "spin", "timeout_ms": 100})
+            assert r.is_error and "host deadline" in text_of(r), text_of(r)
+            r = await s.call_tool("search_text", {"query": "alloc"})
+            assert r.is_error and "out of memory" in text_of(r), text_of(r)
+            r = await s.call_tool("search_text", {"query": "fine"})
+            assert not r.is_error, text_of(r)
+
+
 asyncio.run(check_sdk())
+asyncio.run(check_deadline())
 check_malformed_input()
 check_disconnect_mid_call()
 print("MCP CLIENT CHECKS PASSED")

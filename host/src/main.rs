@@ -26,6 +26,9 @@ struct Cli {
     /// Memory cap of the sandboxed instance (bytes, or with K, M, G suffix).
     #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<u64>,
+    /// Run another build of the sandgrep component instead of the embedded one.
+    #[arg(long, global = true, value_name = "FILE")]
+    component: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -272,7 +275,14 @@ fn run(cli: &Cli) -> io::Result<bool> {
     if let Some(limit) = cli.memory_limit {
         policy.memory_limit = usize::try_from(limit).unwrap_or(usize::MAX);
     }
-    let sandbox = Sandbox::open(&cli.root, policy).map_err(io::Error::other)?;
+    let sandbox = match &cli.component {
+        Some(file) => {
+            let wasm = std::fs::read(file).map_err(|e| io::Error::other(format!("{}: {e}", file.display())))?;
+            Sandbox::open_with_component(&cli.root, policy, &wasm)
+        }
+        None => Sandbox::open(&cli.root, policy),
+    }
+    .map_err(io::Error::other)?;
     if let Command::Mcp = cli.command {
         sandgrep::mcp::serve_stdio(sandbox)?;
         return Ok(true);

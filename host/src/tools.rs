@@ -87,7 +87,8 @@ list_files. When has_more is true, pass next_cursor as cursor for the next page.
                 "types": {"type": "array", "items": {"type": "string"}, "description": "ripgrep file types, e.g. [\"rust\", \"py\", \"ts\"]."},
                 "max_matches_per_file": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50},
                 "hidden": {"type": "boolean", "default": false, "description": "Search dotfiles and dot-directories."},
-                "no_ignore": {"type": "boolean", "default": false, "description": "Do not apply .gitignore/.ignore/.rgignore."}
+                "no_ignore": {"type": "boolean", "default": false, "description": "Do not apply .gitignore/.ignore/.rgignore."},
+                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 60000, "default": 10000, "description": "Return what was found after this long (timed_out: true; pass next_cursor to go on)."}
             },
             "required": ["query"]
         }),
@@ -235,6 +236,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
     r.max_matches_per_file = a.u32("max_matches_per_file")?;
     r.hidden = a.bool("hidden")?.unwrap_or(false);
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
+    r.timeout_ms = a.u32("timeout_ms")?;
     let response = sandbox.search_text(&r).map_err(ToolError::Failed)?;
 
     let mut text = Vec::new();
