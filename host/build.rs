@@ -37,9 +37,7 @@ fn main() {
     cmd.env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128");
     let status = cmd.status().expect("failed to run cargo for the guest");
     if !status.success() {
-        panic!(
-            "building the guest component failed; is the target installed? run: rustup target add wasm32-wasip2"
-        );
+        panic!("building the guest component failed; is the target installed? run: rustup target add wasm32-wasip2");
     }
     for (var, file) in [("SANDGREP_WASM", "sandgrep_guest.wasm"), ("SANDGREP_RUNAWAY_WASM", "sandgrep_runaway.wasm")] {
         let wasm = target_dir.join("wasm32-wasip2/release").join(file);

@@ -36,7 +36,9 @@ fn text_output_is_ripgreps_with_exit_codes() {
 fn regex_and_case_defaults_follow_rg_on_the_cli() {
     let t = Tree::new();
     t.write("a.txt", "Foo\nfoo\nf.o\n");
-    let count = |args: &[&str]| json(t.path(), &[&["search", "--json"][..], args].concat())["matches"].as_array().unwrap().len();
+    let count = |args: &[&str]| {
+        json(t.path(), &[&["search", "--json"][..], args].concat())["matches"].as_array().unwrap().len()
+    };
     assert_eq!(count(&["f.o"]), 2, "regex, case-sensitive by default");
     assert_eq!(count(&["-F", "f.o"]), 1);
     assert_eq!(count(&["-i", "foo"]), 2);
@@ -162,7 +164,10 @@ fn cursor_paging_yields_every_result_exactly_once_in_order() {
     // Skip paging agrees with the cursor.
     let mut got = Vec::new();
     for skip in (0..all.len()).step_by(9) {
-        got.extend(lines_of(&json(t.path(), &["search", "--json", "--max-results", "9", "--skip", &skip.to_string(), "foo"])));
+        got.extend(lines_of(&json(
+            t.path(),
+            &["search", "--json", "--max-results", "9", "--skip", &skip.to_string(), "foo"],
+        )));
     }
     assert_eq!(got, all);
 }
@@ -190,7 +195,8 @@ fn long_lines_come_back_as_a_window_around_the_match() {
     let text = m["text"].as_str().unwrap();
     assert!(text.len() <= 500 + 6, "{} bytes", text.len());
     assert!(text.starts_with('…') && text.ends_with('…'));
-    let (s, e) = (m["submatches"][0]["start"].as_u64().unwrap() as usize, m["submatches"][0]["end"].as_u64().unwrap() as usize);
+    let (s, e) =
+        (m["submatches"][0]["start"].as_u64().unwrap() as usize, m["submatches"][0]["end"].as_u64().unwrap() as usize);
     assert_eq!(&text[s..e], "NEEDLE");
     assert_eq!(m["column"], 50_001);
 }
@@ -219,7 +225,18 @@ fn a_timeout_returns_partial_results_and_a_cursor() {
 #[test]
 fn denylisted_files_are_never_searched() {
     let t = Tree::new();
-    for f in [".env", ".env.local", "id_rsa", "keys/server.pem", "a.key", ".ssh/config", ".aws/credentials", "secrets.yml", ".git/config", "ok.txt"] {
+    for f in [
+        ".env",
+        ".env.local",
+        "id_rsa",
+        "keys/server.pem",
+        "a.key",
+        ".ssh/config",
+        ".aws/credentials",
+        "secrets.yml",
+        ".git/config",
+        "ok.txt",
+    ] {
         t.write(f, "password=hunter2\n");
     }
     let v = json(t.path(), &["search", "--json", "--hidden", "--no-ignore", "hunter2"]);
@@ -279,7 +296,12 @@ fn a_late_nul_makes_a_file_binary_whatever_the_caps() {
     b.extend(vec![b'x'; 200_000]);
     b.extend(b"\nneedle 3\n\0\n");
     t.write("late.txt", b);
-    for args in [&["search", "needle"][..], &["search", "--max-results", "1", "needle"], &["search", "-l", "needle"], &["search", "-c", "-m", "1", "needle"]] {
+    for args in [
+        &["search", "needle"][..],
+        &["search", "--max-results", "1", "needle"],
+        &["search", "-l", "needle"],
+        &["search", "-c", "-m", "1", "needle"],
+    ] {
         let out = run(t.path(), args);
         assert_eq!((out.status.code(), stdout(&out).as_str()), (Some(1), ""), "{args:?}");
     }
@@ -315,7 +337,23 @@ fn a_page_stays_within_its_text_budget_and_memory() {
     t.write("wide.txt", wide);
     let v = json(
         t.path(),
-        &["--memory-limit", "64M", "search", "--json", "-C", "10", "--max-columns", "10000", "-m", "1000", "--max-results", "5000", "--max-filesize", "20M", "x"],
+        &[
+            "--memory-limit",
+            "64M",
+            "search",
+            "--json",
+            "-C",
+            "10",
+            "--max-columns",
+            "10000",
+            "-m",
+            "1000",
+            "--max-results",
+            "5000",
+            "--max-filesize",
+            "20M",
+            "x",
+        ],
     );
     assert_eq!(v["truncated"], true);
     assert!(v["next_cursor"].is_string());

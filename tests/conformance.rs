@@ -17,8 +17,27 @@ use crate::util::{json, Tree};
 const DENIED_GLOBS: &[&str] = &["!.git", "!.env", "!id_rsa", "!*.pem"];
 
 const WORDS: &[&str] = &[
-    "foo", "Foo", "FOO", "foobar", "bar", "needle", "Needle", "a.b", "axb", "fn", "let", "x123", "42",
-    "hello world", "über", "naïve", "foo_bar", "(foo)", "tab\there", "NEEDLE", "baz",
+    "foo",
+    "Foo",
+    "FOO",
+    "foobar",
+    "bar",
+    "needle",
+    "Needle",
+    "a.b",
+    "axb",
+    "fn",
+    "let",
+    "x123",
+    "42",
+    "hello world",
+    "über",
+    "naïve",
+    "foo_bar",
+    "(foo)",
+    "tab\there",
+    "NEEDLE",
+    "baz",
 ];
 
 /// A small deterministic generator (no dependency, same tree every run).
@@ -45,14 +64,42 @@ pub fn git_tree() -> Tree {
     let t = Tree::new();
     let mut g = Lcg(7);
     for f in [
-        "src/lib.rs", "src/main.rs", "src/parser.rs", "src/parser/mod.rs", "src/parser/expr.rs",
-        "lib/util.py", "web/app.js", "web/app.ts", "docs/README.md", "notes.txt", "data/config.json",
-        "build/out.rs", "app.log", "keep.log", "rootonly.txt", "sub/rootonly.txt", "sub/x.tmp",
-        "sub/important.tmp", "sub/deeper/secret_dir/f.txt", "sub/deeper/f.txt", "sub/deeper/g.rs",
-        "rgskip.txt", ".hidden.txt", ".config/settings.txt", "dir with space/file name.txt",
-        "ünïcode/ö.txt", "-dash.txt", "a.txt", "a/b.txt", "a-b/c.txt", "a0.txt",
+        "src/lib.rs",
+        "src/main.rs",
+        "src/parser.rs",
+        "src/parser/mod.rs",
+        "src/parser/expr.rs",
+        "lib/util.py",
+        "web/app.js",
+        "web/app.ts",
+        "docs/README.md",
+        "notes.txt",
+        "data/config.json",
+        "build/out.rs",
+        "app.log",
+        "keep.log",
+        "rootonly.txt",
+        "sub/rootonly.txt",
+        "sub/x.tmp",
+        "sub/important.tmp",
+        "sub/deeper/secret_dir/f.txt",
+        "sub/deeper/f.txt",
+        "sub/deeper/g.rs",
+        "rgskip.txt",
+        ".hidden.txt",
+        ".config/settings.txt",
+        "dir with space/file name.txt",
+        "ünïcode/ö.txt",
+        "-dash.txt",
+        "a.txt",
+        "a/b.txt",
+        "a-b/c.txt",
+        "a0.txt",
         // Denylisted: never read by sandgrep.
-        ".env", "id_rsa", "certs/server.pem", ".git/config",
+        ".env",
+        "id_rsa",
+        "certs/server.pem",
+        ".git/config",
     ] {
         t.write(f, g.text());
     }
@@ -225,7 +272,13 @@ fn check_tree(tree: &Tree, cases: &[&[&str]]) {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases differ from rg:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ from rg:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -242,22 +295,29 @@ fn hits_match_ripgrep_outside_git() {
 }
 
 fn rg_lines(root: &Path, args: &[&str]) -> BTreeSet<String> {
-    String::from_utf8(rg(root, args).stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.trim_start_matches("./").to_string())
-        .collect()
+    String::from_utf8(rg(root, args).stdout).unwrap().lines().map(|l| l.trim_start_matches("./").to_string()).collect()
 }
 
 #[test]
 fn files_and_counts_match_ripgrep() {
     let tree = git_tree();
-    for case in [&["foo"][..], &["-i", "needle"], &["-w", "bar", "src", "sub"], &["--hidden", "-t", "txt", "foo"], &["-U", "foo"], &["-U", "foo\\s+needle"]] {
+    for case in [
+        &["foo"][..],
+        &["-i", "needle"],
+        &["-w", "bar", "src", "sub"],
+        &["--hidden", "-t", "txt", "foo"],
+        &["-U", "foo"],
+        &["-U", "foo\\s+needle"],
+    ] {
         let mut args = vec!["search", "-l"];
         args.extend_from_slice(&UNCAPPED[..5]);
         args.extend_from_slice(case);
-        let got: BTreeSet<String> =
-            json(tree.path(), &args)["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+        let got: BTreeSet<String> = json(tree.path(), &args)["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect();
         let mut rg_args = vec!["-l"];
         rg_args.extend_from_slice(case);
         assert_eq!(got, rg_lines(tree.path(), &rg_args), "-l {case:?}");

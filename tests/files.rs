@@ -54,8 +54,11 @@ fn listing_equals_rg_files() {
         // A subdirectory gets its parents' ignore rules, as with rg.
         if tree.path().join("sub").exists() {
             let got: BTreeSet<String> = ls_paths(tree.path(), &["sub"]).into_iter().collect();
-            let want: BTreeSet<String> =
-                String::from_utf8(rg(tree.path(), &["--files", "sub"]).stdout).unwrap().lines().map(str::to_string).collect();
+            let want: BTreeSet<String> = String::from_utf8(rg(tree.path(), &["--files", "sub"]).stdout)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect();
             assert_eq!(got, want);
         }
     }
@@ -130,7 +133,14 @@ fn sed(root: &Path, file: &str, start: u64, count: u64) -> Vec<u8> {
 fn dd(root: &Path, file: &str, offset: u64, count: u64) -> Vec<u8> {
     Command::new("dd")
         .current_dir(root)
-        .args([&format!("if={file}"), "bs=65536", "iflag=skip_bytes,count_bytes", &format!("skip={offset}"), &format!("count={count}"), "status=none"])
+        .args([
+            &format!("if={file}"),
+            "bs=65536",
+            "iflag=skip_bytes,count_bytes",
+            &format!("skip={offset}"),
+            &format!("count={count}"),
+            "status=none",
+        ])
         .output()
         .unwrap()
         .stdout
@@ -148,12 +158,29 @@ fn read_ranges_equal_sed_and_dd() {
         let size = std::fs::metadata(t.path().join(file)).unwrap().len();
         for (start, count) in [(1, 1), (1, 2), (2, 3), (3, 1), (4, 10), (499, 5), (600, 3), (1, 5000)] {
             let v = read_json(t.path(), file, &["--lines", &format!("{start}:{count}")]);
-            assert_eq!(v["content"].as_str().unwrap().as_bytes(), sed(t.path(), file, start, count), "{file} lines {start}:{count}");
+            assert_eq!(
+                v["content"].as_str().unwrap().as_bytes(),
+                sed(t.path(), file, start, count),
+                "{file} lines {start}:{count}"
+            );
             assert_eq!(v["total_bytes"], size);
         }
-        for (offset, count) in [(0, 1), (0, 65536), (1, 3), (5, 100), (size.saturating_sub(1), 10), (size, 5), (size + 10, 5), (1000, 1 << 20)] {
+        for (offset, count) in [
+            (0, 1),
+            (0, 65536),
+            (1, 3),
+            (5, 100),
+            (size.saturating_sub(1), 10),
+            (size, 5),
+            (size + 10, 5),
+            (1000, 1 << 20),
+        ] {
             let v = read_json(t.path(), file, &["--bytes", &format!("{offset}:{count}")]);
-            assert_eq!(v["content"].as_str().unwrap().as_bytes(), dd(t.path(), file, offset, count), "{file} bytes {offset}:{count}");
+            assert_eq!(
+                v["content"].as_str().unwrap().as_bytes(),
+                dd(t.path(), file, offset, count),
+                "{file} bytes {offset}:{count}"
+            );
             let end = (offset + count).min(size);
             assert_eq!(v["is_truncated"], end < size && offset < size, "{file} bytes {offset}:{count}");
         }

@@ -65,12 +65,9 @@ impl Setup {
 
 /// Every operation on a path the caller names: all must fail without leaking.
 fn every_op_refuses(ws: &Path, path: &str, expect: &str) {
-    for args in [
-        vec!["read", path],
-        vec!["ls", path],
-        vec!["search", "hello", path],
-        vec!["search", "-L", "hello", path],
-    ] {
+    for args in
+        [vec!["read", path], vec!["ls", path], vec!["search", "hello", path], vec!["search", "-L", "hello", path]]
+    {
         let out = quick(ws, &args);
         assert_eq!(out.status.code(), Some(2), "{args:?} must fail: {}", stdout(&out));
         assert!(stderr(&out).contains(expect), "{args:?}: {}", stderr(&out));
@@ -81,7 +78,14 @@ fn every_op_refuses(ws: &Path, path: &str, expect: &str) {
 #[test]
 fn traversal_with_dot_dot() {
     let s = Setup::new();
-    for p in ["..", "../outside.txt", "../ws_evil/secret.txt", "a/./b/../../..", "inside.txt/../../outside.txt", "./../ws/../outside.txt"] {
+    for p in [
+        "..",
+        "../outside.txt",
+        "../ws_evil/secret.txt",
+        "a/./b/../../..",
+        "inside.txt/../../outside.txt",
+        "./../ws/../outside.txt",
+    ] {
         every_op_refuses(&s.ws(), p, "outside the workspace");
     }
 }
@@ -104,7 +108,15 @@ fn percent_encoded_traversal_is_just_a_name() {
 fn absolute_and_windows_paths() {
     let s = Setup::new();
     let abs = s.parent.path().join("outside.txt");
-    for p in [abs.to_str().unwrap(), "/etc/passwd", "/", "C:\\Windows\\win.ini", "c:/x", "\\\\server\\share\\x", "\\etc\\passwd"] {
+    for p in [
+        abs.to_str().unwrap(),
+        "/etc/passwd",
+        "/",
+        "C:\\Windows\\win.ini",
+        "c:/x",
+        "\\\\server\\share\\x",
+        "\\etc\\passwd",
+    ] {
         every_op_refuses(&s.ws(), p, "outside the workspace");
     }
 }
@@ -160,7 +172,10 @@ fn symlinks_inside_work_and_loops_end() {
     symlink(".", t.path().join("real/dot")).unwrap();
     symlink("nowhere", t.path().join("dangling")).unwrap();
     let out = quick(t.path(), &["search", "-L", "needle"]);
-    assert_eq!(stdout(&out), "chain:1:1:needle\nchain2:1:1:needle\nlink-dir/a.txt:1:1:needle\nlink-file:1:1:needle\nreal/a.txt:1:1:needle\n");
+    assert_eq!(
+        stdout(&out),
+        "chain:1:1:needle\nchain2:1:1:needle\nlink-dir/a.txt:1:1:needle\nlink-file:1:1:needle\nreal/a.txt:1:1:needle\n"
+    );
     assert!(stderr(&out).contains("could not be read"), "{}", stderr(&out));
     assert_eq!(stdout(&quick(t.path(), &["read", "chain2"])), "needle\n");
     for p in ["loop-a", "self"] {
@@ -405,7 +420,16 @@ fn cursor_tampering() {
 #[test]
 fn denylisted_files_in_every_operation() {
     let t = Tree::new();
-    for f in [".env", ".ENV.local", "deploy/Server.PEM", "id_RSA", ".git/config", ".Ssh/config", ".aws/Credentials", "x/secrets.yml"] {
+    for f in [
+        ".env",
+        ".ENV.local",
+        "deploy/Server.PEM",
+        "id_RSA",
+        ".git/config",
+        ".Ssh/config",
+        ".aws/Credentials",
+        "x/secrets.yml",
+    ] {
         t.write(f, "hello secret\n");
     }
     t.write("ok.txt", "hello ok\n");
@@ -417,7 +441,18 @@ fn denylisted_files_in_every_operation() {
     assert!(v["stats"]["skipped"]["denied"].as_u64().unwrap() >= 10, "{}", v["stats"]);
     let listed = stdout(&quick(t.path(), &["ls", "--hidden", "--no-ignore", "--dirs"]));
     assert!(!listed.to_lowercase().contains("env") && !listed.contains("PEM") && !listed.contains(".git/"), "{listed}");
-    for p in [".env", ".ENV.local", "deploy/server.pem", "deploy/Server.PEM", "id_RSA", ".git/config", ".Ssh/config", ".aws/Credentials", "innocent.txt", "gitlink/config"] {
+    for p in [
+        ".env",
+        ".ENV.local",
+        "deploy/server.pem",
+        "deploy/Server.PEM",
+        "id_RSA",
+        ".git/config",
+        ".Ssh/config",
+        ".aws/Credentials",
+        "innocent.txt",
+        "gitlink/config",
+    ] {
         for args in [vec!["read", p], vec!["search", "hello", p], vec!["ls", p]] {
             let out = quick(t.path(), &args);
             assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -497,7 +532,9 @@ fn a_runaway_call_is_stopped_and_the_next_one_works() {
         deadline_grace: Duration::from_millis(300),
         ..sandgrep::Policy::default()
     };
-    let runaway = sandgrep::Sandbox::open_with_component(t.path(), policy.clone(), include_bytes!(env!("SANDGREP_RUNAWAY_WASM"))).unwrap();
+    let runaway =
+        sandgrep::Sandbox::open_with_component(t.path(), policy.clone(), include_bytes!(env!("SANDGREP_RUNAWAY_WASM")))
+            .unwrap();
     let real = sandgrep::Sandbox::open(t.path(), policy).unwrap();
     let call = |query: &str| {
         let mut r = sandgrep::SearchTextRequest::new(query);

@@ -88,7 +88,10 @@ fn content_output_has_the_documented_shape() {
     assert_eq!(m.text, "let x = foo(foo);");
     let spans: Vec<&str> = m.submatches.iter().map(|s| &m.text[s.start..s.end]).collect();
     assert_eq!(spans, ["foo", "foo"]);
-    assert_eq!((m.context_before.as_slice(), m.context_after.as_slice()), (&["one".to_string()][..], &["three".to_string()][..]));
+    assert_eq!(
+        (m.context_before.as_slice(), m.context_after.as_slice()),
+        (&["one".to_string()][..], &["three".to_string()][..])
+    );
     assert!(r.files.is_empty() && !r.truncated && !r.timed_out && r.next_cursor.is_none());
     assert_eq!((r.stats.files_scanned, r.stats.files_matched, r.stats.matches_returned), (1, 1, 1));
     assert_eq!(r.stats.bytes_searched, 28);

@@ -35,5 +35,8 @@ fn the_python_sdk_drives_every_tool() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stdout.contains("MCP CLIENT CHECKS PASSED"), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        out.status.success() && stdout.contains("MCP CLIENT CHECKS PASSED"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
 }

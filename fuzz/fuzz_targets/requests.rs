@@ -86,7 +86,11 @@ fuzz_target!(|input: Input| {
                 follow_symlinks: bit(f, 8),
                 context_before: opt(f, 9, n1 % 16),
                 context_after: opt(f, 9, n2 % 16),
-                output: opt(f, 10, [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count][n0 as usize % 3]),
+                output: opt(
+                    f,
+                    10,
+                    [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count][n0 as usize % 3],
+                ),
                 max_results: opt(f, 11, n3),
                 max_matches_per_file: opt(f, 11, n4),
                 max_columns: opt(f, 12, n5),

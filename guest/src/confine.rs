@@ -16,10 +16,7 @@ use crate::{SearchError, Workspace};
 /// the POSIX filesystems sandgrep runs on.
 pub fn normalize(path: &str) -> Result<String, SearchError> {
     if path.contains('\0') {
-        return Err(SearchError::InvalidArgument(format!(
-            "path {:?} contains a NUL byte",
-            path.replace('\0', "\\0")
-        )));
+        return Err(SearchError::InvalidArgument(format!("path {:?} contains a NUL byte", path.replace('\0', "\\0"))));
     }
     let outside = || SearchError::OutsideWorkspace(path.to_string());
     let bytes = path.as_bytes();
@@ -125,11 +122,20 @@ mod tests {
 
     #[test]
     fn escapes_are_refused() {
-        for p in ["..", "../x", "a/../../x", "/etc/passwd", "/", "\\\\server\\share", "C:\\x", "c:/x", "C:", "..\\x", "a\\..\\..\\x"] {
-            assert!(
-                matches!(normalize(p), Err(SearchError::OutsideWorkspace(_))),
-                "{p} was not refused"
-            );
+        for p in [
+            "..",
+            "../x",
+            "a/../../x",
+            "/etc/passwd",
+            "/",
+            "\\\\server\\share",
+            "C:\\x",
+            "c:/x",
+            "C:",
+            "..\\x",
+            "a\\..\\..\\x",
+        ] {
+            assert!(matches!(normalize(p), Err(SearchError::OutsideWorkspace(_))), "{p} was not refused");
         }
         assert!(matches!(normalize("a\0b"), Err(SearchError::InvalidArgument(_))));
     }

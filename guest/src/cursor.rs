@@ -51,7 +51,8 @@ pub fn decode(stream_key: &str, cursor: &str) -> Result<Position, SearchError> {
     let fp = u64::from_str_radix(fp, 16).map_err(|_| malformed())?;
     if fp != fingerprint(stream_key) {
         return Err(SearchError::InvalidArgument(
-            "cursor belongs to a different request; repeat the request that returned it, changing only paging fields".into(),
+            "cursor belongs to a different request; repeat the request that returned it, changing only paging fields"
+                .into(),
         ));
     }
     let line = u64::from_str_radix(line, 16).map_err(|_| malformed())?;

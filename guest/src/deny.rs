@@ -39,7 +39,10 @@ impl Denylist {
     /// it, is denied.
     pub fn path_denied(&self, rel: &str, is_dir: bool) -> bool {
         path_is_denied(rel)
-            || self.extra.as_ref().is_some_and(|gi| rel != "." && gi.matched_path_or_any_parents(rel, is_dir).is_ignore())
+            || self
+                .extra
+                .as_ref()
+                .is_some_and(|gi| rel != "." && gi.matched_path_or_any_parents(rel, is_dir).is_ignore())
     }
 }
 
@@ -49,10 +52,8 @@ fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
     let n = name.to_ascii_lowercase();
     let prefix = |p: &str| n.starts_with(p);
     let suffix = |s: &str| n.ends_with(s);
-    matches!(
-        n.as_str(),
-        ".git" | ".ssh" | ".env" | ".netrc" | ".npmrc" | ".pypirc" | "secrets.yml"
-    ) || prefix(".env.")
+    matches!(n.as_str(), ".git" | ".ssh" | ".env" | ".netrc" | ".npmrc" | ".pypirc" | "secrets.yml")
+        || prefix(".env.")
         || [".pem", ".key", ".p12", ".pfx", ".kdbx"].iter().any(|s| suffix(s))
         || ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"].iter().any(|p| prefix(p))
         || (n == "credentials" && parent.is_some_and(|p| p.eq_ignore_ascii_case(".aws")))
@@ -77,10 +78,30 @@ mod tests {
     #[test]
     fn the_contract_list() {
         for p in [
-            ".git", ".git/HEAD", "sub/.GIT/config", ".env", ".env.local", "a/.Env.production",
-            "server.pem", "tls/KEY.PEM", "x.key", "cert.p12", "c.pfx", "id_rsa", "id_rsa.pub",
-            ".ssh/known_hosts", "home/id_ed25519", "id_ecdsa", "id_dsa", ".aws/credentials",
-            ".netrc", ".npmrc", ".pypirc", "config/secrets.yml", "vault.kdbx", ".key",
+            ".git",
+            ".git/HEAD",
+            "sub/.GIT/config",
+            ".env",
+            ".env.local",
+            "a/.Env.production",
+            "server.pem",
+            "tls/KEY.PEM",
+            "x.key",
+            "cert.p12",
+            "c.pfx",
+            "id_rsa",
+            "id_rsa.pub",
+            ".ssh/known_hosts",
+            "home/id_ed25519",
+            "id_ecdsa",
+            "id_dsa",
+            ".aws/credentials",
+            ".netrc",
+            ".npmrc",
+            ".pypirc",
+            "config/secrets.yml",
+            "vault.kdbx",
+            ".key",
         ] {
             assert!(path_is_denied(p), "{p} should be denied");
         }
@@ -100,9 +121,18 @@ mod tests {
     #[test]
     fn near_misses_are_allowed() {
         for p in [
-            "environment.rs", ".envrc", "src/key.rs", "keyboard.key.rs", "aws/credentials",
-            "credentials", "gitignore", ".gitignore", "secrets.yaml.example", "pem",
-            "monkey", "docs/id_rsa_howto.md.txt",
+            "environment.rs",
+            ".envrc",
+            "src/key.rs",
+            "keyboard.key.rs",
+            "aws/credentials",
+            "credentials",
+            "gitignore",
+            ".gitignore",
+            "secrets.yaml.example",
+            "pem",
+            "monkey",
+            "docs/id_rsa_howto.md.txt",
         ] {
             // "docs/id_rsa_howto…" starts with id_rsa: denied by the contract.
             let expected = p.starts_with("docs/id_rsa");

@@ -19,21 +19,20 @@ mod bindings {
 mod confine;
 mod cursor;
 mod deny;
-mod redact;
 mod list;
 mod read;
+mod redact;
 mod request;
 mod search;
 mod shape;
 mod sink;
 mod walk;
 
-pub use bindings::exports::sandgrep::search::search::{
-    CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch,
-    TextMatch,
-};
 pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
+};
+pub use bindings::exports::sandgrep::search::search::{
+    CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
@@ -54,7 +53,12 @@ impl Workspace {
     /// A workspace under the default policy: redaction on, the built-in
     /// denylist.
     pub fn new(root: impl AsRef<Path>) -> Workspace {
-        Workspace { root: root.as_ref().to_path_buf(), deny: deny::Denylist::default(), redact: true, inside_git: false }
+        Workspace {
+            root: root.as_ref().to_path_buf(),
+            deny: deny::Denylist::default(),
+            redact: true,
+            inside_git: false,
+        }
     }
 
     pub fn with_policy(mut self, policy: &Policy) -> Result<Workspace, SearchError> {

@@ -40,7 +40,8 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
                 continue;
             }
         };
-        let listed = entry.is_file || (entry.is_dir && q.include_dirs && entry.rel != root.rel && walker.dir_selected(&entry.path));
+        let listed = entry.is_file
+            || (entry.is_dir && q.include_dirs && entry.rel != root.rel && walker.dir_selected(&entry.path));
         if !listed {
             continue;
         }
@@ -168,10 +169,18 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 29);
-        let all = paths(&ws.list_files({ let mut q = req(); q.include_dirs = true; q.max_results = Some(100); q }).unwrap())
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>();
+        let all = paths(
+            &ws.list_files({
+                let mut q = req();
+                q.include_dirs = true;
+                q.max_results = Some(100);
+                q
+            })
+            .unwrap(),
+        )
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>();
         assert_eq!(seen, all);
     }
 }

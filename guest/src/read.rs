@@ -8,8 +8,8 @@ use std::path::Path;
 
 use encoding_rs_io::DecodeReaderBytesBuilder;
 
-use crate::request::{ReadPlan, MAX_READ_LINES_BYTES};
 use crate::redact;
+use crate::request::{ReadPlan, MAX_READ_LINES_BYTES};
 use crate::walk::io_error;
 use crate::{RangeType, ReadFileRequest, ReadFileResponse, ReadRange, SearchError, Workspace};
 
@@ -197,7 +197,13 @@ fn read_lines(file: impl Read, start: u64, max: u64, warnings: &mut Vec<String>)
                 warnings.push(format!(
                     "line {line} is longer than {MAX_READ_LINES_BYTES} bytes and was cut; read the rest as bytes from offset {offset}"
                 ));
-                return Ok(Chunk { start: first, content, next_offset: Some(offset), next_line: Some(line + 1), total_lines: None });
+                return Ok(Chunk {
+                    start: first,
+                    content,
+                    next_offset: Some(offset),
+                    next_line: Some(line + 1),
+                    total_lines: None,
+                });
             }
             content.extend_from_slice(&buf[..n]);
         }
@@ -237,7 +243,14 @@ mod tests {
     }
 
     fn req(path: &str) -> ReadFileRequest {
-        ReadFileRequest { path: path.into(), range_type: None, offset_bytes: None, max_bytes: None, start_line: None, max_lines: None }
+        ReadFileRequest {
+            path: path.into(),
+            range_type: None,
+            offset_bytes: None,
+            max_bytes: None,
+            start_line: None,
+            max_lines: None,
+        }
     }
 
     fn lines(ws: &Workspace, path: &str, start: u64, max: u64) -> ReadFileResponse {
@@ -289,7 +302,9 @@ mod tests {
     fn secrets_cut_by_a_range_edge_stay_hidden() {
         let (_d, ws) = ws_with(&[("cfg.txt", b"aws = AKIAIOSFODNN7EXAMPLE\ntoken: x\n")]);
         for (offset, max) in [(0, 16), (16, 30), (8, 10), (0, 100), (6, 20)] {
-            let r = ws.read_file(ReadFileRequest { offset_bytes: Some(offset), max_bytes: Some(max), ..req("cfg.txt") }).unwrap();
+            let r = ws
+                .read_file(ReadFileRequest { offset_bytes: Some(offset), max_bytes: Some(max), ..req("cfg.txt") })
+                .unwrap();
             for piece in ["AKIA", "IOSF", "ODNN", "7EXA", "MPLE"] {
                 assert!(!r.content.contains(piece), "{offset}:{max} shows {piece}: {:?}", r.content);
             }

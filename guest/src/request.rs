@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use crate::{CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, SearchError, SearchTextRequest};
+use crate::{
+    CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, SearchError, SearchTextRequest,
+};
 
 pub const MAX_QUERY_BYTES: usize = 64 * 1024;
 pub const MAX_PATHS: usize = 256;
@@ -93,9 +95,7 @@ where
 
 fn check_count(name: &str, len: usize, max: usize) -> Result<(), SearchError> {
     if len > max {
-        return Err(SearchError::InvalidArgument(format!(
-            "{name}: {len} given, at most {max} allowed"
-        )));
+        return Err(SearchError::InvalidArgument(format!("{name}: {len} given, at most {max} allowed")));
     }
     Ok(())
 }
@@ -142,8 +142,14 @@ impl TextQuery {
             output,
             max_results: clamp("max-results", r.max_results, DEFAULT_MAX_RESULTS, 1, MAX_RESULTS, warnings) as usize,
             per_file,
-            max_columns: clamp("max-columns", r.max_columns, DEFAULT_MAX_COLUMNS, MIN_MAX_COLUMNS, MAX_MAX_COLUMNS, warnings)
-                as usize,
+            max_columns: clamp(
+                "max-columns",
+                r.max_columns,
+                DEFAULT_MAX_COLUMNS,
+                MIN_MAX_COLUMNS,
+                MAX_MAX_COLUMNS,
+                warnings,
+            ) as usize,
             max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_MAX_FILESIZE, 0, MAX_MAX_FILESIZE, warnings),
             timeout: Duration::from_millis(
                 clamp("timeout-ms", r.timeout_ms, DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, warnings).into(),
@@ -202,7 +208,8 @@ impl ListQuery {
             },
             include_dirs: r.include_dirs,
             include_metadata: r.include_metadata,
-            max_results: clamp("max-results", r.max_results, DEFAULT_LIST_RESULTS, 1, MAX_LIST_RESULTS, warnings) as usize,
+            max_results: clamp("max-results", r.max_results, DEFAULT_LIST_RESULTS, 1, MAX_LIST_RESULTS, warnings)
+                as usize,
             skip: r.skip.unwrap_or(0).into(),
             cursor: r.cursor,
         })
@@ -342,7 +349,14 @@ mod tests {
         assert!(read(Some(1), None, Some(RangeType::Lines)).is_err());
         assert!(read(None, Some(1), Some(RangeType::Bytes)).is_err());
         let mut w = vec![];
-        let r = ReadFileRequest { path: "x".into(), range_type: None, offset_bytes: None, max_bytes: Some(u64::MAX), start_line: None, max_lines: None };
+        let r = ReadFileRequest {
+            path: "x".into(),
+            range_type: None,
+            offset_bytes: None,
+            max_bytes: Some(u64::MAX),
+            start_line: None,
+            max_lines: None,
+        };
         assert_eq!(ReadPlan::from_request(&r, &mut w).unwrap(), ReadPlan::Bytes { offset: 0, max: MAX_READ_BYTES });
         assert_eq!(w.len(), 1);
     }

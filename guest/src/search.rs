@@ -87,7 +87,8 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
 /// (UTF-16 files, transcoded before searching, are full of them: not binary.)
 fn nul_in_rest(path: &std::path::Path, mut file: File) -> bool {
     let mut head = [0u8; 2];
-    let utf16 = File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF]);
+    let utf16 = File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok()
+        && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF]);
     if utf16 {
         return false;
     }
@@ -228,7 +229,13 @@ impl<'q> Page<'q> {
             OutputMode::Content => per_file_left.min(self.wanted()),
             // A file is one result: found or not, and how many lines.
             OutputMode::FilesWithMatches => self.wanted().min(1),
-            OutputMode::Count => if self.wanted() == 0 { 0 } else { per_file_left },
+            OutputMode::Count => {
+                if self.wanted() == 0 {
+                    0
+                } else {
+                    per_file_left
+                }
+            }
         };
         let budget = MAX_OUTPUT_BYTES.saturating_sub(self.text_bytes);
         let mut sink = FileSink::new(cfg, rel, path, min_line, limit, deadline, budget);
@@ -247,7 +254,9 @@ impl<'q> Page<'q> {
         }
         // A search that stopped early has not seen the rest of the file: a
         // NUL there still makes it binary, whatever the page size.
-        if r.binary || (r.more || r.count > 0 && self.q.output == OutputMode::FilesWithMatches) && nul_in_rest(path, file) {
+        if r.binary
+            || (r.more || r.count > 0 && self.q.output == OutputMode::FilesWithMatches) && nul_in_rest(path, file)
+        {
             self.stats.skipped.binary += 1;
             return;
         }
@@ -269,8 +278,8 @@ impl<'q> Page<'q> {
                         self.skip_left -= 1;
                         continue;
                     }
-                    self.text_bytes += m.text.len()
-                        + m.context_before.iter().chain(&m.context_after).map(String::len).sum::<usize>();
+                    self.text_bytes +=
+                        m.text.len() + m.context_before.iter().chain(&m.context_after).map(String::len).sum::<usize>();
                     self.resp.matches.push(m);
                     self.returned += 1;
                     if self.text_bytes > MAX_OUTPUT_BYTES {
@@ -345,7 +354,11 @@ impl<'q> Page<'q> {
             &self.too_long,
         );
         if let Some(cap) = self.q.per_file {
-            named_warning(w, &format!("file(s) had more than {cap} matching lines (max-matches-per-file)"), &self.capped_files);
+            named_warning(
+                w,
+                &format!("file(s) had more than {cap} matching lines (max-matches-per-file)"),
+                &self.capped_files,
+            );
         }
         if self.timed_out {
             w.push(format!("timed out after {} ms: partial results", self.q.timeout.as_millis()));

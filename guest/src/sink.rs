@@ -74,7 +74,18 @@ impl<'a, 'm> FileSink<'a, 'm> {
         deadline: Option<Instant>,
         budget: usize,
     ) -> FileSink<'a, 'm> {
-        FileSink { cfg, path, fs_path, min_line, limit, deadline, budget, recent: VecDeque::new(), owed: Vec::new(), results: FileResults::default() }
+        FileSink {
+            cfg,
+            path,
+            fs_path,
+            min_line,
+            limit,
+            deadline,
+            budget,
+            recent: VecDeque::new(),
+            owed: Vec::new(),
+            results: FileResults::default(),
+        }
     }
 
     /// `bytes` (starting at byte `offset` of the file) with secrets redacted,

@@ -189,7 +189,9 @@ impl<'a> Walker<'a> {
                 }
                 Some(Ok(Followed::Dir(self.build(rel, true, after))))
             }
-            Ok(m) if m.is_file() => Some(Ok(Followed::File(Entry { rel: rel.to_string(), path, is_file: true, is_dir: false }))),
+            Ok(m) if m.is_file() => {
+                Some(Ok(Followed::File(Entry { rel: rel.to_string(), path, is_file: true, is_dir: false })))
+            }
             Ok(_) => None,
             Err(e) => err(crate::error_message(&io_error(rel, &e))),
         }
@@ -349,7 +351,9 @@ fn describe(ws: &Workspace, err: &ignore::Error) -> WalkError {
             WalkError { message: format!("{}: symbolic link loop", ws.rel_path(child)), unreadable: true }
         }
         ignore::Error::Io(e) if e.to_string().contains("Illegal byte sequence") => WalkError {
-            message: "a file name that is not UTF-8 cannot be read inside the sandbox; the rest of its directory is missing".into(),
+            message:
+                "a file name that is not UTF-8 cannot be read inside the sandbox; the rest of its directory is missing"
+                    .into(),
             unreadable: true,
         },
         ignore::Error::Io(e) => WalkError { message: plain_io_message(e), unreadable: true },

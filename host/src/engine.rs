@@ -65,10 +65,7 @@ pub(crate) struct Runtime {
 /// The process-wide runtime of the embedded component, set up on first use.
 pub(crate) fn runtime() -> Result<Arc<Runtime>, Error> {
     static RUNTIME: OnceLock<Result<Arc<Runtime>, String>> = OnceLock::new();
-    RUNTIME
-        .get_or_init(|| Runtime::new(WASM).map(Arc::new).map_err(|e| format!("{e:#}")))
-        .clone()
-        .map_err(Error::Setup)
+    RUNTIME.get_or_init(|| Runtime::new(WASM).map(Arc::new).map_err(|e| format!("{e:#}"))).clone().map_err(Error::Setup)
 }
 
 impl Runtime {

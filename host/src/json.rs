@@ -30,7 +30,13 @@ mod tests {
             range: ReadRange,
         }
         let r = R {
-            range: ReadRange { range_type: RangeType::Lines, offset_bytes: None, max_bytes: None, start_line: Some(1), max_lines: Some(2) },
+            range: ReadRange {
+                range_type: RangeType::Lines,
+                offset_bytes: None,
+                max_bytes: None,
+                start_line: Some(1),
+                max_lines: Some(2),
+            },
         };
         assert_eq!(to_value(&r)["range"]["range_type"], "lines");
     }

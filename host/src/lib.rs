@@ -37,14 +37,14 @@ pub(crate) mod bindings {
     });
 }
 
-pub use bindings::exports::sandgrep::search::search::{
-    CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
-};
 pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
-pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
+pub use bindings::exports::sandgrep::search::search::{
+    CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+};
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
+pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
 
 /// The guest's own timeout is at most this; the host deadline sits behind it.
 const MAX_GUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -68,12 +68,7 @@ pub struct Policy {
 
 impl Default for Policy {
     fn default() -> Policy {
-        Policy {
-            redact: true,
-            extra_deny: Vec::new(),
-            memory_limit: 512 << 20,
-            deadline_grace: Duration::from_secs(5),
-        }
+        Policy { redact: true, extra_deny: Vec::new(), memory_limit: 512 << 20, deadline_grace: Duration::from_secs(5) }
     }
 }
 
@@ -146,10 +141,14 @@ impl Sandbox {
         Sandbox::with_runtime(workspace, policy, Arc::new(runtime))
     }
 
-    fn with_runtime(workspace: impl AsRef<Path>, policy: Policy, runtime: Arc<engine::Runtime>) -> Result<Sandbox, Error> {
+    fn with_runtime(
+        workspace: impl AsRef<Path>,
+        policy: Policy,
+        runtime: Arc<engine::Runtime>,
+    ) -> Result<Sandbox, Error> {
         let given = workspace.as_ref();
-        let workspace = std::fs::canonicalize(given)
-            .map_err(|e| Error::Setup(format!("workspace {}: {e}", given.display())))?;
+        let workspace =
+            std::fs::canonicalize(given).map_err(|e| Error::Setup(format!("workspace {}: {e}", given.display())))?;
         if !workspace.is_dir() {
             return Err(Error::Setup(format!("workspace {}: not a directory", given.display())));
         }

@@ -102,7 +102,11 @@ struct ReadArgs {
 fn parse_range(s: &str) -> Result<(u64, Option<u64>), String> {
     let (a, b) = s.split_once(':').unwrap_or((s, ""));
     let a = a.parse().map_err(|_| format!("invalid range {s:?}: expected START:COUNT"))?;
-    let b = if b.is_empty() { None } else { Some(b.parse().map_err(|_| format!("invalid range {s:?}: expected START:COUNT"))?) };
+    let b = if b.is_empty() {
+        None
+    } else {
+        Some(b.parse().map_err(|_| format!("invalid range {s:?}: expected START:COUNT"))?)
+    };
     Ok((a, b))
 }
 
@@ -367,4 +371,3 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     }
     Ok(!response.matches.is_empty() || !response.files.is_empty())
 }
-

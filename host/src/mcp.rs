@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -51,7 +51,8 @@ impl ServerHandler for McpServer {
         let tools = tools::definitions()
             .into_iter()
             .map(|d| {
-                let mut t = Tool::new(d.name, d.description, object(d.input_schema)).with_raw_output_schema(object(d.output_schema));
+                let mut t = Tool::new(d.name, d.description, object(d.input_schema))
+                    .with_raw_output_schema(object(d.output_schema));
                 t.title = Some(d.title.into());
                 t
             })

@@ -46,7 +46,9 @@ pub enum ToolError {
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ToolError::UnknownTool(n) => write!(f, "unknown tool {n:?}: the tools are search_text, list_files, read_file"),
+            ToolError::UnknownTool(n) => {
+                write!(f, "unknown tool {n:?}: the tools are search_text, list_files, read_file")
+            }
             ToolError::Arguments(m) => write!(f, "invalid arguments: {m}"),
             ToolError::Failed(e) => write!(f, "{e}"),
         }
@@ -214,7 +216,8 @@ pub fn call(sandbox: &Sandbox, name: &str, args: &Map<String, Value>) -> Result<
 }
 
 fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
-    let query = a.string("query")?.ok_or_else(|| ToolError::Arguments("query is required (the text to find)".into()))?;
+    let query =
+        a.string("query")?.ok_or_else(|| ToolError::Arguments("query is required (the text to find)".into()))?;
     let mut r = SearchTextRequest::new(query);
     r.mode = a.choice("mode", &[("literal", QueryMode::Literal), ("regex", QueryMode::Regex)])?;
     r.case = a.bool("case_sensitive")?.map(|s| if s { CaseMode::Sensitive } else { CaseMode::Insensitive });
@@ -228,7 +231,11 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
     r.cursor = a.string("cursor")?;
     r.output = a.choice(
         "output_mode",
-        &[("content", OutputMode::Content), ("files_with_matches", OutputMode::FilesWithMatches), ("count", OutputMode::Count)],
+        &[
+            ("content", OutputMode::Content),
+            ("files_with_matches", OutputMode::FilesWithMatches),
+            ("count", OutputMode::Count),
+        ],
     )?;
     r.word = a.bool("word")?.unwrap_or(false);
     r.multiline = a.bool("multiline")?.unwrap_or(false);
@@ -309,7 +316,9 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
 }
 
 fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
-    let path = a.string("path")?.ok_or_else(|| ToolError::Arguments("path is required (a file relative to the workspace)".into()))?;
+    let path = a
+        .string("path")?
+        .ok_or_else(|| ToolError::Arguments("path is required (a file relative to the workspace)".into()))?;
     let mut r = ReadFileRequest::new(path);
     r.range_type = a.choice("range_type", &[("bytes", RangeType::Bytes), ("lines", RangeType::Lines)])?;
     r.offset_bytes = a.u64("offset_bytes")?;
@@ -366,7 +375,9 @@ impl Args {
             }
             if !known.contains_key(name) {
                 let names: Vec<&String> = known.keys().collect();
-                return Err(ToolError::Arguments(format!("unknown argument {k:?} for {tool}; the arguments are {names:?}")));
+                return Err(ToolError::Arguments(format!(
+                    "unknown argument {k:?} for {tool}; the arguments are {names:?}"
+                )));
             }
             if v.is_null() {
                 continue;
@@ -437,10 +448,12 @@ impl Args {
     fn choice<T: Copy>(&mut self, name: &str, options: &[(&str, T)]) -> Result<Option<T>, ToolError> {
         match self.string(name)? {
             None => Ok(None),
-            Some(s) => options.iter().find(|(k, _)| k.eq_ignore_ascii_case(&s)).map(|(_, v)| Some(*v)).ok_or_else(|| {
-                let names: Vec<&str> = options.iter().map(|(k, _)| *k).collect();
-                ToolError::Arguments(format!("{name} must be one of {names:?}, not {s:?}"))
-            }),
+            Some(s) => {
+                options.iter().find(|(k, _)| k.eq_ignore_ascii_case(&s)).map(|(_, v)| Some(*v)).ok_or_else(|| {
+                    let names: Vec<&str> = options.iter().map(|(k, _)| *k).collect();
+                    ToolError::Arguments(format!("{name} must be one of {names:?}, not {s:?}"))
+                })
+            }
         }
     }
 }
