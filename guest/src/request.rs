@@ -34,6 +34,9 @@ pub const DEFAULT_READ_LINES: u64 = 200;
 pub const MAX_READ_LINES: u64 = 5000;
 /// Bytes a lines-mode read returns at most (a 1 MiB line still fits).
 pub const MAX_READ_LINES_BYTES: u64 = 2 << 20;
+/// Largest buffer the searcher may grow to: the longest line it can hold,
+/// or (multiline) the largest file. Beyond it a file is skipped as too large.
+pub const HEAP_LIMIT: usize = 32 << 20;
 /// Total bytes of text (match lines and context) one response may carry.
 pub const MAX_OUTPUT_BYTES: usize = 8 << 20;
 /// How many unreadable paths a warning names before it only counts.

@@ -9,7 +9,7 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 use crate::cursor::{self, Position};
-use crate::request::{TextQuery, MAX_OUTPUT_BYTES};
+use crate::request::{TextQuery, HEAP_LIMIT, MAX_OUTPUT_BYTES};
 use crate::shape::named_warning;
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, Walker};
@@ -17,10 +17,6 @@ use crate::{
     CaseMode, FileCount, OutputMode, QueryMode, SearchError, SearchStats, SearchTextRequest, SearchTextResponse,
     SkipCounts, Workspace,
 };
-
-/// Largest buffer the searcher may grow to: the longest line it can hold,
-/// or (multiline) the largest file. Beyond it a file is skipped as too large.
-const HEAP_LIMIT: usize = 32 << 20;
 
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
     let started = Instant::now();
