@@ -62,12 +62,7 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
     }
     let mut bytes = read.content;
     if ws.redact && !bytes.is_empty() {
-        let (redacted, found) = if utf16 {
-            let (r, edits) = redact::redact(&bytes, false);
-            (r, edits.len())
-        } else {
-            redact_range(&path, read.start, &bytes).map_err(|e| io_error(&rel, &e))?
-        };
+        let (redacted, found) = redact_range(&path, read.start, &bytes).map_err(|e| io_error(&rel, &e))?;
         if found > 0 {
             warnings.push(format!("{found} secret(s) in the content were replaced by [REDACTED]"));
             bytes = redacted;
@@ -118,22 +113,17 @@ struct Chunk {
     total_lines: Option<u64>,
 }
 
-/// Redacts `content` — bytes `start..` of the file at `path` — as it would
+/// Redacts `content` — bytes `start..` of the text of the file at `path` — as it would
 /// be redacted within its whole lines, so that a range edge cannot cut a
 /// secret into pieces that no longer look like one; a secret across an edge
 /// comes back as a whole `[REDACTED]`. Returns the text and how many secrets
 /// it touched.
 fn redact_range(path: &Path, start: u64, content: &[u8]) -> std::io::Result<(Vec<u8>, usize)> {
     const EDGE: u64 = 4096;
-    let mut f = File::open(path)?;
     let from = start.saturating_sub(EDGE);
-    f.seek(SeekFrom::Start(from))?;
-    let mut before = Vec::new();
-    (&mut f).take(start - from).read_to_end(&mut before)?;
+    let before = redact::text_range(path, from, start - from)?;
     let before = &before[before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)..];
-    let mut after = Vec::new();
-    f.seek(SeekFrom::Start(start + content.len() as u64))?;
-    (&mut f).take(EDGE).read_to_end(&mut after)?;
+    let after = redact::text_range(path, start + content.len() as u64, EDGE)?;
     let after = &after[..after.iter().position(|&b| b == b'\n').unwrap_or(after.len())];
     let mut whole = Vec::with_capacity(before.len() + content.len() + after.len());
     whole.extend_from_slice(before);
@@ -285,11 +275,7 @@ mod tests {
 
     #[test]
     fn utf16_is_transcoded() {
-        let mut bytes = vec![0xFF, 0xFE];
-        for u in "one\ntwo\nthree\n".encode_utf16() {
-            bytes.extend_from_slice(&u.to_le_bytes());
-        }
-        let (_d, ws) = ws_with(&[("u16.txt", &bytes)]);
+        let (_d, ws) = ws_with(&[("u16.txt", &utf16le("one\ntwo\nthree\n"))]);
         let r = lines(&ws, "u16.txt", 2, 1);
         assert_eq!((r.content.as_str(), r.next_line), ("two\n", Some(3)));
         let r = ws.read_file(req("u16.txt")).unwrap();
@@ -298,20 +284,37 @@ mod tests {
         assert_eq!((r.content.as_str(), r.next_offset), ("two", Some(7)));
     }
 
+    fn utf16le(text: &str) -> Vec<u8> {
+        let mut bytes = vec![0xFF, 0xFE];
+        text.encode_utf16().for_each(|u| bytes.extend_from_slice(&u.to_le_bytes()));
+        bytes
+    }
+
     #[test]
     fn secrets_cut_by_a_range_edge_stay_hidden() {
-        let (_d, ws) = ws_with(&[("cfg.txt", b"aws = AKIAIOSFODNN7EXAMPLE\ntoken: x\n")]);
-        for (offset, max) in [(0, 16), (16, 30), (8, 10), (0, 100), (6, 20)] {
-            let r = ws
-                .read_file(ReadFileRequest { offset_bytes: Some(offset), max_bytes: Some(max), ..req("cfg.txt") })
-                .unwrap();
-            for piece in ["AKIA", "IOSF", "ODNN", "7EXA", "MPLE"] {
-                assert!(!r.content.contains(piece), "{offset}:{max} shows {piece}: {:?}", r.content);
+        let text = "aws = AKIAIOSFODNN7EXAMPLE\ntoken: x\n";
+        let (_d, ws) = ws_with(&[("cfg.txt", text.as_bytes()), ("u16.txt", &utf16le(text))]);
+        for file in ["cfg.txt", "u16.txt"] {
+            for (offset, max) in [(0, 16), (16, 30), (8, 10), (0, 100), (6, 20), (4, 6)] {
+                let r = ws
+                    .read_file(ReadFileRequest { offset_bytes: Some(offset), max_bytes: Some(max), ..req(file) })
+                    .unwrap();
+                for piece in ["AKIA", "IOSF", "ODNN", "7EXA", "MPLE"] {
+                    assert!(!r.content.contains(piece), "{file} {offset}:{max} shows {piece}: {:?}", r.content);
+                }
             }
         }
         let r = ws.read_file(ReadFileRequest { offset_bytes: Some(0), max_bytes: Some(10), ..req("cfg.txt") }).unwrap();
         assert_eq!(r.content, "aws = [REDACTED]");
         assert_eq!(r.next_offset, Some(10));
+    }
+
+    #[test]
+    fn key_block_lines_in_utf16_stay_hidden() {
+        let key = "x\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n";
+        let (_d, ws) = ws_with(&[("k.txt", &utf16le(key))]);
+        let r = lines(&ws, "k.txt", 3, 1);
+        assert!(!r.content.contains("MIIE"), "{:?}", r.content);
     }
 
     #[test]

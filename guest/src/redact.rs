@@ -12,6 +12,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::OnceLock;
 
+use encoding_rs_io::DecodeReaderBytesBuilder;
 use regex::bytes::Regex;
 
 pub const MARK: &[u8] = b"[REDACTED]";
@@ -82,13 +83,28 @@ pub fn ends_inside_key_block(before: &[u8]) -> bool {
 /// block, judging by the bytes before it.
 pub fn key_block_before(path: &Path, offset: u64) -> bool {
     let start = offset.saturating_sub(KEY_BLOCK_LOOKBACK);
-    let mut before = Vec::new();
-    let read = File::open(path).and_then(|mut f| {
-        f.seek(SeekFrom::Start(start))?;
-        f.take(offset - start).read_to_end(&mut before)
-    });
     // Unreadable now: assume the worst.
-    read.is_err() || ends_inside_key_block(&before)
+    text_range(path, start, offset - start).map_or(true, |before| ends_inside_key_block(&before))
+}
+
+/// Bytes `from..from + len` of the text of the file at `path`: its bytes,
+/// or for a UTF-16 file (with a BOM) the UTF-8 it is transcoded to, which is
+/// what search and read offsets count.
+pub fn text_range(path: &Path, from: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut file = File::open(path)?;
+    let mut head = [0u8; 2];
+    let utf16 = file.read_exact(&mut head).is_ok() && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF]);
+    let mut out = Vec::new();
+    if utf16 {
+        file.seek(SeekFrom::Start(0))?;
+        let mut text = DecodeReaderBytesBuilder::new().bom_sniffing(true).build(file);
+        std::io::copy(&mut (&mut text).take(from), &mut std::io::sink())?;
+        text.take(len).read_to_end(&mut out)?;
+    } else {
+        file.seek(SeekFrom::Start(from))?;
+        file.take(len).read_to_end(&mut out)?;
+    }
+    Ok(out)
 }
 
 /// The ranges of `text` to redact, sorted and disjoint. With
