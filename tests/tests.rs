@@ -9,3 +9,4 @@ mod files;
 mod hostile;
 mod json;
 mod mcp;
+mod parallel;

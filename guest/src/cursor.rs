@@ -24,7 +24,7 @@ impl Position {
 
 const PREFIX: &str = "sg1";
 
-fn fingerprint(stream_key: &str) -> u64 {
+pub fn fingerprint(stream_key: &str) -> u64 {
     // FNV-1a: stable across builds and hosts, which std's hasher is not.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in stream_key.bytes() {

@@ -13,12 +13,14 @@ mod bindings {
     wit_bindgen::generate!({
         path: "../wit",
         world: "sandgrep",
+        additional_derives: [PartialEq],
     });
 }
 
 mod confine;
 mod cursor;
 mod deny;
+mod fs;
 mod list;
 mod read;
 mod redact;
@@ -32,7 +34,8 @@ pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
 pub use bindings::exports::sandgrep::search::search::{
-    CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+    CaseMode, FileCount, FileOutcome, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, ShardEvent,
+    ShardEventKind, ShardResult, ShardStop, Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
@@ -120,6 +123,20 @@ impl Workspace {
         search::search_text(self, request)
     }
 
+    /// One shard of a parallel search (see the WIT's `search-shard`).
+    pub fn search_shard(&self, request: SearchTextRequest, index: u32, count: u32) -> Result<ShardResult, SearchError> {
+        search::search_shard(self, request, index, count)
+    }
+
+    /// The page of a parallel search, from its shards' results.
+    pub fn merge_shards(
+        &self,
+        request: SearchTextRequest,
+        shards: Vec<ShardResult>,
+    ) -> Result<SearchTextResponse, SearchError> {
+        search::merge_shards(self, request, shards)
+    }
+
     /// Run `list-files` over this workspace.
     pub fn list_files(&self, request: ListFilesRequest) -> Result<ListFilesResponse, SearchError> {
         list::list_files(self, request)
@@ -155,6 +172,23 @@ mod component {
     impl Guest for Component {
         fn search_text(request: SearchTextRequest, policy: Policy) -> Result<SearchTextResponse, SearchError> {
             Workspace::new(".").with_policy(&policy)?.search_text(request)
+        }
+
+        fn search_shard(
+            request: SearchTextRequest,
+            policy: Policy,
+            index: u32,
+            count: u32,
+        ) -> Result<ShardResult, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.search_shard(request, index, count)
+        }
+
+        fn merge_shards(
+            request: SearchTextRequest,
+            policy: Policy,
+            shards: Vec<ShardResult>,
+        ) -> Result<SearchTextResponse, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.merge_shards(request, shards)
         }
     }
 

@@ -8,17 +8,89 @@ use std::time::Instant;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
+use crate::confine::dir_sort_key;
 use crate::cursor::{self, Position};
+use crate::fs::SearchFile;
 use crate::request::{TextQuery, HEAP_LIMIT, MAX_OUTPUT_BYTES};
 use crate::shape::named_warning;
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, Walker};
 use crate::{
-    CaseMode, FileCount, OutputMode, QueryMode, SearchError, SearchStats, SearchTextRequest, SearchTextResponse,
-    SkipCounts, Workspace,
+    CaseMode, FileCount, FileOutcome, OutputMode, QueryMode, SearchError, SearchStats, SearchTextRequest,
+    SearchTextResponse, ShardEvent, ShardEventKind, ShardResult, ShardStop, SkipCounts, Workspace,
 };
 
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
+    run(ws, request, None).map(|(resp, _)| resp)
+}
+
+/// Searches the files of shard `index` of `count` (by a hash of their path)
+/// and reports every event in walk order, for [`merge_shards`].
+pub fn search_shard(
+    ws: &Workspace,
+    request: SearchTextRequest,
+    index: u32,
+    count: u32,
+) -> Result<ShardResult, SearchError> {
+    if count == 0 || index >= count {
+        return Err(SearchError::InvalidArgument(format!("shard {index} of {count} does not exist")));
+    }
+    run(ws, request, Some((index, count))).map(|(_, shard)| shard)
+}
+
+/// The page `search-text` returns, from the events of every shard: they are
+/// replayed in walk order up to where the first stopped shard stopped (past
+/// it, that shard's files are unknown).
+pub fn merge_shards(
+    _ws: &Workspace,
+    request: SearchTextRequest,
+    shards: Vec<ShardResult>,
+) -> Result<SearchTextResponse, SearchError> {
+    let started = Instant::now();
+    let mut warnings = Vec::new();
+    let q = TextQuery::from_request(request, &mut warnings)?;
+    let stream_key = q.stream_key();
+    let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
+    let cut = shards
+        .iter()
+        .filter_map(|s| Some((s.events.last().map_or(String::new(), |e| e.key.clone()), s.stopped?)))
+        .min_by(|a, b| a.0.cmp(&b.0));
+    let mut events: Vec<ShardEvent> = shards.into_iter().flat_map(|s| s.events).collect();
+    // Stable: equal keys (shard 0's walk events) keep their order.
+    events.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut page = Page::new(&q, resume, warnings);
+    for event in events {
+        if cut.as_ref().is_some_and(|(key, _)| event.key > *key) || page.stopped() {
+            break;
+        }
+        page.accept(event);
+    }
+    if let Some((_, stop)) = cut {
+        if !page.stopped() {
+            match stop {
+                ShardStop::TimedOut => page.timed_out = true,
+                ShardStop::PageFull => {
+                    page.done = true;
+                    page.resp.truncated = true;
+                }
+            }
+        }
+    }
+    Ok(page.finish(&stream_key, started))
+}
+
+/// Which shard of `count` searches the file at `rel`.
+fn shard_of(rel: &str, count: u32) -> u32 {
+    (cursor::fingerprint(rel) % u64::from(count)) as u32
+}
+
+/// The search, whole or one shard of it: the page, and (for a shard) the
+/// events it was made from.
+fn run(
+    ws: &Workspace,
+    request: SearchTextRequest,
+    shard: Option<(u32, u32)>,
+) -> Result<(SearchTextResponse, ShardResult), SearchError> {
     let started = Instant::now();
     let mut warnings = Vec::new();
     let q = TextQuery::from_request(request, &mut warnings)?;
@@ -37,31 +109,45 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
         redact: ws.redact,
     };
     let deadline = started + q.timeout;
-    let mut page = Page::new(&q, warnings);
-    let after = resume.as_ref().map(|r| r.path.as_str());
+    let after = resume.as_ref().map(|r| r.path.clone());
+    let mut page = Page::new(&q, resume, warnings);
+    let mut events = Vec::new();
+    // Shard 0 reports what every shard's walk sees.
+    let reports_walk = shard.is_none_or(|(index, _)| index == 0);
+    let mut emit = |page: &mut Page, key: String, kind: ShardEventKind| {
+        let event = ShardEvent { key, kind };
+        if shard.is_some() {
+            events.push(event.clone());
+        }
+        page.accept(event);
+    };
+    // Events between two entries sort just after the first one.
+    let mut anchor = String::new();
+    let mut denied_seen = 0;
     'roots: for root in &roots {
-        if after.is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
+        if after.as_deref().is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
             continue;
         }
-        for item in walker.walk(root, after) {
+        for item in walker.walk(root, after.as_deref()) {
+            let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+            if denied > denied_seen && reports_walk {
+                emit(&mut page, anchor.clone(), ShardEventKind::Denied(denied - denied_seen));
+            }
+            denied_seen = denied;
             let entry = match item {
                 Ok(entry) => entry,
                 Err(e) => {
-                    page.problem(e.message, e.unreadable);
+                    if reports_walk {
+                        emit(&mut page, anchor.clone(), ShardEventKind::Problem((e.message, e.unreadable)));
+                    }
                     continue;
                 }
             };
-            if !entry.is_file {
+            anchor = dir_sort_key(&entry.rel, entry.is_dir) + "\0";
+            if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
                 continue;
             }
-            let (min_line, taken) = match &resume {
-                Some(r) if entry.rel < r.path => continue,
-                Some(r) if entry.rel == r.path => match r.line {
-                    u64::MAX => continue,
-                    line => (line, r.taken),
-                },
-                _ => (0, 0),
-            };
+            let Some((min_line, taken)) = page.resume_point(&entry.rel) else { continue };
             // Every call searches at least one file, so paging past a
             // timeout always makes progress.
             let deadline = (page.stats.files_scanned > 0).then_some(deadline);
@@ -69,19 +155,81 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
                 page.timed_out = true;
                 break 'roots;
             }
-            page.search_file(&mut searcher, &cfg, &entry.rel, &entry.path, min_line, taken, deadline);
-            if page.done || page.timed_out {
+            let limit = page.limit(taken);
+            let budget = MAX_OUTPUT_BYTES.saturating_sub(page.text_bytes);
+            let kind = search_file(&mut searcher, &cfg, &q, &entry.rel, &entry.path, min_line, limit, deadline, budget);
+            emit(&mut page, entry.rel, kind);
+            if page.stopped() {
                 break 'roots;
             }
         }
     }
-    page.stats.skipped.denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-    Ok(page.finish(&stream_key, started))
+    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+    if denied > denied_seen && reports_walk {
+        emit(&mut page, anchor, ShardEventKind::Denied(denied - denied_seen));
+    }
+    let stopped = if page.done { Some(ShardStop::PageFull) } else { page.timed_out.then_some(ShardStop::TimedOut) };
+    Ok((page.finish(&stream_key, started), ShardResult { events, stopped }))
+}
+
+/// Searches one file for at most `limit` results (and one more, to tell that
+/// more exist) and `budget` bytes of text.
+#[allow(clippy::too_many_arguments)]
+fn search_file(
+    searcher: &mut Searcher,
+    cfg: &SinkConfig<'_>,
+    q: &TextQuery,
+    rel: &str,
+    path: &std::path::Path,
+    min_line: u64,
+    limit: u64,
+    deadline: Option<Instant>,
+    budget: usize,
+) -> ShardEventKind {
+    let mut file = match SearchFile::open(path) {
+        Ok(f) => f,
+        Err(e) => return ShardEventKind::Problem((crate::error_message(&walk::io_error(rel, &e)), true)),
+    };
+    if file.size() > q.max_filesize {
+        return ShardEventKind::TooLarge;
+    }
+    let mut sink = FileSink::new(cfg, rel, path, min_line, limit, deadline, budget);
+    let outcome = searcher.search_reader(cfg.matcher, &mut file, &mut sink);
+    let r = sink.results;
+    let mut out = FileOutcome {
+        bytes_searched: r.bytes_searched,
+        error: None,
+        too_long: false,
+        binary: false,
+        matches: Vec::new(),
+        count: 0,
+        more: false,
+        timed_out: false,
+    };
+    if let Err(e) = outcome {
+        if e.to_string().contains("allocation limit") {
+            out.too_long = true;
+        } else {
+            out.error = Some(crate::error_message(&walk::io_error(rel, &e)));
+        }
+        return ShardEventKind::Searched(out);
+    }
+    // A search that stopped early has not seen the rest of the file: a NUL
+    // there still makes it binary, whatever the page size.
+    if r.binary || (r.more || r.count > 0 && q.output == OutputMode::FilesWithMatches) && nul_in_rest(path, file) {
+        out.binary = true;
+        return ShardEventKind::Searched(out);
+    }
+    out.matches = r.matches;
+    out.count = r.count;
+    out.more = r.more;
+    out.timed_out = r.timed_out;
+    ShardEventKind::Searched(out)
 }
 
 /// Whether the part of `file` the searcher has not read holds a NUL byte.
 /// (UTF-16 files, transcoded before searching, are full of them: not binary.)
-fn nul_in_rest(path: &std::path::Path, mut file: File) -> bool {
+fn nul_in_rest(path: &std::path::Path, mut file: SearchFile) -> bool {
     let mut head = [0u8; 2];
     let utf16 = File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok()
         && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF]);
@@ -138,9 +286,11 @@ fn build_searcher(q: &TextQuery) -> Searcher {
         .build()
 }
 
-/// One page of results being assembled, and where the stream stands.
+/// One page of results being assembled from the search's events, and where
+/// the stream stands.
 struct Page<'q> {
     q: &'q TextQuery,
+    resume: Option<Position>,
     resp: SearchTextResponse,
     stats: SearchStats,
     skip_left: u64,
@@ -158,9 +308,10 @@ struct Page<'q> {
 }
 
 impl<'q> Page<'q> {
-    fn new(q: &'q TextQuery, warnings: Vec<String>) -> Page<'q> {
+    fn new(q: &'q TextQuery, resume: Option<Position>, warnings: Vec<String>) -> Page<'q> {
         Page {
             q,
+            resume,
             resp: SearchTextResponse {
                 matches: Vec::new(),
                 files: Vec::new(),
@@ -184,6 +335,21 @@ impl<'q> Page<'q> {
         }
     }
 
+    fn stopped(&self) -> bool {
+        self.done || self.timed_out
+    }
+
+    /// Where to start in the file at `rel` — after line `min_line`, with
+    /// `taken` results already delivered from it — or `None` if the cursor
+    /// is past it.
+    fn resume_point(&self, rel: &str) -> Option<(u64, u64)> {
+        match &self.resume {
+            Some(r) if rel < r.path.as_str() => None,
+            Some(r) if rel == r.path => (r.line != u64::MAX).then_some((r.line, r.taken)),
+            _ => Some((0, 0)),
+        }
+    }
+
     fn problem(&mut self, message: String, unreadable: bool) {
         if unreadable {
             self.stats.skipped.unreadable += 1;
@@ -198,64 +364,54 @@ impl<'q> Page<'q> {
         self.skip_left + (self.q.max_results - self.returned) as u64
     }
 
-    fn search_file(
-        &mut self,
-        searcher: &mut Searcher,
-        cfg: &SinkConfig<'_>,
-        rel: &str,
-        path: &std::path::Path,
-        min_line: u64,
-        taken: u64,
-        deadline: Option<Instant>,
-    ) {
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) => return self.problem(crate::error_message(&walk::io_error(rel, &e)), true),
-        };
-        match file.metadata() {
-            Ok(m) if m.len() > self.q.max_filesize => {
-                self.stats.skipped.too_large += 1;
-                return;
-            }
-            Ok(_) => {}
-            Err(e) => return self.problem(crate::error_message(&walk::io_error(rel, &e)), true),
-        }
-        let per_file_left = self.q.per_file.map_or(u64::MAX, |cap| (cap as u64).saturating_sub(taken));
-        let limit = match self.q.output {
-            OutputMode::Content => per_file_left.min(self.wanted()),
+    fn per_file_left(&self, taken: u64) -> u64 {
+        self.q.per_file.map_or(u64::MAX, |cap| (cap as u64).saturating_sub(taken))
+    }
+
+    /// Results to take from the next file, which had `taken` delivered.
+    fn limit(&self, taken: u64) -> u64 {
+        match self.q.output {
+            OutputMode::Content => self.per_file_left(taken).min(self.wanted()),
             // A file is one result: found or not, and how many lines.
             OutputMode::FilesWithMatches => self.wanted().min(1),
             OutputMode::Count => {
                 if self.wanted() == 0 {
                     0
                 } else {
-                    per_file_left
+                    self.per_file_left(taken)
                 }
             }
-        };
-        let budget = MAX_OUTPUT_BYTES.saturating_sub(self.text_bytes);
-        let mut sink = FileSink::new(cfg, rel, path, min_line, limit, deadline, budget);
-        let outcome = searcher.search_file(cfg.matcher, &file, &mut sink);
-        let r = sink.results;
+        }
+    }
+
+    fn accept(&mut self, event: ShardEvent) {
+        match event.kind {
+            ShardEventKind::Denied(n) => self.stats.skipped.denied += n,
+            ShardEventKind::Problem((message, unreadable)) => self.problem(message, unreadable),
+            ShardEventKind::TooLarge => self.stats.skipped.too_large += 1,
+            ShardEventKind::Searched(r) => self.searched(event.key, r),
+        }
+    }
+
+    fn searched(&mut self, rel: String, r: FileOutcome) {
         self.stats.files_scanned += 1;
         self.stats.bytes_searched += r.bytes_searched;
-        if let Err(e) = outcome {
-            if e.to_string().contains("allocation limit") {
-                self.stats.skipped.too_large += 1;
-                self.too_long.push(rel.to_string());
-            } else {
-                self.problem(crate::error_message(&walk::io_error(rel, &e)), true);
-            }
+        if let Some(message) = r.error {
+            return self.problem(message, true);
+        }
+        if r.too_long {
+            self.stats.skipped.too_large += 1;
+            self.too_long.push(rel);
             return;
         }
-        // A search that stopped early has not seen the rest of the file: a
-        // NUL there still makes it binary, whatever the page size.
-        if r.binary
-            || (r.more || r.count > 0 && self.q.output == OutputMode::FilesWithMatches) && nul_in_rest(path, file)
-        {
+        if r.binary {
             self.stats.skipped.binary += 1;
             return;
         }
+        let Some((_, taken)) = self.resume_point(&rel) else { return };
+        // A shard may have searched with a larger limit (it had fewer results
+        // before this file): `take` cuts the results to this page's.
+        let per_file_left = self.per_file_left(taken);
         if r.count > 0 || r.more {
             self.stats.files_matched += 1;
         }
@@ -269,7 +425,7 @@ impl<'q> Page<'q> {
                         return;
                     }
                     taken += 1;
-                    self.position = Some(Position { path: rel.to_string(), line: m.end_line, taken });
+                    self.position = Some(Position { path: rel.clone(), line: m.end_line, taken });
                     if self.skip_left > 0 {
                         self.skip_left -= 1;
                         continue;
@@ -299,7 +455,7 @@ impl<'q> Page<'q> {
                     if self.skip_left > 0 {
                         self.skip_left -= 1;
                     } else {
-                        self.resp.files.push(FileCount { path: rel.to_string(), count: r.count });
+                        self.resp.files.push(FileCount { path: rel.clone(), count: r.count });
                         self.returned += 1;
                     }
                 }
@@ -316,9 +472,9 @@ impl<'q> Page<'q> {
         }
         if file_capped && self.q.output != OutputMode::FilesWithMatches {
             self.resp.truncated = true;
-            self.capped_files.push(rel.to_string());
+            self.capped_files.push(rel.clone());
         }
-        self.position = Some(Position::file_done(rel.to_string()));
+        self.position = Some(Position::file_done(rel));
     }
 
     /// Whether the page has room for one more result; if not, it is done and
@@ -382,5 +538,112 @@ fn empty_stats() -> SearchStats {
         matches_returned: 0,
         elapsed_ms: 0,
         skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree with matches spread over files and directories, a binary file,
+    /// a denied one, an ignored one and one over a size cap.
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for d in ["", "a/", "a/b/", "a-b/", "c/"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+            for f in 0..9 {
+                let mut text = String::new();
+                for line in 0..next() % 30 {
+                    let word = ["foo", "bar", "foo bar foo", "baz", "x"][next() % 5];
+                    text.push_str(&format!("{line} {word}\n"));
+                }
+                std::fs::write(dir.path().join(format!("{d}f{f}.txt")), text).unwrap();
+            }
+        }
+        std::fs::write(dir.path().join("a/bin.dat"), b"foo\n\0foo\n").unwrap();
+        std::fs::write(dir.path().join("a/.env"), b"foo\n").unwrap();
+        std::fs::write(dir.path().join(".ignore"), b"c/f1.txt\n").unwrap();
+        std::fs::write(dir.path().join("big.txt"), "foo\n".repeat(500)).unwrap();
+        dir
+    }
+
+    fn request(output: OutputMode, max: u32, per_file: Option<u32>, context: u32, skip: u32) -> SearchTextRequest {
+        SearchTextRequest {
+            query: "foo".into(),
+            mode: None,
+            case: None,
+            word: false,
+            multiline: false,
+            paths: Vec::new(),
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            types: Vec::new(),
+            hidden: true,
+            no_ignore: false,
+            follow_symlinks: false,
+            context_before: Some(context),
+            context_after: Some(context),
+            output: Some(output),
+            max_results: Some(max),
+            max_matches_per_file: per_file,
+            max_columns: None,
+            max_filesize: Some(1000),
+            timeout_ms: None,
+            cursor: None,
+            skip: Some(skip),
+        }
+    }
+
+    fn sharded(ws: &Workspace, request: &SearchTextRequest, count: u32) -> SearchTextResponse {
+        let shards = (0..count).map(|i| ws.search_shard(request.clone(), i, count).unwrap()).collect();
+        ws.merge_shards(request.clone(), shards).unwrap()
+    }
+
+    #[test]
+    fn shards_merge_into_the_single_instance_pages() {
+        let dir = tree();
+        let ws = Workspace::new(dir.path());
+        for output in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
+            for (max, per_file, context, skip) in
+                [(1, None, 0, 0), (3, Some(2), 1, 0), (7, None, 2, 2), (1000, Some(3), 0, 1), (5, Some(1), 0, 0)]
+            {
+                let mut request = request(output, max, per_file, context, skip);
+                let mut pages = 0;
+                loop {
+                    // Time and bytes read are the work done, not the answer: a
+                    // shard may read further into a file than one instance.
+                    let mut single = ws.search_text(request.clone()).unwrap();
+                    (single.stats.elapsed_ms, single.stats.bytes_searched) = (0, 0);
+                    for count in [2, 3] {
+                        let mut merged = sharded(&ws, &request, count);
+                        (merged.stats.elapsed_ms, merged.stats.bytes_searched) = (0, 0);
+                        assert_eq!(
+                            merged, single,
+                            "{output:?} max {max} per-file {per_file:?} page {pages} in {count}"
+                        );
+                    }
+                    pages += 1;
+                    match single.next_cursor {
+                        Some(c) => request.cursor = Some(c),
+                        None => break,
+                    }
+                }
+                assert!(pages > 1 || max == 1000, "{output:?} {max}: one page");
+            }
+        }
+    }
+
+    #[test]
+    fn a_shard_that_does_not_exist_is_refused() {
+        let dir = tree();
+        let ws = Workspace::new(dir.path());
+        let r = request(OutputMode::Content, 5, None, 0, 0);
+        assert!(matches!(ws.search_shard(r.clone(), 2, 2), Err(SearchError::InvalidArgument(_))));
+        assert!(matches!(ws.search_shard(r, 0, 0), Err(SearchError::InvalidArgument(_))));
     }
 }

@@ -1,24 +1,31 @@
 //! Walking the workspace: ignore rules as ripgrep applies them, globs, file
 //! types, the denylist, and an order that is bytewise by full path.
 //!
-//! Built on `ignore`'s serial walker (its parallel walker yields nothing on
-//! wasip2). Two things it cannot do inside the sandbox are done here:
-//! - ignore files of a root's parent directories: `ignore` finds them through
-//!   `canonicalize`, which WASI lacks, so [`Walker::walk`] adds those inside
-//!   the workspace explicitly, and tells `ignore` when a `.git` lies above;
-//! - bytewise order: sorting siblings by name visits `a/` before `a.txt`;
-//!   [`sibling_order`] compares a directory as `name/`.
+//! The walk is our own, on `ignore`'s matchers (gitignore files, globs,
+//! types): `ignore`'s walker reads directories through the standard library,
+//! which inside WASI costs two stats per entry and five probes per directory
+//! for ignore files and `.git`; here one listing per directory tells which
+//! of those exist. Precedence is `ignore`'s: overrides (globs) first, then
+//! ignore files — `.rgignore` over `.ignore` over `.gitignore`, each from
+//! the deepest directory up, `.gitignore` only inside a git repository and
+//! not past its root — then file types, then hidden names. The ancestors of
+//! a root inside the workspace count as levels of the walk (rg reads them as
+//! parents); above the workspace, the host only says whether a `.git` lies
+//! there.
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
-use ignore::WalkBuilder;
+use ignore::Match;
 
 use crate::confine::{self, dir_sort_key, realpath};
+use crate::fs::{list_dir, Kind};
 use crate::request::WalkOptions;
 use crate::{SearchError, Workspace};
 
@@ -27,6 +34,8 @@ use crate::{SearchError, Workspace};
 pub struct Root {
     pub rel: String,
     pub is_dir: bool,
+    /// A regular file (not a FIFO, socket or device).
+    pub is_file: bool,
 }
 
 impl Root {
@@ -58,8 +67,33 @@ pub struct Walker<'a> {
     opts: &'a WalkOptions,
     overrides: Override,
     types: Types,
-    /// Entries skipped by the denylist, shared with the walk's filter.
+    /// Entries skipped by the denylist.
     pub denied: Arc<AtomicU64>,
+}
+
+/// The ignore files of one directory, and its parent's.
+struct Level {
+    parent: Option<Rc<Level>>,
+    rgignore: Option<Gitignore>,
+    ignore: Option<Gitignore>,
+    gitignore: Option<Gitignore>,
+    /// The directory holds `.git` (or `.jj`): a repository root.
+    has_git: bool,
+}
+
+impl Level {
+    fn chain(self: &Rc<Level>) -> impl Iterator<Item = &Level> {
+        std::iter::successors(Some(&**self), |l| l.parent.as_deref())
+    }
+}
+
+/// One directory being walked: its remaining children, sorted.
+struct Frame {
+    children: std::vec::IntoIter<(String, Kind)>,
+    rel: String,
+    level: Rc<Level>,
+    /// Depth of the children below the root.
+    depth: usize,
 }
 
 impl<'a> Walker<'a> {
@@ -101,7 +135,7 @@ impl<'a> Walker<'a> {
         for p in paths {
             let rel = self.ws.resolve(p)?;
             let meta = std::fs::metadata(self.ws.fs_path(&rel)).map_err(|e| io_error(&rel, &e))?;
-            roots.push(Root { rel, is_dir: meta.is_dir() });
+            roots.push(Root { rel, is_dir: meta.is_dir(), is_file: meta.is_file() });
         }
         roots.sort_by_key(Root::key);
         let mut kept: Vec<Root> = Vec::with_capacity(roots.len());
@@ -113,58 +147,128 @@ impl<'a> Walker<'a> {
         Ok(kept)
     }
 
-    /// Walks one root in bytewise path order. With `after`, directories whose
+    /// Walks one root in bytewise path order: the root itself, then
+    /// (directories) everything below it. With `after`, directories whose
     /// whole subtree sorts before it are not entered (cursor resumption).
     pub fn walk<'w>(&'w self, root: &Root, after: Option<&'w str>) -> Walk<'w, 'a> {
-        Walk { walker: self, after, stack: vec![self.build(&root.rel, root.is_dir, after)] }
-    }
-
-    fn build(&self, rel: &str, is_dir: bool, after: Option<&str>) -> ignore::Walk {
-        let opts = self.opts;
-        let mut b = WalkBuilder::new(self.ws.fs_path(rel));
-        b.standard_filters(!opts.no_ignore)
-            .hidden(!opts.hidden)
-            // Parent ignore files are added below; .git internals are never read.
-            .parents(false)
-            .git_global(false)
-            .git_exclude(false)
-            // Links are followed by `Walk` itself: walkdir's loop check needs
-            // same-file, which WASI lacks.
-            .follow_links(false)
-            .max_depth(opts.max_depth)
-            .overrides(self.overrides.clone())
-            .types(self.types.clone());
-        if !opts.no_ignore {
-            b.add_custom_ignore_filename(".rgignore");
-            let git_above = is_dir && self.add_parent_ignores(&mut b, rel);
-            b.require_git(!(git_above || self.ws.inside_git));
+        let entry = Entry {
+            rel: root.rel.clone(),
+            path: self.ws.fs_path(&root.rel),
+            is_file: root.is_file,
+            is_dir: root.is_dir,
+        };
+        let mut walk = Walk { walker: self, after, stack: Vec::new(), queue: Vec::new() };
+        walk.queue.push(Ok(entry));
+        if root.is_dir {
+            let mut problems = Vec::new();
+            let parent = self.ancestor_levels(&root.rel, &mut problems);
+            walk.queue.extend(problems.into_iter().map(Err));
+            walk.enter(root.rel.clone(), parent, 1);
         }
-        let follow = opts.follow_symlinks;
-        b.sort_by_file_path(move |a, b| sibling_order(a, b, follow));
-        let denied = self.denied.clone();
-        let ws = self.ws.clone();
-        let after = after.map(str::to_string);
-        b.filter_entry(move |ent| {
-            let name = ent.file_name().to_string_lossy();
-            let parent = ent.path().parent().and_then(Path::file_name).map(|p| p.to_string_lossy());
-            let is_dir = ent.file_type().is_some_and(|t| t.is_dir());
-            let rel = if ws.deny.has_extra() { ws.rel_path(ent.path()) } else { String::new() };
-            if ws.deny.entry_denied(&rel, &name, parent.as_deref(), is_dir) {
-                denied.fetch_add(1, AtomicOrdering::Relaxed);
-                return false;
-            }
-            match (&after, ent.file_type()) {
-                (Some(after), Some(ft)) if ft.is_dir() => !subtree_before(&ws.rel_path(ent.path()), true, after),
-                _ => true,
-            }
-        });
-        b.build()
+        walk.queue.reverse();
+        walk
     }
 
-    /// With follow-symlinks: what a link at `rel` leads to, as a walk entry
-    /// (a file), a nested walk (a directory), or an error (broken, a loop,
-    /// or leading outside the workspace).
-    fn follow(&self, rel: &str, path: PathBuf, after: Option<&str>) -> Option<Result<Followed, WalkError>> {
+    /// The levels of `rel`'s ancestors inside the workspace, outermost first.
+    fn ancestor_levels(&self, rel: &str, problems: &mut Vec<WalkError>) -> Option<Rc<Level>> {
+        if rel == "." || self.opts.no_ignore {
+            return None;
+        }
+        let parts: Vec<&str> = rel.split('/').collect();
+        let mut level = None;
+        for i in 0..parts.len() {
+            let dir = if i == 0 { ".".to_string() } else { parts[..i].join("/") };
+            // An unreadable ancestor is no reason to fail: its rules are unknown.
+            if let Ok((names, _)) = list_dir(&self.ws.fs_path(&dir)) {
+                level = Some(Rc::new(self.level(&dir, &names, level, problems)));
+            }
+        }
+        level
+    }
+
+    /// The ignore files of the directory `rel`, which holds `names`.
+    fn level(
+        &self,
+        rel: &str,
+        names: &[(String, Kind)],
+        parent: Option<Rc<Level>>,
+        problems: &mut Vec<WalkError>,
+    ) -> Level {
+        let dir = self.ws.fs_path(rel);
+        let has = |name: &str| names.iter().any(|(n, k)| n == name && *k != Kind::Dir);
+        let mut read = |name: &str| -> Option<Gitignore> {
+            if !has(name) {
+                return None;
+            }
+            let mut b = GitignoreBuilder::new(&dir);
+            if let Some(e) = b.add(dir.join(name)) {
+                problems.push(describe(self.ws, &e));
+            }
+            match b.build() {
+                Ok(gi) => Some(gi),
+                Err(e) => {
+                    problems.push(describe(self.ws, &e));
+                    None
+                }
+            }
+        };
+        Level {
+            rgignore: read(".rgignore"),
+            ignore: read(".ignore"),
+            gitignore: read(".gitignore"),
+            has_git: names.iter().any(|(n, _)| n == ".git" || n == ".jj"),
+            parent,
+        }
+    }
+
+    /// Whether the ignore rules, globs, types or hidden-ness leave out the
+    /// entry at `path` (named `name`) in a directory with `level`.
+    fn skipped(&self, level: Option<&Rc<Level>>, path: &Path, name: &str, is_dir: bool) -> bool {
+        let m = self.overrides.matched(path, is_dir);
+        if !m.is_none() {
+            return m.is_ignore();
+        }
+        let mut whitelisted = false;
+        if let Some(level) = level {
+            match self.ignore_match(level, path, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => whitelisted = true,
+                Match::None => {}
+            }
+        }
+        let m = self.types.matched(path, is_dir);
+        if m.is_ignore() {
+            return true;
+        }
+        whitelisted |= m.is_whitelist();
+        !whitelisted && !self.opts.hidden && name.starts_with('.')
+    }
+
+    fn ignore_match<'l>(&self, level: &'l Rc<Level>, path: &Path, is_dir: bool) -> Match<&'l ignore::gitignore::Glob> {
+        let any_git = self.ws.inside_git || level.chain().any(|l| l.has_git);
+        let (mut rg, mut ig, mut gi) = (Match::None, Match::None, Match::None);
+        let mut saw_git = false;
+        for l in level.chain() {
+            let matched = |g: &'l Option<Gitignore>| g.as_ref().map_or(Match::None, |g| g.matched(path, is_dir));
+            if rg.is_none() {
+                rg = matched(&l.rgignore);
+            }
+            if ig.is_none() {
+                ig = matched(&l.ignore);
+            }
+            if any_git && !saw_git && gi.is_none() {
+                gi = matched(&l.gitignore);
+            }
+            saw_git |= l.has_git;
+        }
+        rg.or(ig).or(gi)
+    }
+
+    /// With follow-symlinks: where the link at `rel` leads — a file, a
+    /// directory (its workspace-relative target), or an error (broken, a
+    /// loop, or leading outside the workspace); `None` when it is denied or
+    /// something else.
+    fn follow(&self, rel: &str) -> Option<Result<Kind, WalkError>> {
         let err = |message: String| Some(Err(WalkError { message, unreadable: true }));
         let target = match realpath(self.ws, rel) {
             Ok(t) => t,
@@ -176,9 +280,6 @@ impl<'a> Walker<'a> {
         }
         match std::fs::metadata(self.ws.fs_path(&target)) {
             Ok(m) if m.is_dir() => {
-                if after.is_some_and(|a| subtree_before(rel, true, a)) {
-                    return None;
-                }
                 // A loop: the link leads to a directory the path already passes through.
                 let parts: Vec<&str> = rel.split('/').collect();
                 for i in 0..parts.len() {
@@ -187,52 +288,13 @@ impl<'a> Walker<'a> {
                         return err(format!("{rel}: symbolic link loop"));
                     }
                 }
-                Some(Ok(Followed::Dir(self.build(rel, true, after))))
+                Some(Ok(Kind::Dir))
             }
-            Ok(m) if m.is_file() => {
-                Some(Ok(Followed::File(Entry { rel: rel.to_string(), path, is_file: true, is_dir: false })))
-            }
+            Ok(m) if m.is_file() => Some(Ok(Kind::File)),
             Ok(_) => None,
             Err(e) => err(crate::error_message(&io_error(rel, &e))),
         }
     }
-
-    /// Adds the ignore files of `rel`'s ancestors inside the workspace, with
-    /// ripgrep's precedence (`.rgignore` over `.ignore` over `.gitignore`,
-    /// deeper over shallower). Returns whether a `.git` exists above `rel`.
-    fn add_parent_ignores(&self, b: &mut WalkBuilder, rel: &str) -> bool {
-        if rel == "." {
-            return false;
-        }
-        let mut ancestors = vec![".".to_string()];
-        let parts: Vec<&str> = rel.split('/').collect();
-        for i in 1..parts.len() {
-            ancestors.push(parts[..i].join("/"));
-        }
-        let mut git_seen = false;
-        let mut files: [Vec<PathBuf>; 3] = Default::default();
-        for a in &ancestors {
-            let dir = self.ws.fs_path(a);
-            git_seen |= dir.join(".git").exists();
-            for (i, name) in [".gitignore", ".ignore", ".rgignore"].iter().enumerate() {
-                let f = dir.join(name);
-                if (i > 0 || git_seen) && f.is_file() {
-                    files[i].push(f);
-                }
-            }
-        }
-        for f in files.iter().flatten() {
-            // An unreadable or malformed parent ignore file is skipped, as
-            // ripgrep does.
-            let _ = b.add_ignore(f);
-        }
-        git_seen
-    }
-}
-
-enum Followed {
-    File(Entry),
-    Dir(ignore::Walk),
 }
 
 /// The entries of one root, in order, with followed directory links walked
@@ -240,45 +302,104 @@ enum Followed {
 pub struct Walk<'w, 'a> {
     walker: &'w Walker<'a>,
     after: Option<&'w str>,
-    stack: Vec<ignore::Walk>,
+    stack: Vec<Frame>,
+    /// Entries and problems to hand out before going on, last first.
+    queue: Vec<Result<Entry, WalkError>>,
+}
+
+impl Walk<'_, '_> {
+    /// Lists the directory `rel` and pushes it, its children at `depth`.
+    fn enter(&mut self, rel: String, parent: Option<Rc<Level>>, depth: usize) {
+        let walker = self.walker;
+        if walker.opts.max_depth.is_some_and(|max| depth > max) {
+            return;
+        }
+        let path = walker.ws.fs_path(&rel);
+        let (mut names, unnamed) = match list_dir(&path) {
+            Ok(listing) => listing,
+            Err(e) => {
+                let message = format!("{rel}: {}", plain_io_message(&e));
+                self.queue.push(Err(WalkError { message, unreadable: true }));
+                return;
+            }
+        };
+        if unnamed > 0 {
+            self.queue.push(Err(WalkError {
+                message: format!(
+                    "{rel}: {unnamed} name(s) that are not UTF-8 cannot be read inside the sandbox and were left out"
+                ),
+                unreadable: true,
+            }));
+        }
+        let level = if walker.opts.no_ignore {
+            None
+        } else {
+            let mut problems = Vec::new();
+            let level = walker.level(&rel, &names, parent, &mut problems);
+            self.queue.extend(problems.into_iter().map(Err));
+            Some(Rc::new(level))
+        };
+        let follow = walker.opts.follow_symlinks;
+        names.sort_by(|a, b| sibling_order(walker.ws, &rel, a, b, follow));
+        let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
+        self.stack.push(Frame { children: names.into_iter(), rel, level, depth });
+    }
+}
+
+impl Level {
+    fn empty() -> Level {
+        Level { parent: None, rgignore: None, ignore: None, gitignore: None, has_git: false }
+    }
 }
 
 impl Iterator for Walk<'_, '_> {
     type Item = Result<Entry, WalkError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let ws = self.walker.ws;
+        let walker = self.walker;
+        let ws = walker.ws;
         loop {
-            let item = match self.stack.last_mut()?.next() {
-                Some(item) => item,
-                None => {
-                    self.stack.pop();
+            if let Some(item) = self.queue.pop() {
+                return Some(item);
+            }
+            let frame = self.stack.last_mut()?;
+            let Some((name, kind)) = frame.children.next() else {
+                self.stack.pop();
+                continue;
+            };
+            let rel = if frame.rel == "." { name.clone() } else { format!("{}/{name}", frame.rel) };
+            let (depth, level) = (frame.depth, frame.level.clone());
+            let parent = frame.rel.rsplit('/').next().filter(|_| frame.rel != ".").map(str::to_string);
+            let path = ws.fs_path(&rel);
+            // A followed link counts as what it leads to.
+            let kind = match kind {
+                Kind::Symlink if walker.opts.follow_symlinks => match walker.follow(&rel) {
+                    Some(Ok(kind)) => kind,
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => continue,
+                },
+                kind => kind,
+            };
+            let is_dir = kind == Kind::Dir;
+            let level = (!walker.opts.no_ignore).then_some(&level);
+            if walker.skipped(level, &path, &name, is_dir) {
+                continue;
+            }
+            let deny_rel = if ws.deny.has_extra() { rel.as_str() } else { "" };
+            if ws.deny.entry_denied(deny_rel, &name, parent.as_deref(), is_dir) {
+                walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
+                continue;
+            }
+            if is_dir {
+                if self.after.is_some_and(|a| subtree_before(&rel, true, a)) {
                     continue;
                 }
-            };
-            let ent = match item {
-                Ok(ent) => ent,
-                Err(err) => return Some(Err(describe(ws, &err))),
-            };
-            let rel = ws.rel_path(ent.path());
-            let ft = ent.file_type();
-            if ent.path_is_symlink() && self.walker.opts.follow_symlinks && ent.depth() > 0 {
-                match self.walker.follow(&rel, ent.into_path(), self.after) {
-                    None => continue,
-                    Some(Ok(Followed::Dir(walk))) => {
-                        self.stack.push(walk);
-                        continue;
-                    }
-                    Some(Ok(Followed::File(entry))) => return Some(Ok(entry)),
-                    Some(Err(e)) => return Some(Err(e)),
-                }
+                let level = level.cloned();
+                self.enter(rel.clone(), level, depth + 1);
+                // The directory comes before what entering it found.
+                self.queue.reverse();
             }
-            return Some(Ok(Entry {
-                rel,
-                is_file: ft.is_some_and(|t| t.is_file()),
-                is_dir: ft.is_some_and(|t| t.is_dir()),
-                path: ent.into_path(),
-            }));
+            return Some(Ok(Entry { rel, path, is_file: kind == Kind::File, is_dir }));
         }
     }
 }
@@ -298,23 +419,27 @@ pub fn subtree_before(rel: &str, is_dir: bool, after: &str) -> bool {
     }
 }
 
-/// Orders two siblings as their full paths (and their contents') sort
-/// bytewise: a directory `a` compares as `a/`. Only a name that is a prefix of
-/// its sibling's, followed by a byte below `/`, needs the file type.
-fn sibling_order(a: &Path, b: &Path, follow: bool) -> Ordering {
-    let name = |p: &Path| p.file_name().map(|n| n.as_encoded_bytes().to_vec()).unwrap_or_default();
-    let (an, bn) = (name(a), name(b));
-    let is_dir = |p: &Path| {
-        let meta = if follow { std::fs::metadata(p) } else { std::fs::symlink_metadata(p) };
-        meta.map(|m| m.is_dir()).unwrap_or(false)
+/// Orders two siblings in `dir` as their full paths (and their contents')
+/// sort bytewise: a directory `a` compares as `a/`. Only a name that is a
+/// prefix of its sibling's, followed by a byte below `/`, needs the kind —
+/// and a link's kind only when links are followed.
+fn sibling_order(ws: &Workspace, dir: &str, a: &(String, Kind), b: &(String, Kind), follow: bool) -> Ordering {
+    let (an, bn) = (a.0.as_bytes(), b.0.as_bytes());
+    let is_dir = |(name, kind): &(String, Kind)| match kind {
+        Kind::Dir => true,
+        Kind::Symlink if follow => {
+            let rel = if dir == "." { name.clone() } else { format!("{dir}/{name}") };
+            std::fs::metadata(ws.fs_path(&rel)).is_ok_and(|m| m.is_dir())
+        }
+        _ => false,
     };
-    if bn.len() > an.len() && bn.starts_with(&an) && bn[an.len()] < b'/' {
+    if bn.len() > an.len() && bn.starts_with(an) && bn[an.len()] < b'/' {
         return if is_dir(a) { Ordering::Greater } else { Ordering::Less };
     }
-    if an.len() > bn.len() && an.starts_with(&bn) && an[bn.len()] < b'/' {
+    if an.len() > bn.len() && an.starts_with(bn) && an[bn.len()] < b'/' {
         return if is_dir(b) { Ordering::Less } else { Ordering::Greater };
     }
-    an.cmp(&bn)
+    an.cmp(bn)
 }
 
 /// Phrases an I/O error on a workspace path for the caller.
@@ -336,6 +461,7 @@ pub fn plain_io_message(err: &std::io::Error) -> String {
     }
 }
 
+/// An error from reading an ignore file, with workspace-relative paths.
 fn describe(ws: &Workspace, err: &ignore::Error) -> WalkError {
     match err {
         ignore::Error::WithPath { path, err } => {
@@ -346,15 +472,6 @@ fn describe(ws: &Workspace, err: &ignore::Error) -> WalkError {
         ignore::Error::Partial(errs) => match errs.first() {
             Some(e) => describe(ws, e),
             None => WalkError { message: "unknown error".into(), unreadable: false },
-        },
-        ignore::Error::Loop { child, .. } => {
-            WalkError { message: format!("{}: symbolic link loop", ws.rel_path(child)), unreadable: true }
-        }
-        ignore::Error::Io(e) if e.to_string().contains("Illegal byte sequence") => WalkError {
-            message:
-                "a file name that is not UTF-8 cannot be read inside the sandbox; the rest of its directory is missing"
-                    .into(),
-            unreadable: true,
         },
         ignore::Error::Io(e) => WalkError { message: plain_io_message(e), unreadable: true },
         other => WalkError { message: other.to_string(), unreadable: false },
@@ -413,6 +530,19 @@ mod tests {
         std::fs::write(dir.path().join(".gitignore"), "gen/\n*.log\n").unwrap();
         let ws = Workspace::new(dir.path());
         assert_eq!(walk_all(&ws, &WalkOptions::default(), "src", None), ["src/keep.rs"]);
+    }
+
+    #[test]
+    fn a_parent_ignore_whitelist_beats_a_child_gitignore() {
+        // As rg run in `src`: `.ignore` rules, from any level, rank above
+        // `.gitignore` rules.
+        let dir = tree(&["src/a.log", "src/b.rs", "src/sub/c.log"]);
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".ignore"), "!a.log\n").unwrap();
+        std::fs::write(dir.path().join("src/.gitignore"), "*.log\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        assert_eq!(walk_all(&ws, &WalkOptions::default(), "src", None), ["src/a.log", "src/b.rs"]);
+        assert_eq!(walk_all(&ws, &WalkOptions::default(), ".", None), ["src/a.log", "src/b.rs"]);
     }
 
     #[test]

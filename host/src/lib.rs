@@ -27,7 +27,7 @@ pub mod tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub(crate) mod bindings {
     wasmtime::component::bindgen!({
@@ -126,6 +126,7 @@ pub struct Sandbox {
     policy: Policy,
     guest_policy: GuestPolicy,
     runtime: Arc<engine::Runtime>,
+    jobs: usize,
 }
 
 impl Sandbox {
@@ -158,7 +159,15 @@ impl Sandbox {
         let inside_git_repository = workspace.ancestors().skip(1).any(|a| a.join(".git").exists());
         let guest_policy =
             GuestPolicy { redact: policy.redact, extra_deny: policy.extra_deny.clone(), inside_git_repository };
-        Ok(Sandbox { workspace, policy, guest_policy, runtime })
+        Ok(Sandbox { workspace, policy, guest_policy, runtime, jobs: 1 })
+    }
+
+    /// Spreads each text search over `jobs` instances running side by side
+    /// (one per core is the most that helps); the answer is the one a single
+    /// instance gives. Default 1.
+    pub fn with_jobs(mut self, jobs: usize) -> Sandbox {
+        self.jobs = jobs.max(1);
+        self
     }
 
     pub fn workspace(&self) -> &Path {
@@ -167,7 +176,33 @@ impl Sandbox {
 
     pub fn search_text(&self, request: &SearchTextRequest) -> Result<SearchTextResponse, Error> {
         let p = &self.guest_policy;
-        self.call(guest_timeout(request.timeout_ms), |i, s| i.sandgrep_search_search().call_search_text(s, request, p))
+        let timeout = guest_timeout(request.timeout_ms);
+        if self.jobs == 1 {
+            return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_text(s, request, p));
+        }
+        // Each instance searches the files whose path hashes to it; one more
+        // merges their events into the page one instance would have made.
+        let started = Instant::now();
+        let count = self.jobs as u32;
+        let shards = std::thread::scope(|scope| {
+            let running: Vec<_> = (0..count)
+                .map(|index| {
+                    scope.spawn(move || {
+                        self.call(timeout, |i, s| {
+                            i.sandgrep_search_search().call_search_shard(s, request, p, index, count)
+                        })
+                    })
+                })
+                .collect();
+            running
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|_| Err(Error::Crashed("a search thread panicked".into()))))
+                .collect::<Result<Vec<_>, Error>>()
+        })?;
+        let mut response =
+            self.call(timeout, |i, s| i.sandgrep_search_search().call_merge_shards(s, request, p, &shards))?;
+        response.stats.elapsed_ms = started.elapsed().as_millis() as u64;
+        Ok(response)
     }
 
     pub fn list_files(&self, request: &ListFilesRequest) -> Result<ListFilesResponse, Error> {

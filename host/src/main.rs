@@ -26,6 +26,9 @@ struct Cli {
     /// Memory cap of the sandboxed instance (bytes, or with K, M, G suffix).
     #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
     memory_limit: Option<u64>,
+    /// Instances searching side by side (default: one per core).
+    #[arg(short = 'j', long = "threads", global = true, value_name = "N")]
+    threads: Option<usize>,
     /// Run another build of the sandgrep component instead of the embedded one.
     #[arg(long, global = true, value_name = "FILE")]
     component: Option<PathBuf>,
@@ -286,7 +289,8 @@ fn run(cli: &Cli) -> io::Result<bool> {
         }
         None => Sandbox::open(&cli.root, policy),
     }
-    .map_err(io::Error::other)?;
+    .map_err(io::Error::other)?
+    .with_jobs(cli.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)));
     if let Command::Mcp = cli.command {
         sandgrep::mcp::serve_stdio(sandbox)?;
         return Ok(true);

@@ -1,12 +1,13 @@
 //! A runaway guest for the host's limit tests: `search-text` with the query
 //! `spin` never returns, `alloc` allocates until something stops it,
 //! `recurse` recurses until the stack runs out; any other query returns an
-//! empty response, so a sandbox can be shown to work again afterwards.
+//! empty response, so a sandbox can be shown to work again afterwards. The
+//! shards of a parallel search behave the same.
 
 wit_bindgen::generate!({ path: "../../wit", world: "sandgrep" });
 
 use exports::sandgrep::search::files::{ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse};
-use exports::sandgrep::search::search::{SearchTextRequest, SearchTextResponse};
+use exports::sandgrep::search::search::{SearchTextRequest, SearchTextResponse, ShardResult};
 use sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
 struct Runaway;
@@ -19,24 +20,28 @@ fn recurse(n: u64) -> u64 {
     recurse(buf[n as usize % 64] + 1) + 1
 }
 
+fn misbehave(query: &str) {
+    match query {
+        "spin" => loop {
+            std::hint::black_box(());
+        },
+        "alloc" => {
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                hoard.push(vec![1u8; 1 << 20]);
+                std::hint::black_box(&hoard);
+            }
+        }
+        "recurse" => {
+            std::hint::black_box(recurse(0));
+        }
+        _ => {}
+    }
+}
+
 impl exports::sandgrep::search::search::Guest for Runaway {
     fn search_text(request: SearchTextRequest, _: Policy) -> Result<SearchTextResponse, SearchError> {
-        match request.query.as_str() {
-            "spin" => loop {
-                std::hint::black_box(());
-            },
-            "alloc" => {
-                let mut hoard: Vec<Vec<u8>> = Vec::new();
-                loop {
-                    hoard.push(vec![1u8; 1 << 20]);
-                    std::hint::black_box(&hoard);
-                }
-            }
-            "recurse" => {
-                std::hint::black_box(recurse(0));
-            }
-            _ => {}
-        }
+        misbehave(&request.query);
         Ok(SearchTextResponse {
             matches: Vec::new(),
             files: Vec::new(),
@@ -53,6 +58,19 @@ impl exports::sandgrep::search::search::Guest for Runaway {
             },
             warnings: Vec::new(),
         })
+    }
+
+    fn search_shard(request: SearchTextRequest, _: Policy, _: u32, _: u32) -> Result<ShardResult, SearchError> {
+        misbehave(&request.query);
+        Ok(ShardResult { events: Vec::new(), stopped: None })
+    }
+
+    fn merge_shards(
+        request: SearchTextRequest,
+        policy: Policy,
+        _: Vec<ShardResult>,
+    ) -> Result<SearchTextResponse, SearchError> {
+        Self::search_text(request, policy)
     }
 }
 
