@@ -14,6 +14,7 @@ fn main() {
     let sandbox = Sandbox::open(dir, Policy::default()).expect("open the workspace");
     let mut request = SearchTextRequest::new(pattern.as_str());
     request.output = Some(OutputMode::Count);
+    request.max_results = Some(5000);
     sandbox.search_text(&request).expect("warm-up search");
     let mut times: Vec<f64> = (0..runs.parse::<usize>().expect("RUNS is a number"))
         .map(|_| {
