@@ -33,11 +33,39 @@ fn main() {
     for key in ["RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOCFLAGS"] {
         cmd.env_remove(key);
     }
+    // The grammars to compile in (structural search): all by default, or a
+    // comma-separated list such as `rust,python` (see guest/Cargo.toml).
+    println!("cargo:rerun-if-env-changed=SANDGREP_LANGS");
+    if let Ok(langs) = env::var("SANDGREP_LANGS") {
+        let features: Vec<String> = langs
+            .split(',')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| format!("sandgrep-guest/lang-{l}"))
+            .collect();
+        cmd.arg("--no-default-features");
+        if !features.is_empty() {
+            cmd.args(["--features", &features.join(",")]);
+        }
+    }
+    // tree-sitter's C code, built for wasm32-wasip2 with clang against a WASI
+    // sysroot (Debian's `wasi-libc` under /usr; scripts/setup installs it).
+    for (key, default) in
+        [("CC_wasm32_wasip2", "clang"), ("CFLAGS_wasm32_wasip2", "--target=wasm32-wasi --sysroot=/usr")]
+    {
+        println!("cargo:rerun-if-env-changed={key}");
+        if env::var_os(key).is_none() {
+            cmd.env(key, default);
+        }
+    }
     // SIMD in the guest's regex engine: 10-20% faster searches.
     cmd.env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128");
     let status = cmd.status().expect("failed to run cargo for the guest");
     if !status.success() {
-        panic!("building the guest component failed; is the target installed? run: rustup target add wasm32-wasip2");
+        panic!(
+            "building the guest component failed; run scripts/setup (it adds the wasm32-wasip2 target and installs \
+             clang, lld and wasi-libc for the grammars)"
+        );
     }
     for (var, file) in [("SANDGREP_WASM", "sandgrep_guest.wasm"), ("SANDGREP_RUNAWAY_WASM", "sandgrep_runaway.wasm")] {
         let wasm = target_dir.join("wasm32-wasip2/release").join(file);

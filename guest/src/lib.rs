@@ -17,6 +17,7 @@ mod bindings {
     });
 }
 
+mod ast;
 mod confine;
 mod cursor;
 mod deny;
@@ -34,8 +35,9 @@ pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
 pub use bindings::exports::sandgrep::search::search::{
-    CaseMode, FileCount, FileOutcome, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, ShardEvent,
-    ShardEventKind, ShardResult, ShardStop, Submatch, TextMatch,
+    AstMatch, CaseMode, FileCount, FileOutcome, MetaVariable, OutputMode, QueryMode, SearchAstRequest,
+    SearchAstResponse, SearchTextRequest, SearchTextResponse, ShardEvent, ShardEventKind, ShardResult, ShardStop,
+    Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
@@ -123,6 +125,10 @@ impl Workspace {
         search::search_text(self, request)
     }
 
+    pub fn search_ast(&self, request: SearchAstRequest) -> Result<SearchAstResponse, SearchError> {
+        ast::search_ast(self, request)
+    }
+
     /// One shard of a parallel search (see the WIT's `search-shard`).
     pub fn search_shard(&self, request: SearchTextRequest, index: u32, count: u32) -> Result<ShardResult, SearchError> {
         search::search_shard(self, request, index, count)
@@ -172,6 +178,10 @@ mod component {
     impl Guest for Component {
         fn search_text(request: SearchTextRequest, policy: Policy) -> Result<SearchTextResponse, SearchError> {
             Workspace::new(".").with_policy(&policy)?.search_text(request)
+        }
+
+        fn search_ast(request: SearchAstRequest, policy: Policy) -> Result<SearchAstResponse, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.search_ast(request)
         }
 
         fn search_shard(

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use crate::{
-    CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, SearchError, SearchTextRequest,
+    CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, SearchAstRequest, SearchError,
+    SearchTextRequest,
 };
 
 pub const MAX_QUERY_BYTES: usize = 64 * 1024;
@@ -39,6 +40,8 @@ pub const MAX_READ_LINES_BYTES: u64 = 2 << 20;
 pub const HEAP_LIMIT: usize = 32 << 20;
 /// Total bytes of text (match lines and context) one response may carry.
 pub const MAX_OUTPUT_BYTES: usize = 8 << 20;
+/// Bytes of source text one structural match (or meta-variable) returns.
+pub const MAX_AST_TEXT: usize = 4096;
 /// How many unreadable paths a warning names before it only counts.
 pub const WARN_NAMES: usize = 5;
 
@@ -179,6 +182,63 @@ impl TextQuery {
             self.per_file,
             self.max_filesize
         )
+    }
+}
+
+/// A `search-ast` request with defaults applied and every number clamped.
+#[derive(Clone, Debug)]
+pub struct AstQuery {
+    pub pattern: String,
+    pub language: Option<String>,
+    pub paths: Vec<String>,
+    pub walk: WalkOptions,
+    pub max_results: usize,
+    pub max_filesize: u64,
+    pub timeout: Duration,
+    pub cursor: Option<String>,
+    pub skip: u64,
+}
+
+impl AstQuery {
+    pub fn from_request(r: SearchAstRequest, warnings: &mut Vec<String>) -> Result<AstQuery, SearchError> {
+        if r.pattern.len() > MAX_QUERY_BYTES {
+            return Err(SearchError::InvalidArgument(format!(
+                "pattern is {} bytes, at most {MAX_QUERY_BYTES} allowed",
+                r.pattern.len()
+            )));
+        }
+        if r.pattern.trim().is_empty() {
+            return Err(SearchError::InvalidPattern("the pattern is empty".into()));
+        }
+        check_count("paths", r.paths.len(), MAX_PATHS)?;
+        check_count("include-globs", r.include_globs.len(), MAX_GLOBS)?;
+        check_count("exclude-globs", r.exclude_globs.len(), MAX_GLOBS)?;
+        Ok(AstQuery {
+            pattern: r.pattern,
+            language: r.language,
+            paths: if r.paths.is_empty() { vec![".".to_string()] } else { r.paths },
+            walk: WalkOptions {
+                include_globs: r.include_globs,
+                exclude_globs: r.exclude_globs,
+                types: Vec::new(),
+                hidden: r.hidden,
+                no_ignore: r.no_ignore,
+                follow_symlinks: r.follow_symlinks,
+                max_depth: None,
+            },
+            max_results: clamp("max-results", r.max_results, DEFAULT_MAX_RESULTS, 1, MAX_RESULTS, warnings) as usize,
+            max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_MAX_FILESIZE, 0, MAX_MAX_FILESIZE, warnings),
+            timeout: Duration::from_millis(
+                clamp("timeout-ms", r.timeout_ms, DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, warnings).into(),
+            ),
+            cursor: r.cursor,
+            skip: r.skip.unwrap_or(0).into(),
+        })
+    }
+
+    /// As [`TextQuery::stream_key`].
+    pub fn stream_key(&self) -> String {
+        format!("ast\0{}\0{:?}\0{:?}\0{:?}\0{}", self.pattern, self.language, self.paths, self.walk, self.max_filesize)
     }
 }
 

@@ -41,7 +41,8 @@ pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
 pub use bindings::exports::sandgrep::search::search::{
-    CaseMode, FileCount, OutputMode, QueryMode, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+    AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
+    SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
 pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
@@ -205,6 +206,13 @@ impl Sandbox {
         Ok(response)
     }
 
+    /// Structural search (ast-grep patterns). One instance: a parse costs
+    /// far more than the walk, but the calls are rarer.
+    pub fn search_ast(&self, request: &SearchAstRequest) -> Result<SearchAstResponse, Error> {
+        let p = &self.guest_policy;
+        self.call(guest_timeout(request.timeout_ms), |i, s| i.sandgrep_search_search().call_search_ast(s, request, p))
+    }
+
     pub fn list_files(&self, request: &ListFilesRequest) -> Result<ListFilesResponse, Error> {
         let p = &self.guest_policy;
         self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_list_files(s, request, p))
@@ -258,6 +266,27 @@ impl ReadFileRequest {
             max_bytes: None,
             start_line: None,
             max_lines: None,
+        }
+    }
+}
+
+impl SearchAstRequest {
+    /// A request for `pattern` with every other field at its default.
+    pub fn new(pattern: impl Into<String>) -> SearchAstRequest {
+        SearchAstRequest {
+            pattern: pattern.into(),
+            language: None,
+            paths: Vec::new(),
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            hidden: false,
+            no_ignore: false,
+            follow_symlinks: false,
+            max_results: None,
+            max_filesize: None,
+            timeout_ms: None,
+            cursor: None,
+            skip: None,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use sandgrep::{
     render, CaseMode, ListFilesRequest, OutputMode, Policy, QueryMode, RangeType, ReadFileRequest, Sandbox,
-    SearchTextRequest,
+    SearchAstRequest, SearchTextRequest,
 };
 
 #[derive(Parser)]
@@ -44,7 +44,9 @@ enum Command {
     Ls(LsArgs),
     /// Read a file, or a range of its lines or bytes.
     Read(ReadArgs),
-    /// Serve search_text, list_files and read_file to an MCP client on stdio.
+    /// Structural search with an ast-grep pattern (`$X` one node, `$$$X` any).
+    Ast(AstArgs),
+    /// Serve search_text, search_ast, list_files and read_file to an MCP client on stdio.
     Mcp,
 }
 
@@ -80,6 +82,50 @@ struct LsArgs {
     /// Continue after the entry a previous call's cursor names.
     #[arg(long, value_name = "TOKEN")]
     cursor: Option<String>,
+    /// Print one JSON object (the full response) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct AstArgs {
+    /// An ast-grep pattern, e.g. 'foo($A, $$$REST)'.
+    #[arg(value_name = "PATTERN")]
+    pattern: String,
+    /// Files or directories to search, relative to the workspace.
+    #[arg(value_name = "PATH")]
+    paths: Vec<String>,
+    /// The pattern's language (rust, python, javascript, typescript, tsx, go,
+    /// java, c, cpp, json); default: each file's, by extension.
+    #[arg(short = 'l', long = "lang", value_name = "LANG")]
+    lang: Option<String>,
+    /// Include files matching GLOB; `!GLOB` excludes.
+    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    globs: Vec<String>,
+    /// Search hidden files and directories.
+    #[arg(long = "hidden", short = '.')]
+    hidden: bool,
+    /// Do not respect .gitignore, .ignore and .rgignore.
+    #[arg(long)]
+    no_ignore: bool,
+    /// Follow symbolic links (escapes are still refused).
+    #[arg(short = 'L', long)]
+    follow: bool,
+    /// Matches returned (default 200, max 5000).
+    #[arg(long, value_name = "N")]
+    max_results: Option<u64>,
+    /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_filesize: Option<u64>,
+    /// Continue after the last match of a previous call.
+    #[arg(long, value_name = "TOKEN")]
+    cursor: Option<String>,
+    /// Skip this many matches first.
+    #[arg(long, value_name = "N")]
+    skip: Option<u64>,
+    /// Stop after this long with partial results (milliseconds).
+    #[arg(long = "timeout", value_name = "MS")]
+    timeout_ms: Option<u64>,
     /// Print one JSON object (the full response) instead of text.
     #[arg(long)]
     json: bool,
@@ -302,6 +348,7 @@ fn run(cli: &Cli) -> io::Result<bool> {
         Command::Search(args) => search(&sandbox, args, &mut out)?,
         Command::Ls(args) => ls(&sandbox, args, &mut out)?,
         Command::Read(args) => read(&sandbox, args, &mut out)?,
+        Command::Ast(args) => ast(&sandbox, args, &mut out)?,
     };
     out.flush()?;
     Ok(found)
@@ -363,6 +410,29 @@ fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<
     render::read(out, &response)?;
     notes(&response.warnings, render::read_continuation(&response, "--lines ", "--bytes "));
     Ok(true)
+}
+
+fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<bool> {
+    let mut r = SearchAstRequest::new(args.pattern.as_str());
+    r.language = args.lang.clone();
+    r.paths = args.paths.clone();
+    (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
+    r.hidden = args.hidden;
+    r.no_ignore = args.no_ignore;
+    r.follow_symlinks = args.follow;
+    r.max_results = sat(args.max_results);
+    r.max_filesize = args.max_filesize;
+    r.cursor = args.cursor.clone();
+    r.skip = sat(args.skip);
+    r.timeout_ms = sat(args.timeout_ms);
+    let response = sandbox.search_ast(&r).map_err(io::Error::other)?;
+    if args.json {
+        json_line(out, &response)?;
+    } else {
+        render::ast(out, &response)?;
+        notes(&response.warnings, render::continuation(response.next_cursor.as_deref(), "--cursor"));
+    }
+    Ok(!response.matches.is_empty())
 }
 
 fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<bool> {

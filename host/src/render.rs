@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::{ListFilesResponse, ReadFileResponse, SearchTextResponse};
+use crate::{ListFilesResponse, ReadFileResponse, SearchAstResponse, SearchTextResponse};
 
 /// ripgrep's text format: `path:line:col:text` for matches, `path-line-text`
 /// for context, `--` between groups of lines that are not adjacent; `path`
@@ -51,6 +51,18 @@ pub fn search(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io:
             prev = Some(n);
         }
         first_group = false;
+    }
+    Ok(())
+}
+
+/// Structural matches as `path:line:col:text`, the text's first line (a
+/// match spanning lines ends with ` …`).
+pub fn ast(out: &mut impl Write, r: &SearchAstResponse) -> io::Result<()> {
+    for m in &r.matches {
+        let mut lines = m.text.lines();
+        let first = lines.next().unwrap_or_default();
+        let more = if lines.next().is_some() { " …" } else { "" };
+        writeln!(out, "{}:{}:{}:{first}{more}", m.path, m.line, m.column)?;
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! The agent-facing tools — `search_text`, `list_files`, `read_file` — as
+//! The agent-facing tools — `search_text`, `search_ast`, `list_files`,
+//! `read_file` — as
 //! front ends that take JSON arguments serve them (the MCP server, and the
 //! JSON endpoints of a server): argument names, aliases, defaults and result
 //! shapes of the tool guide the contract adopts (SPEC §4), JSON Schemas, and
@@ -13,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::{
     json::to_value, render, CaseMode, Error, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest,
-    Sandbox, SearchTextRequest,
+    Sandbox, SearchAstRequest, SearchTextRequest,
 };
 
 /// A tool as `tools/list` describes it.
@@ -47,7 +48,7 @@ impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ToolError::UnknownTool(n) => {
-                write!(f, "unknown tool {n:?}: the tools are search_text, list_files, read_file")
+                write!(f, "unknown tool {n:?}: the tools are search_text, search_ast, list_files, read_file")
             }
             ToolError::Arguments(m) => write!(f, "invalid arguments: {m}"),
             ToolError::Failed(e) => write!(f, "{e}"),
@@ -59,7 +60,8 @@ pub const INSTRUCTIONS: &str = "sandgrep searches, lists and reads files of one 
 sandbox. Work search → read: search_text narrowly (a specific identifier or phrase, include_globs or types to \
 limit files), then read_file just the lines you need (start_line/max_lines around a hit's line). Use list_files \
 to find files by name or glob, not search_text. Paths are relative to the workspace root. Results are sorted and \
-paged: when has_more is true, pass next_cursor back as cursor. Secrets are shown as [REDACTED]; .env, keys and \
+paged: when has_more is true, pass next_cursor back as cursor. For code structure (calls, definitions, \
+patterns text cannot pin down) use search_ast with an ast-grep pattern. Secrets are shown as [REDACTED]; .env, keys and \
 .git internals are never read.";
 
 fn search_text_def() -> ToolDef {
@@ -114,6 +116,55 @@ list_files. When has_more is true, pass next_cursor as cursor for the next page.
                 "warnings": {"type": "array", "items": {"type": "string"}}
             },
             "required": ["hits", "has_more"]
+        }),
+    }
+}
+
+fn search_ast_def() -> ToolDef {
+    ToolDef {
+        name: "search_ast",
+        title: "Search code structure",
+        description: "Structural search with an ast-grep pattern: code with meta-variables, matched against \
+syntax trees, so formatting and comments do not matter. `$X` matches one node, `$$$ARGS` any number, `$_` one \
+without capturing; e.g. \"$OBJ.unwrap()\" or \"def $F($$$ARGS): $$$BODY\". Languages: rust, python, javascript, \
+typescript, tsx, go, java, c, cpp, json (by file extension unless language is given). Each match has path, \
+1-based line and column, end, the matched text and the meta-variables by name. Sorted by path then position; \
+when has_more is true, pass next_cursor as cursor.",
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "minLength": 1, "maxLength": 65536, "description": "An ast-grep pattern, valid code of the language with meta-variables. Alias: query."},
+                "language": {"type": "string", "description": "The pattern's language (rust, python, javascript, typescript, tsx, go, java, c, cpp, json; or rs, py, js, ts). Default: every file's own, by extension. Alias: lang."},
+                "root": {"type": "string", "default": ".", "description": "Directory or file to search, relative to the workspace. Aliases: directory, dir, path."},
+                "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 256, "description": "Several directories or files to search instead of root."},
+                "include_globs": {"type": "array", "items": {"type": "string"}, "maxItems": 256, "description": "Only files matching any of these globs. Alias: include."},
+                "exclude_globs": {"type": "array", "items": {"type": "string"}, "maxItems": 256},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
+                "skip": {"type": "integer", "minimum": 0, "default": 0},
+                "cursor": {"type": "string", "description": "next_cursor of the previous page of the same search."},
+                "hidden": {"type": "boolean", "default": false},
+                "no_ignore": {"type": "boolean", "default": false},
+                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 60000, "default": 10000}
+            },
+            "required": ["pattern"]
+        }),
+        output_schema: json!({
+            "type": "object",
+            "properties": {
+                "matches": {"type": "array", "items": {"type": "object", "properties": {
+                    "path": {"type": "string"}, "line": {"type": "integer"}, "column": {"type": "integer"},
+                    "end_line": {"type": "integer"}, "end_column": {"type": "integer"},
+                    "text": {"type": "string"},
+                    "meta_variables": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}}}
+                }, "required": ["path", "line", "column", "text"]}},
+                "has_more": {"type": "boolean"},
+                "next_cursor": {"type": ["string", "null"]},
+                "truncated": {"type": "boolean"},
+                "timed_out": {"type": "boolean"},
+                "stats": {"type": "object"},
+                "warnings": {"type": "array", "items": {"type": "string"}}
+            },
+            "required": ["matches", "has_more"]
         }),
     }
 }
@@ -201,7 +252,7 @@ next_line / next_offset say where.",
 }
 
 pub fn definitions() -> Vec<ToolDef> {
-    vec![search_text_def(), list_files_def(), read_file_def()]
+    vec![search_text_def(), search_ast_def(), list_files_def(), read_file_def()]
 }
 
 /// Runs tool `name` with JSON `args` against `sandbox` (blocking).
@@ -210,6 +261,7 @@ pub fn call(sandbox: &Sandbox, name: &str, args: &Map<String, Value>) -> Result<
     let mut a = Args::new(args, def.input_schema["properties"].as_object().unwrap(), name)?;
     match name {
         "search_text" => search_text(sandbox, &mut a),
+        "search_ast" => search_ast(sandbox, &mut a),
         "list_files" => list_files(sandbox, &mut a),
         _ => read_file(sandbox, &mut a),
     }
@@ -275,6 +327,34 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
         "stats": full["stats"],
         "warnings": response.warnings,
     });
+    Ok(ToolOutput { structured, text, response: full })
+}
+
+fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
+    let pattern =
+        a.string("pattern")?.ok_or_else(|| ToolError::Arguments("pattern is required (an ast-grep pattern)".into()))?;
+    let mut r = SearchAstRequest::new(pattern);
+    r.language = a.string("language")?;
+    r.paths = a.string("root")?.into_iter().chain(a.strings("paths")?).collect();
+    r.include_globs = a.strings("include_globs")?;
+    r.exclude_globs = a.strings("exclude_globs")?;
+    r.max_results = a.u32("max_results")?;
+    r.skip = a.u32("skip")?;
+    r.cursor = a.string("cursor")?;
+    r.hidden = a.bool("hidden")?.unwrap_or(false);
+    r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
+    r.timeout_ms = a.u32("timeout_ms")?;
+    let response = sandbox.search_ast(&r).map_err(ToolError::Failed)?;
+    let mut text = Vec::new();
+    render::ast(&mut text, &response).expect("writes to memory");
+    let mut text = String::from_utf8(text).expect("rendered text is UTF-8");
+    if response.matches.is_empty() {
+        text.push_str("No matches found\n");
+    }
+    finish_text(&mut text, &response.warnings, render::continuation(response.next_cursor.as_deref(), "cursor"));
+    let full = to_value(&response);
+    let mut structured = full.clone();
+    structured["has_more"] = response.next_cursor.is_some().into();
     Ok(ToolOutput { structured, text, response: full })
 }
 
@@ -369,6 +449,13 @@ impl Args {
         let mut map = Map::new();
         for (k, v) in args {
             let mut name = ALIASES.iter().find(|(alias, _)| alias == k).map_or(k.as_str(), |(_, canon)| canon);
+            // search_ast's own argument is `pattern` (`query` and `regex` mean it too).
+            if tool == "search_ast" && matches!(k.as_str(), "pattern" | "query" | "regex") {
+                name = "pattern";
+            }
+            if k == "lang" {
+                name = "language";
+            }
             // `path` names the directory to search or list (as grep tools do).
             if name == "path" && tool != "read_file" {
                 name = "root";

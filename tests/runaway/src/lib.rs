@@ -7,7 +7,9 @@
 wit_bindgen::generate!({ path: "../../wit", world: "sandgrep" });
 
 use exports::sandgrep::search::files::{ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse};
-use exports::sandgrep::search::search::{SearchTextRequest, SearchTextResponse, ShardResult};
+use exports::sandgrep::search::search::{
+    SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, ShardResult,
+};
 use sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
 struct Runaway;
@@ -58,6 +60,10 @@ impl exports::sandgrep::search::search::Guest for Runaway {
             },
             warnings: Vec::new(),
         })
+    }
+
+    fn search_ast(_: SearchAstRequest, _: Policy) -> Result<SearchAstResponse, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
     }
 
     fn search_shard(request: SearchTextRequest, _: Policy, _: u32, _: u32) -> Result<ShardResult, SearchError> {

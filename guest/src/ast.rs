@@ -1,0 +1,463 @@
+//! `search-ast`: structural search with ast-grep's engine (`ast-grep-core`,
+//! and `ast-grep-language` for the languages, their extensions and pattern
+//! pre-processing, exactly as the ast-grep CLI has them), on the same walk,
+//! limits, cursors and redaction as text search.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::time::Instant;
+
+use ast_grep_core::matcher::Pattern;
+use ast_grep_core::meta_var::MetaVariable;
+use ast_grep_core::tree_sitter::LanguageExt;
+use ast_grep_core::Language;
+use ast_grep_language::SupportLang;
+
+use crate::cursor::{self, Position};
+use crate::fs::SearchFile;
+use crate::redact::{self, Edit};
+use crate::request::{AstQuery, MAX_AST_TEXT};
+use crate::shape::named_warning;
+use crate::walk::{self, Walker};
+use crate::{
+    AstMatch, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats, SkipCounts,
+    Workspace,
+};
+
+/// The languages whose grammars this build compiled in.
+pub const BUILT: &[SupportLang] = &[
+    #[cfg(feature = "lang-rust")]
+    SupportLang::Rust,
+    #[cfg(feature = "lang-python")]
+    SupportLang::Python,
+    #[cfg(feature = "lang-javascript")]
+    SupportLang::JavaScript,
+    #[cfg(feature = "lang-typescript")]
+    SupportLang::TypeScript,
+    #[cfg(feature = "lang-typescript")]
+    SupportLang::Tsx,
+    #[cfg(feature = "lang-go")]
+    SupportLang::Go,
+    #[cfg(feature = "lang-java")]
+    SupportLang::Java,
+    #[cfg(feature = "lang-c")]
+    SupportLang::C,
+    #[cfg(feature = "lang-cpp")]
+    SupportLang::Cpp,
+    #[cfg(feature = "lang-json")]
+    SupportLang::Json,
+];
+
+fn built_names() -> String {
+    BUILT.iter().map(|l| l.to_string().to_lowercase()).collect::<Vec<_>>().join(", ")
+}
+
+/// The language a request names, if this build has it.
+fn language(name: &str) -> Result<SupportLang, SearchError> {
+    match name.parse::<SupportLang>() {
+        Ok(lang) if BUILT.contains(&lang) => Ok(lang),
+        _ => Err(SearchError::InvalidArgument(format!("unknown language {name:?}: this build has {}", built_names()))),
+    }
+}
+
+pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAstResponse, SearchError> {
+    let started = Instant::now();
+    let mut warnings = Vec::new();
+    let q = AstQuery::from_request(request, &mut warnings)?;
+    let stream_key = q.stream_key();
+    let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
+    let fixed = q.language.as_deref().map(language).transpose()?;
+    // Patterns are compiled per language, when a file of it comes up.
+    let mut patterns: HashMap<SupportLang, Result<Pattern, String>> = HashMap::new();
+    if let Some(lang) = fixed {
+        let p = Pattern::try_new(&q.pattern, lang).map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
+        patterns.insert(lang, Ok(p));
+    }
+    let walker = Walker::new(ws, &q.walk)?;
+    let roots = walker.roots(&q.paths)?;
+    let deadline = started + q.timeout;
+    let mut page = Page::new(&q, warnings);
+    let after = resume.as_ref().map(|r| r.path.as_str());
+    'roots: for root in &roots {
+        if after.is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
+            continue;
+        }
+        for item in walker.walk(root, after) {
+            let entry = match item {
+                Ok(entry) => entry,
+                Err(e) if e.unreadable => {
+                    page.stats.skipped.unreadable += 1;
+                    page.unreadable.push(e.message);
+                    continue;
+                }
+                Err(e) => {
+                    page.problems.push(e.message);
+                    continue;
+                }
+            };
+            if !entry.is_file {
+                continue;
+            }
+            let Some(lang) = SupportLang::from_path(&entry.rel).filter(|l| BUILT.contains(l)) else { continue };
+            if fixed.is_some_and(|f| f != lang) {
+                continue;
+            }
+            let taken = match &resume {
+                Some(r) if entry.rel < r.path => continue,
+                Some(r) if entry.rel == r.path => match r.line {
+                    u64::MAX => continue,
+                    _ => r.taken,
+                },
+                _ => 0,
+            };
+            let Ok(pattern) =
+                patterns.entry(lang).or_insert_with(|| Pattern::try_new(&q.pattern, lang).map_err(|e| e.to_string()))
+            else {
+                continue;
+            };
+            // Every call searches at least one file, so paging past a
+            // timeout always makes progress.
+            if page.stats.files_scanned > 0 && Instant::now() >= deadline {
+                page.timed_out = true;
+                break 'roots;
+            }
+            page.search_file(ws, &entry.rel, &entry.path, lang, pattern, taken);
+            if page.done {
+                break 'roots;
+            }
+        }
+    }
+    page.stats.skipped.denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+    let failed: Vec<(SupportLang, String)> =
+        patterns.iter().filter_map(|(l, p)| p.as_ref().err().map(|e| (*l, e.clone()))).collect();
+    if !failed.is_empty() && failed.len() == patterns.len() {
+        // Not one language could read the pattern: that is the answer.
+        let (lang, e) = &failed[0];
+        return Err(SearchError::InvalidPattern(format!("{e} (as {lang})")));
+    }
+    for (lang, e) in failed {
+        page.resp.warnings.push(format!("{lang} files skipped: the pattern is not valid {lang}: {e}"));
+    }
+    let mut with_errors: Vec<String> =
+        patterns.iter().filter(|(_, p)| p.as_ref().is_ok_and(Pattern::has_error)).map(|(l, _)| l.to_string()).collect();
+    if !with_errors.is_empty() {
+        with_errors.sort();
+        page.resp.warnings.push(format!(
+            "the pattern has a syntax error as {} and may match unexpectedly",
+            with_errors.join(", ")
+        ));
+    }
+    Ok(page.finish(&stream_key, started))
+}
+
+struct Page<'q> {
+    q: &'q AstQuery,
+    resp: SearchAstResponse,
+    stats: SearchStats,
+    skip_left: u64,
+    position: Option<Position>,
+    done: bool,
+    timed_out: bool,
+    unreadable: Vec<String>,
+    problems: Vec<String>,
+    not_utf8: Vec<String>,
+    cut_texts: usize,
+}
+
+impl<'q> Page<'q> {
+    fn new(q: &'q AstQuery, warnings: Vec<String>) -> Page<'q> {
+        let stats = SearchStats {
+            files_scanned: 0,
+            files_matched: 0,
+            bytes_searched: 0,
+            matches_returned: 0,
+            elapsed_ms: 0,
+            skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
+        };
+        Page {
+            q,
+            resp: SearchAstResponse {
+                matches: Vec::new(),
+                truncated: false,
+                timed_out: false,
+                next_cursor: None,
+                stats,
+                warnings,
+            },
+            stats,
+            skip_left: q.skip,
+            position: None,
+            done: false,
+            timed_out: false,
+            unreadable: Vec::new(),
+            problems: Vec::new(),
+            not_utf8: Vec::new(),
+            cut_texts: 0,
+        }
+    }
+
+    /// Parses one file and takes its matches past the first `taken`.
+    fn search_file(
+        &mut self,
+        ws: &Workspace,
+        rel: &str,
+        path: &std::path::Path,
+        lang: SupportLang,
+        pattern: &Pattern,
+        taken: u64,
+    ) {
+        let unreadable = |page: &mut Page, e: std::io::Error| {
+            page.stats.skipped.unreadable += 1;
+            page.unreadable.push(crate::error_message(&walk::io_error(rel, &e)));
+        };
+        let mut file = match SearchFile::open(path) {
+            Ok(f) => f,
+            Err(e) => return unreadable(self, e),
+        };
+        if file.size() > self.q.max_filesize {
+            self.stats.skipped.too_large += 1;
+            return;
+        }
+        let mut bytes = Vec::with_capacity(file.size() as usize);
+        if let Err(e) = file.read_to_end(&mut bytes) {
+            return unreadable(self, e);
+        }
+        self.stats.files_scanned += 1;
+        self.stats.bytes_searched += bytes.len() as u64;
+        if bytes.contains(&0) {
+            self.stats.skipped.binary += 1;
+            return;
+        }
+        let Ok(src) = String::from_utf8(bytes) else {
+            self.not_utf8.push(rel.to_string());
+            return;
+        };
+        let tree = lang.ast_grep(&src);
+        let root = tree.root();
+        let mut found = root.find_all(pattern).skip(taken as usize).peekable();
+        if found.peek().is_none() {
+            self.position = Some(Position::file_done(rel.to_string()));
+            return;
+        }
+        self.stats.files_matched += 1;
+        // Secrets are found in the whole file (a key block's lines are known
+        // by what precedes them), then ranges are moved onto the result.
+        let (shown, edits) = if ws.redact { redact::redact(src.as_bytes(), false) } else { (Vec::new(), Vec::new()) };
+        let shown = if ws.redact { String::from_utf8_lossy(&shown).into_owned() } else { String::new() };
+        let text_of = |page: &mut Page, range: std::ops::Range<usize>| -> String {
+            let text = if ws.redact { slice(&shown, &edits, range) } else { src[range].to_string() };
+            bounded(text, &mut page.cut_texts)
+        };
+        let mut taken = taken;
+        for m in found {
+            if self.skip_left == 0 && self.resp.matches.len() >= self.q.max_results {
+                self.resp.truncated = true;
+                self.done = true;
+                return;
+            }
+            taken += 1;
+            self.position = Some(Position { path: rel.to_string(), line: 0, taken });
+            if self.skip_left > 0 {
+                self.skip_left -= 1;
+                continue;
+            }
+            let range = m.range();
+            let (line, column) = line_col(&src, range.start);
+            let (end_line, end_column) = line_col(&src, range.end);
+            let env = m.get_env();
+            let mut vars: Vec<MetaVar> = Vec::new();
+            for var in env.get_matched_variables() {
+                let (name, span) = match var {
+                    MetaVariable::Capture(name, _) => {
+                        let span = env.get_match(&name).map(|n| n.range());
+                        (name, span)
+                    }
+                    MetaVariable::MultiCapture(name) => {
+                        let nodes = env.get_multiple_matches(&name);
+                        let span = match (nodes.first(), nodes.last()) {
+                            (Some(a), Some(b)) => Some(a.range().start..b.range().end),
+                            _ => None,
+                        };
+                        (name, span)
+                    }
+                    MetaVariable::Dropped(_) | MetaVariable::Multiple => continue,
+                };
+                let text = span.map_or_else(String::new, |r| text_of(self, r));
+                vars.push(MetaVar { name, text });
+            }
+            vars.sort_by(|a, b| a.name.cmp(&b.name));
+            vars.dedup_by(|a, b| a.name == b.name);
+            let text = text_of(self, range);
+            self.resp.matches.push(AstMatch {
+                path: rel.to_string(),
+                line,
+                column,
+                end_line,
+                end_column,
+                text,
+                meta_variables: vars,
+            });
+        }
+        self.position = Some(Position::file_done(rel.to_string()));
+    }
+
+    fn finish(mut self, stream_key: &str, started: Instant) -> SearchAstResponse {
+        let w = &mut self.resp.warnings;
+        if self.stats.skipped.binary > 0 {
+            w.push(format!("{} binary file(s) skipped", self.stats.skipped.binary));
+        }
+        if self.stats.skipped.too_large > 0 {
+            w.push(format!(
+                "{} file(s) skipped as larger than max-filesize ({} bytes)",
+                self.stats.skipped.too_large, self.q.max_filesize
+            ));
+        }
+        named_warning(w, "entries could not be read", &self.unreadable);
+        named_warning(w, "problems with ignore files", &self.problems);
+        named_warning(w, "file(s) skipped: not UTF-8, which the parsers need", &self.not_utf8);
+        if self.cut_texts > 0 {
+            w.push(format!("{} text(s) longer than {MAX_AST_TEXT} bytes were cut (…)", self.cut_texts));
+        }
+        if self.timed_out {
+            w.push(format!("timed out after {} ms: partial results", self.q.timeout.as_millis()));
+        }
+        if let Some(pos) = self.position.as_ref().filter(|_| self.done || self.timed_out) {
+            self.resp.next_cursor = Some(cursor::encode(stream_key, pos));
+            if self.done {
+                w.push(format!(
+                    "more results exist past these {}: pass next-cursor to continue",
+                    self.resp.matches.len()
+                ));
+            }
+        }
+        self.resp.timed_out = self.timed_out;
+        self.stats.matches_returned = self.resp.matches.len() as u64;
+        self.stats.elapsed_ms = started.elapsed().as_millis() as u64;
+        self.resp.stats = self.stats;
+        self.resp
+    }
+}
+
+/// 1-based line and byte column of byte `at` of `src`.
+fn line_col(src: &str, at: usize) -> (u64, u64) {
+    let before = &src.as_bytes()[..at];
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    (before.iter().filter(|&&b| b == b'\n').count() as u64 + 1, (at - line_start) as u64 + 1)
+}
+
+/// `range` of the original text, in its redacted form `shown`.
+fn slice(shown: &str, edits: &[Edit], range: std::ops::Range<usize>) -> String {
+    let (a, b) = (redact::remap(range.start, edits, false), redact::remap(range.end, edits, true));
+    shown.get(a..b).map_or_else(|| String::from_utf8_lossy(&shown.as_bytes()[a..b]).into_owned(), str::to_string)
+}
+
+/// `text` cut to [`MAX_AST_TEXT`] bytes (on a character boundary) with `…`.
+fn bounded(mut text: String, cut: &mut usize) -> String {
+    if text.len() > MAX_AST_TEXT {
+        let mut end = MAX_AST_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+        *cut += 1;
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let p = dir.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let ws = Workspace::new(dir.path());
+        (dir, ws)
+    }
+
+    fn req(pattern: &str) -> SearchAstRequest {
+        SearchAstRequest {
+            pattern: pattern.into(),
+            language: None,
+            paths: Vec::new(),
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            hidden: false,
+            no_ignore: false,
+            follow_symlinks: false,
+            max_results: None,
+            max_filesize: None,
+            timeout_ms: None,
+            cursor: None,
+            skip: None,
+        }
+    }
+
+    fn spots(r: &SearchAstResponse) -> Vec<(String, u64, u64)> {
+        r.matches.iter().map(|m| (m.path.clone(), m.line, m.column)).collect()
+    }
+
+    #[test]
+    fn languages_by_extension_and_meta_variables_by_name() {
+        let (_d, ws) = ws_with(&[
+            ("a.rs", "fn main() {\n    let v = foo(1, two);\n}\n"),
+            ("b.py", "x = foo(3)\ny = foo(5, 6, 7)\n"),
+            ("c.txt", "foo(4)\n"),
+        ]);
+        let r = ws.search_ast(req("foo($A, $$$REST)")).unwrap();
+        assert_eq!(spots(&r), [("a.rs".into(), 2, 13), ("b.py".into(), 2, 5)]);
+        let vars: Vec<(&str, &str)> = r.matches[0].meta_variables.iter().map(|v| (&*v.name, &*v.text)).collect();
+        assert_eq!(vars, [("A", "1"), ("REST", "two")]);
+        assert_eq!(r.matches[1].meta_variables[1].text, "6, 7");
+        assert_eq!((r.matches[0].end_line, r.matches[0].end_column, r.matches[0].text.as_str()), (2, 24, "foo(1, two)"));
+        let r = ws.search_ast(SearchAstRequest { language: Some("py".into()), ..req("foo($A)") }).unwrap();
+        assert_eq!(spots(&r), [("b.py".into(), 1, 5)]);
+    }
+
+    #[test]
+    fn pages_follow_the_cursor_within_and_across_files() {
+        let body: String = (0..5).map(|i| format!("f({i})\n")).collect();
+        let (_d, ws) = ws_with(&[("a.py", &body), ("b.py", &body)]);
+        let all = spots(&ws.search_ast(req("f($X)")).unwrap());
+        assert_eq!(all.len(), 10);
+        let mut got = Vec::new();
+        let mut cursor = None;
+        loop {
+            let r = ws.search_ast(SearchAstRequest { max_results: Some(3), cursor: cursor.clone(), ..req("f($X)") }).unwrap();
+            got.extend(spots(&r));
+            assert_eq!(r.truncated, r.next_cursor.is_some());
+            match r.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(got, all);
+        let r = ws.search_ast(SearchAstRequest { skip: Some(4), max_results: Some(2), ..req("f($X)") }).unwrap();
+        assert_eq!(spots(&r), all[4..6]);
+        let other = ws.search_ast(SearchAstRequest { cursor: cursor.or(Some("sg1.0.0.0.00".into())), ..req("g($X)") });
+        assert!(matches!(other, Err(SearchError::InvalidArgument(_))), "{other:?}");
+    }
+
+    #[test]
+    fn bad_patterns_and_languages_are_clear_errors() {
+        let (_d, ws) = ws_with(&[("a.rs", "fn main() {}\n")]);
+        let unknown = ws.search_ast(SearchAstRequest { language: Some("cobol".into()), ..req("x") });
+        assert!(matches!(unknown, Err(SearchError::InvalidArgument(m)) if m.contains("cobol") && m.contains("rust")));
+        let multi = ws.search_ast(SearchAstRequest { language: Some("rust".into()), ..req("$$$A") });
+        assert!(matches!(multi, Err(SearchError::InvalidPattern(_))), "{multi:?}");
+        assert!(matches!(ws.search_ast(req("  ")), Err(SearchError::InvalidPattern(_))));
+    }
+
+    #[test]
+    fn secrets_in_matches_are_redacted() {
+        let (_d, ws) = ws_with(&[("k.py", "key = \"AKIAIOSFODNN7EXAMPLE\"\nuse(key)\n")]);
+        let r = ws.search_ast(req("$K = $V")).unwrap();
+        assert_eq!(r.matches[0].text, "key = \"[REDACTED]\"");
+        assert_eq!(r.matches[0].meta_variables[1].text, "\"[REDACTED]\"");
+    }
+}
