@@ -3,6 +3,7 @@
 
 mod util;
 
+mod ast;
 mod cli;
 mod conformance;
 mod files;
