@@ -32,7 +32,7 @@ async def check_sdk():
             assert "search_text" in init.instructions and "read_file" in init.instructions
 
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            assert set(tools) == {"search_text", "list_files", "read_file"}, tools.keys()
+            assert set(tools) == {"search_text", "search_ast", "list_files", "read_file"}, tools.keys()
             st = tools["search_text"].input_schema
             assert st["required"] == ["query"]
             assert st["properties"]["max_results"]["maximum"] == 5000
@@ -106,6 +106,18 @@ async def check_sdk():
                 assert r.is_error, (args, text_of(r))
                 assert expect in text_of(r), (args, text_of(r))
                 assert ROOT not in text_of(r), text_of(r)
+
+            # search_ast: structure, meta-variables by name, errors.
+            r = await s.call_tool("search_ast", {"pattern": "fn $F() { $$$B }", "lang": "rust"})
+            m = r.structured_content["matches"]
+            assert [(x["path"], x["line"]) for x in m] == [("src/b.rs", 1)], r.structured_content
+            assert {v["name"]: v["text"] for v in m[0]["meta_variables"]}["F"] == "b", m[0]
+            assert "src/b.rs:1:1:fn b()" in text_of(r), text_of(r)
+            for args, expect in [({"pattern": "x", "language": "cobol"}, "unknown language"),
+                                 ({"pattern": "$$$A", "language": "rust"}, "invalid pattern"),
+                                 ({"query": "x", "root": "../"}, "outside the workspace")]:
+                r = await s.call_tool("search_ast", args)
+                assert r.is_error and expect in text_of(r), (args, text_of(r))
 
             # list_files.
             r = await s.call_tool("list_files", {})
