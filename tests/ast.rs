@@ -32,7 +32,10 @@ impl Gen {
     }
 
     fn args(&mut self) -> String {
-        (0..self.pick(4)).map(|i| if self.pick(2) == 0 { self.name() } else { i.to_string() }).collect::<Vec<_>>().join(", ")
+        (0..self.pick(4))
+            .map(|i| if self.pick(2) == 0 { self.name() } else { i.to_string() })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -41,37 +44,72 @@ impl Gen {
 type Lang = (&'static str, &'static str, fn(usize, &str) -> String, &'static [&'static str]);
 
 const LANGS: &[Lang] = &[
-    ("rs", "rust", |i, body| format!("fn f{i}(a: i32) -> i32 {{\n{body}    a\n}}\n"), &[
-        "    let V = F(A);", "    let V = V.unwrap();", "    if V > N { F(V); }", "    V.push(N);",
-        "    let V = V.iter().map(|x| x + N).count();",
-    ]),
-    ("py", "python", |i, body| format!("def f{i}(a, b):\n{body}    return a\n"), &[
-        "    V = F(A)", "    print(V)", "    if V > N:\n        F(V)", "    V = V + N", "    V.append(N)",
-    ]),
-    ("js", "javascript", |i, body| format!("function f{i}(a, b) {{\n{body}  return a;\n}}\n"), &[
-        "  const V = F(A);", "  console.log(V);", "  if (V === N) { F(V); }", "  let V = V + N;",
-    ]),
-    ("ts", "typescript", |i, body| format!("function f{i}(a: number): number {{\n{body}  return a;\n}}\n"), &[
-        "  const V: number = F(A);", "  console.log(V);", "  if (V === N) { F(V); }", "  let V = V as number;",
-    ]),
-    ("tsx", "tsx", |i, body| format!("function C{i}() {{\n{body}  return <div className=\"c{i}\">{{a}}</div>;\n}}\n"), &[
-        "  const V = F(A);", "  const V = <span>{V}</span>;", "  if (V === N) { F(V); }",
-    ]),
-    ("go", "go", |i, body| format!("package main\n\nfunc f{i}(a int) int {{\n{body}\treturn a\n}}\n"), &[
-        "\tV := F(A)", "\tfmt.Println(V)", "\tif V > N {\n\t\tF(V)\n\t}", "\tV = V + N",
-    ]),
-    ("java", "java", |i, body| format!("class C{i} {{\n  int f(int a) {{\n{body}    return a;\n  }}\n}}\n"), &[
-        "    int V = F(A);", "    System.out.println(V);", "    if (V > N) { F(V); }", "    V = V + N;",
-    ]),
-    ("c", "c", |i, body| format!("int f{i}(int a) {{\n{body}  return a;\n}}\n"), &[
-        "  int V = F(A);", "  printf(\"%d\", V);", "  if (V > N) { F(V); }", "  V = V + N;",
-    ]),
-    ("cpp", "cpp", |i, body| format!("int f{i}(int a) {{\n{body}  return a;\n}}\n"), &[
-        "  int V = F(A);", "  std::cout << V;", "  if (V > N) { F(V); }", "  auto V = std::make_pair(V, N);",
-    ]),
-    ("json", "json", |i, body| format!("{{\n  \"id\": {i},\n{body}  \"end\": true\n}}\n"), &[
-        "  \"name\": \"V\",", "  \"n\": N,", "  \"items\": [N, N, \"V\"],", "  \"obj\": {\"name\": \"V\"},",
-    ]),
+    (
+        "rs",
+        "rust",
+        |i, body| format!("fn f{i}(a: i32) -> i32 {{\n{body}    a\n}}\n"),
+        &[
+            "    let V = F(A);",
+            "    let V = V.unwrap();",
+            "    if V > N { F(V); }",
+            "    V.push(N);",
+            "    let V = V.iter().map(|x| x + N).count();",
+        ],
+    ),
+    (
+        "py",
+        "python",
+        |i, body| format!("def f{i}(a, b):\n{body}    return a\n"),
+        &["    V = F(A)", "    print(V)", "    if V > N:\n        F(V)", "    V = V + N", "    V.append(N)"],
+    ),
+    (
+        "js",
+        "javascript",
+        |i, body| format!("function f{i}(a, b) {{\n{body}  return a;\n}}\n"),
+        &["  const V = F(A);", "  console.log(V);", "  if (V === N) { F(V); }", "  let V = V + N;"],
+    ),
+    (
+        "ts",
+        "typescript",
+        |i, body| format!("function f{i}(a: number): number {{\n{body}  return a;\n}}\n"),
+        &["  const V: number = F(A);", "  console.log(V);", "  if (V === N) { F(V); }", "  let V = V as number;"],
+    ),
+    (
+        "tsx",
+        "tsx",
+        |i, body| format!("function C{i}() {{\n{body}  return <div className=\"c{i}\">{{a}}</div>;\n}}\n"),
+        &["  const V = F(A);", "  const V = <span>{V}</span>;", "  if (V === N) { F(V); }"],
+    ),
+    (
+        "go",
+        "go",
+        |i, body| format!("package main\n\nfunc f{i}(a int) int {{\n{body}\treturn a\n}}\n"),
+        &["\tV := F(A)", "\tfmt.Println(V)", "\tif V > N {\n\t\tF(V)\n\t}", "\tV = V + N"],
+    ),
+    (
+        "java",
+        "java",
+        |i, body| format!("class C{i} {{\n  int f(int a) {{\n{body}    return a;\n  }}\n}}\n"),
+        &["    int V = F(A);", "    System.out.println(V);", "    if (V > N) { F(V); }", "    V = V + N;"],
+    ),
+    (
+        "c",
+        "c",
+        |i, body| format!("int f{i}(int a) {{\n{body}  return a;\n}}\n"),
+        &["  int V = F(A);", "  printf(\"%d\", V);", "  if (V > N) { F(V); }", "  V = V + N;"],
+    ),
+    (
+        "cpp",
+        "cpp",
+        |i, body| format!("int f{i}(int a) {{\n{body}  return a;\n}}\n"),
+        &["  int V = F(A);", "  std::cout << V;", "  if (V > N) { F(V); }", "  auto V = std::make_pair(V, N);"],
+    ),
+    (
+        "json",
+        "json",
+        |i, body| format!("{{\n  \"id\": {i},\n{body}  \"end\": true\n}}\n"),
+        &["  \"name\": \"V\",", "  \"n\": N,", "  \"items\": [N, N, \"V\"],", "  \"obj\": {\"name\": \"V\"},"],
+    ),
 ];
 
 /// Patterns per language, with and without meta-variables.
@@ -152,7 +190,10 @@ fn oracle(root: &Path, pattern: &str, lang: Option<&str>) -> Option<Vec<Spot>> {
             let nodes = nodes.as_array().unwrap();
             let text = match (nodes.first(), nodes.last()) {
                 (Some(a), Some(b)) => {
-                    let (s, e) = (a["range"]["byteOffset"]["start"].as_u64().unwrap(), b["range"]["byteOffset"]["end"].as_u64().unwrap());
+                    let (s, e) = (
+                        a["range"]["byteOffset"]["start"].as_u64().unwrap(),
+                        b["range"]["byteOffset"]["end"].as_u64().unwrap(),
+                    );
                     String::from_utf8(source[s as usize..e as usize].to_vec()).unwrap()
                 }
                 _ => String::new(),
@@ -193,7 +234,15 @@ fn ours(root: &Path, pattern: &str, lang: Option<&str>) -> Option<Vec<Spot>> {
                 .collect();
             vars.retain(|_, t| !t.is_empty());
             let text = m["text"].as_str().unwrap().to_string();
-            (m["path"].as_str().unwrap().to_string(), n("line"), n("column"), n("end_line"), n("end_column"), text, vars)
+            (
+                m["path"].as_str().unwrap().to_string(),
+                n("line"),
+                n("column"),
+                n("end_line"),
+                n("end_column"),
+                text,
+                vars,
+            )
         })
         .collect();
     let starts: Vec<_> = spots.iter().map(|s| (s.0.clone(), s.1, s.2)).collect();

@@ -11,3 +11,4 @@ mod hostile;
 mod json;
 mod mcp;
 mod parallel;
+mod serve;

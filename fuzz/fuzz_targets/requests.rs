@@ -65,6 +65,7 @@ fuzz_target!(|input: Input| {
         redact: !bit(input.flags, 15),
         extra_deny: input.extra_deny.clone(),
         inside_git_repository: bit(input.flags, 14),
+        cursor_key: String::new(),
     };
     let Ok(ws) = Workspace::new(tree().path()).with_policy(&policy) else { return };
     let [n0, n1, n2, n3, n4, n5] = input.numbers;

@@ -64,7 +64,7 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
     let started = Instant::now();
     let mut warnings = Vec::new();
     let q = AstQuery::from_request(request, &mut warnings)?;
-    let stream_key = q.stream_key();
+    let stream_key = ws.stream_key(q.stream_key());
     let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
     let fixed = q.language.as_deref().map(language).transpose()?;
     // Patterns are compiled per language, when a file of it comes up.
@@ -142,10 +142,9 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         patterns.iter().filter(|(_, p)| p.as_ref().is_ok_and(Pattern::has_error)).map(|(l, _)| l.to_string()).collect();
     if !with_errors.is_empty() {
         with_errors.sort();
-        page.resp.warnings.push(format!(
-            "the pattern has a syntax error as {} and may match unexpectedly",
-            with_errors.join(", ")
-        ));
+        page.resp
+            .warnings
+            .push(format!("the pattern has a syntax error as {} and may match unexpectedly", with_errors.join(", ")));
     }
     Ok(page.finish(&stream_key, started))
 }
@@ -414,7 +413,10 @@ mod tests {
         let vars: Vec<(&str, &str)> = r.matches[0].meta_variables.iter().map(|v| (&*v.name, &*v.text)).collect();
         assert_eq!(vars, [("A", "1"), ("REST", "two")]);
         assert_eq!(r.matches[1].meta_variables[1].text, "6, 7");
-        assert_eq!((r.matches[0].end_line, r.matches[0].end_column, r.matches[0].text.as_str()), (2, 24, "foo(1, two)"));
+        assert_eq!(
+            (r.matches[0].end_line, r.matches[0].end_column, r.matches[0].text.as_str()),
+            (2, 24, "foo(1, two)")
+        );
         let r = ws.search_ast(SearchAstRequest { language: Some("py".into()), ..req("foo($A)") }).unwrap();
         assert_eq!(spots(&r), [("b.py".into(), 1, 5)]);
     }
@@ -428,7 +430,9 @@ mod tests {
         let mut got = Vec::new();
         let mut cursor = None;
         loop {
-            let r = ws.search_ast(SearchAstRequest { max_results: Some(3), cursor: cursor.clone(), ..req("f($X)") }).unwrap();
+            let r = ws
+                .search_ast(SearchAstRequest { max_results: Some(3), cursor: cursor.clone(), ..req("f($X)") })
+                .unwrap();
             got.extend(spots(&r));
             assert_eq!(r.truncated, r.next_cursor.is_some());
             match r.next_cursor {

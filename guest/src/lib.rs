@@ -52,6 +52,7 @@ pub struct Workspace {
     deny: deny::Denylist,
     redact: bool,
     inside_git: bool,
+    cursor_key: String,
 }
 
 impl Workspace {
@@ -63,6 +64,7 @@ impl Workspace {
             deny: deny::Denylist::default(),
             redact: true,
             inside_git: false,
+            cursor_key: String::new(),
         }
     }
 
@@ -70,7 +72,18 @@ impl Workspace {
         self.deny = deny::Denylist::new(&policy.extra_deny)?;
         self.redact = policy.redact;
         self.inside_git = policy.inside_git_repository;
+        self.cursor_key = policy.cursor_key.clone();
         Ok(self)
+    }
+
+    /// What a cursor is bound to: the request's result stream, under the
+    /// host's cursor key.
+    fn stream_key(&self, request_key: String) -> String {
+        if self.cursor_key.is_empty() {
+            request_key
+        } else {
+            format!("{}\0{request_key}", self.cursor_key)
+        }
     }
 
     /// A caller-given path, confined ([`confine::normalize`]), checked

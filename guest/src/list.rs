@@ -11,7 +11,7 @@ use crate::{FileEntry, ListFilesRequest, ListFilesResponse, SearchError, Workspa
 pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFilesResponse, SearchError> {
     let mut warnings = Vec::new();
     let q = ListQuery::from_request(request, &mut warnings)?;
-    let stream_key = q.stream_key();
+    let stream_key = ws.stream_key(q.stream_key());
     let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
     let walker = Walker::new(ws, &q.walk)?;
     let roots = walker.roots(std::slice::from_ref(&q.root))?;

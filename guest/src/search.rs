@@ -42,14 +42,14 @@ pub fn search_shard(
 /// replayed in walk order up to where the first stopped shard stopped (past
 /// it, that shard's files are unknown).
 pub fn merge_shards(
-    _ws: &Workspace,
+    ws: &Workspace,
     request: SearchTextRequest,
     shards: Vec<ShardResult>,
 ) -> Result<SearchTextResponse, SearchError> {
     let started = Instant::now();
     let mut warnings = Vec::new();
     let q = TextQuery::from_request(request, &mut warnings)?;
-    let stream_key = q.stream_key();
+    let stream_key = ws.stream_key(q.stream_key());
     let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
     let cut = shards
         .iter()
@@ -94,7 +94,7 @@ fn run(
     let started = Instant::now();
     let mut warnings = Vec::new();
     let q = TextQuery::from_request(request, &mut warnings)?;
-    let stream_key = q.stream_key();
+    let stream_key = ws.stream_key(q.stream_key());
     let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
     let matcher = build_matcher(&q)?;
     let mut searcher = build_searcher(&q);

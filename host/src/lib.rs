@@ -23,6 +23,7 @@ mod engine;
 pub mod json;
 pub mod mcp;
 pub mod render;
+pub mod serve;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -65,11 +66,23 @@ pub struct Policy {
     /// Extra wall-clock time past a request's own timeout before the host
     /// interrupts the instance.
     pub deadline_grace: Duration,
+    /// The longest a call may run (a request's timeout is lowered to it).
+    pub max_timeout: Duration,
+    /// Mixed into cursors, so that a cursor made under another key (another
+    /// tenant's) is refused.
+    pub cursor_key: String,
 }
 
 impl Default for Policy {
     fn default() -> Policy {
-        Policy { redact: true, extra_deny: Vec::new(), memory_limit: 512 << 20, deadline_grace: Duration::from_secs(5) }
+        Policy {
+            redact: true,
+            extra_deny: Vec::new(),
+            memory_limit: 512 << 20,
+            deadline_grace: Duration::from_secs(5),
+            max_timeout: MAX_GUEST_TIMEOUT,
+            cursor_key: String::new(),
+        }
     }
 }
 
@@ -158,8 +171,12 @@ impl Sandbox {
         // whether it sits in a git repository, so `.gitignore` files apply as
         // they do for rg run there.
         let inside_git_repository = workspace.ancestors().skip(1).any(|a| a.join(".git").exists());
-        let guest_policy =
-            GuestPolicy { redact: policy.redact, extra_deny: policy.extra_deny.clone(), inside_git_repository };
+        let guest_policy = GuestPolicy {
+            redact: policy.redact,
+            extra_deny: policy.extra_deny.clone(),
+            inside_git_repository,
+            cursor_key: policy.cursor_key.clone(),
+        };
         Ok(Sandbox { workspace, policy, guest_policy, runtime, jobs: 1 })
     }
 
@@ -177,7 +194,15 @@ impl Sandbox {
 
     pub fn search_text(&self, request: &SearchTextRequest) -> Result<SearchTextResponse, Error> {
         let p = &self.guest_policy;
-        let timeout = guest_timeout(request.timeout_ms);
+        let (timeout, capped) = self.timeout(request.timeout_ms);
+        let capped_request;
+        let request = match capped {
+            Some(ms) => {
+                capped_request = SearchTextRequest { timeout_ms: Some(ms), ..request.clone() };
+                &capped_request
+            }
+            None => request,
+        };
         if self.jobs == 1 {
             return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_text(s, request, p));
         }
@@ -210,17 +235,35 @@ impl Sandbox {
     /// far more than the walk, but the calls are rarer.
     pub fn search_ast(&self, request: &SearchAstRequest) -> Result<SearchAstResponse, Error> {
         let p = &self.guest_policy;
-        self.call(guest_timeout(request.timeout_ms), |i, s| i.sandgrep_search_search().call_search_ast(s, request, p))
+        let (timeout, capped) = self.timeout(request.timeout_ms);
+        let request = SearchAstRequest { timeout_ms: capped.or(request.timeout_ms), ..request.clone() };
+        self.call(timeout, |i, s| i.sandgrep_search_search().call_search_ast(s, &request, p))
+    }
+
+    /// The timeout of a call asking for `ms`, and the value to pass the
+    /// guest instead when the policy lowers it.
+    fn timeout(&self, ms: Option<u32>) -> (Duration, Option<u32>) {
+        let asked = guest_timeout(ms);
+        if asked <= self.policy.max_timeout {
+            (asked, None)
+        } else {
+            let max = self.policy.max_timeout;
+            (max, Some(max.as_millis().min(u32::MAX.into()) as u32))
+        }
     }
 
     pub fn list_files(&self, request: &ListFilesRequest) -> Result<ListFilesResponse, Error> {
         let p = &self.guest_policy;
-        self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_list_files(s, request, p))
+        self.call(DEFAULT_GUEST_TIMEOUT.min(self.policy.max_timeout), |i, s| {
+            i.sandgrep_search_files().call_list_files(s, request, p)
+        })
     }
 
     pub fn read_file(&self, request: &ReadFileRequest) -> Result<ReadFileResponse, Error> {
         let p = &self.guest_policy;
-        self.call(DEFAULT_GUEST_TIMEOUT, |i, s| i.sandgrep_search_files().call_read_file(s, request, p))
+        self.call(DEFAULT_GUEST_TIMEOUT.min(self.policy.max_timeout), |i, s| {
+            i.sandgrep_search_files().call_read_file(s, request, p)
+        })
     }
 
     fn call<T>(

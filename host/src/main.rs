@@ -48,6 +48,8 @@ enum Command {
     Ast(AstArgs),
     /// Serve search_text, search_ast, list_files and read_file to an MCP client on stdio.
     Mcp,
+    /// Serve many tenants' workspaces over HTTP (JSON endpoints and MCP).
+    Serve(ServeArgs),
 }
 
 #[derive(Args)]
@@ -85,6 +87,16 @@ struct LsArgs {
     /// Print one JSON object (the full response) instead of text.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// The config file (TOML): listen address, tenants, their tokens and limits.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Listen here instead of the config's address.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
 }
 
 #[derive(Args)]
@@ -324,6 +336,10 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> io::Result<bool> {
+    if let Command::Serve(args) = &cli.command {
+        sandgrep::serve::run(&args.config, args.listen.as_deref()).map_err(io::Error::other)?;
+        return Ok(true);
+    }
     let mut policy = Policy { redact: !cli.no_redact, extra_deny: cli.deny.clone(), ..Policy::default() };
     if let Some(limit) = cli.memory_limit {
         policy.memory_limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -344,7 +360,7 @@ fn run(cli: &Cli) -> io::Result<bool> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let found = match &cli.command {
-        Command::Mcp => unreachable!("served above"),
+        Command::Mcp | Command::Serve(_) => unreachable!("served above"),
         Command::Search(args) => search(&sandbox, args, &mut out)?,
         Command::Ls(args) => ls(&sandbox, args, &mut out)?,
         Command::Read(args) => read(&sandbox, args, &mut out)?,

@@ -4,7 +4,7 @@
 //! unknown tool is a protocol error. Each call runs on the blocking pool in
 //! its own sandboxed instance, so a slow or failed call affects no other.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
@@ -14,6 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+use crate::serve::{Refusal, Tenant};
 use crate::tools::{self, ToolError};
 use crate::Sandbox;
 
@@ -21,11 +22,17 @@ use crate::Sandbox;
 #[derive(Clone)]
 pub struct McpServer {
     sandbox: Sandbox,
+    /// In `serve`: the tenant whose limits and counters calls go through.
+    tenant: Option<Weak<Tenant>>,
 }
 
 impl McpServer {
     pub fn new(sandbox: Sandbox) -> McpServer {
-        McpServer { sandbox }
+        McpServer { sandbox, tenant: None }
+    }
+
+    pub fn for_tenant(sandbox: Sandbox, tenant: Weak<Tenant>) -> McpServer {
+        McpServer { sandbox, tenant: Some(tenant) }
     }
 }
 
@@ -67,17 +74,25 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
-        let sandbox = self.sandbox.clone();
-        let outcome = tokio::task::spawn_blocking(move || tools::call(&sandbox, &name, &args))
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("the call failed: {e}"), None))?;
+        let outcome = match self.tenant.as_ref().and_then(Weak::upgrade) {
+            Some(tenant) => tenant.call(&name, args).await,
+            None => {
+                let sandbox = self.sandbox.clone();
+                tokio::task::spawn_blocking(move || tools::call(&sandbox, &name, &args))
+                    .await
+                    .map_err(|e| ErrorData::internal_error(format!("the call failed: {e}"), None))?
+                    .map_err(Refusal::Tool)
+            }
+        };
         let result = match outcome {
             Ok(out) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(out.text)]);
                 r.structured_content = Some(out.structured);
                 r
             }
-            Err(e @ ToolError::UnknownTool(_)) => return Err(ErrorData::invalid_params(e.to_string(), None)),
+            Err(Refusal::Tool(e @ ToolError::UnknownTool(_))) => {
+                return Err(ErrorData::invalid_params(e.to_string(), None));
+            }
             Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("Error: {e}"))]),
         };
         Ok(result.into())

@@ -1,0 +1,493 @@
+//! `sandgrep serve`: one process serving many tenants' searches side by
+//! side. Every tenant has its own workspace, bearer tokens and limits; the
+//! token alone selects the tenant, so nothing in a request can name another
+//! tenant's files. Each call runs in a fresh instance of the component (the
+//! engine, compiled artifact and epoch ticker are shared), so nothing leaks
+//! between calls or tenants.
+//!
+//! Routes: `POST /v1/search-text`, `/v1/search-ast`, `/v1/list-files`,
+//! `/v1/read-file` (body: the MCP tool's arguments; answer: the CLI's
+//! `--json` object), MCP over streamable HTTP at `/mcp`, `GET /healthz`,
+//! and `GET /metrics` (Prometheus text, with the admin token).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, HeaderMap, Request, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use tower::ServiceExt;
+
+use crate::mcp::McpServer;
+use crate::tools::{self, ToolError};
+use crate::{Error, Policy, Sandbox, SearchError};
+
+/// Largest request body (the arguments of one call).
+const MAX_BODY: usize = 1 << 20;
+const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+
+/// The config file (TOML). Unknown keys are allowed.
+#[derive(Deserialize, Debug)]
+pub struct Config {
+    pub listen: Option<String>,
+    /// A token for `/metrics`; without it, metrics are not served.
+    pub admin_token: Option<String>,
+    /// Host names the MCP endpoint accepts in `Host` (DNS-rebinding
+    /// protection); default: loopback names and the listen address.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    #[serde(default)]
+    pub tenant: Vec<TenantConfig>,
+}
+
+#[derive(Deserialize, Debug)]
+pub struct TenantConfig {
+    pub name: String,
+    pub workspace: PathBuf,
+    #[serde(default)]
+    pub tokens: Vec<String>,
+    /// SHA-256 of tokens, hex, for configs that should not hold them.
+    #[serde(default)]
+    pub token_sha256: Vec<String>,
+    /// Calls running at once (default 4).
+    pub max_concurrent: Option<usize>,
+    /// Calls per second, sustained (default 20; bursts up to that many).
+    pub requests_per_second: Option<f64>,
+    /// Longest a call may run (default and cap 60000).
+    pub timeout_ms: Option<u64>,
+    /// Memory cap of one call's instance (default 256).
+    pub memory_mib: Option<usize>,
+}
+
+impl Config {
+    /// Reads and checks a config file: every problem is a clear message.
+    pub fn load(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let config: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        config.check()?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.tenant.is_empty() {
+            return Err("no [[tenant]] in the config".into());
+        }
+        let mut names = HashMap::new();
+        let mut tokens: HashMap<[u8; 32], &str> = HashMap::new();
+        let mut workspaces: Vec<(PathBuf, &str)> = Vec::new();
+        for t in &self.tenant {
+            let name = t.name.as_str();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                return Err(format!("tenant name {name:?}: use letters, digits, - and _"));
+            }
+            if names.insert(name, ()).is_some() {
+                return Err(format!("tenant {name:?} is listed twice"));
+            }
+            let ws = std::fs::canonicalize(&t.workspace)
+                .map_err(|e| format!("tenant {name}: workspace {}: {e}", t.workspace.display()))?;
+            if !ws.is_dir() {
+                return Err(format!("tenant {name}: workspace {} is not a directory", t.workspace.display()));
+            }
+            for (other_ws, other) in &workspaces {
+                if ws.starts_with(other_ws) || other_ws.starts_with(&ws) {
+                    return Err(format!(
+                        "tenant {name}: workspace {} overlaps tenant {other}'s {}",
+                        ws.display(),
+                        other_ws.display()
+                    ));
+                }
+            }
+            workspaces.push((ws, name));
+            let hashes = t.token_hashes()?;
+            if hashes.is_empty() {
+                return Err(format!("tenant {name}: no tokens (tokens or token_sha256)"));
+            }
+            for h in hashes {
+                if let Some(other) = tokens.insert(h, name) {
+                    return Err(format!("tenant {name}: a token is also tenant {other}'s"));
+                }
+            }
+            if t.max_concurrent == Some(0) || t.requests_per_second.is_some_and(|r| r.is_nan() || r <= 0.0) {
+                return Err(format!("tenant {name}: max_concurrent and requests_per_second must be positive"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TenantConfig {
+    fn token_hashes(&self) -> Result<Vec<[u8; 32]>, String> {
+        let mut out = Vec::new();
+        for t in &self.tokens {
+            if t.len() < 16 {
+                return Err(format!("tenant {}: tokens must be at least 16 characters", self.name));
+            }
+            out.push(Sha256::digest(t.as_bytes()).into());
+        }
+        for h in &self.token_sha256 {
+            let bytes: Option<Vec<u8>> = (h.len() == 64)
+                .then(|| (0..32).map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok()).collect())
+                .flatten();
+            match bytes {
+                Some(b) => out.push(b.try_into().expect("32 bytes")),
+                None => return Err(format!("tenant {}: token_sha256 entries are 64 hex digits", self.name)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One tenant at run time: its sandbox, limits and counters.
+pub struct Tenant {
+    pub name: String,
+    sandbox: Sandbox,
+    max_concurrent: usize,
+    rate: f64,
+    gate: Mutex<Gate>,
+    metrics: Mutex<Metrics>,
+    mcp: StreamableHttpService<McpServer, LocalSessionManager>,
+}
+
+struct Gate {
+    running: usize,
+    /// Token bucket: calls that may start now.
+    allowance: f64,
+    refilled: Instant,
+}
+
+#[derive(Default)]
+struct Metrics {
+    /// (operation, HTTP status) → calls.
+    calls: BTreeMap<(String, u16), u64>,
+    /// Refusals by limit: "concurrency", "rate".
+    limit_hits: BTreeMap<&'static str, u64>,
+    /// Durations of answered calls, ms, bucketed by the upper bounds below.
+    buckets: [u64; BUCKETS_MS.len() + 1],
+    total_ms: f64,
+}
+
+const BUCKETS_MS: [f64; 12] = [1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 5000.0, 30000.0];
+
+/// A call admitted under its tenant's limits; dropping it frees the slot.
+pub struct Permit<'t>(&'t Tenant);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.0.gate.lock().unwrap().running -= 1;
+    }
+}
+
+impl Tenant {
+    /// Admits a call, or says which limit refused it.
+    pub fn admit(&self) -> Result<Permit<'_>, &'static str> {
+        let mut g = self.gate.lock().unwrap();
+        let now = Instant::now();
+        g.allowance = (g.allowance + now.duration_since(g.refilled).as_secs_f64() * self.rate).min(self.rate.max(1.0));
+        g.refilled = now;
+        let refused = if g.running >= self.max_concurrent {
+            Some("concurrency")
+        } else if g.allowance < 1.0 {
+            Some("rate")
+        } else {
+            None
+        };
+        if let Some(limit) = refused {
+            drop(g);
+            *self.metrics.lock().unwrap().limit_hits.entry(limit).or_default() += 1;
+            return Err(limit);
+        }
+        g.allowance -= 1.0;
+        g.running += 1;
+        Ok(Permit(self))
+    }
+
+    /// Counts a finished call and logs it (never contents, never tokens).
+    pub fn record(&self, op: &str, status: u16, took: Duration) {
+        let ms = took.as_secs_f64() * 1000.0;
+        {
+            let mut m = self.metrics.lock().unwrap();
+            *m.calls.entry((op.to_string(), status)).or_default() += 1;
+            let i = BUCKETS_MS.iter().position(|&b| ms <= b).unwrap_or(BUCKETS_MS.len());
+            m.buckets[i] += 1;
+            m.total_ms += ms;
+        }
+        log(
+            json!({"event": "call", "tenant": self.name, "op": op, "status": status, "ms": (ms * 10.0).round() / 10.0}),
+        );
+    }
+
+    /// Runs tool `name` for this tenant: admission, the call on the
+    /// blocking pool, accounting.
+    pub async fn call(&self, name: &str, args: Map<String, Value>) -> Result<tools::ToolOutput, Refusal> {
+        let started = Instant::now();
+        let permit = self.admit().map_err(Refusal::Limit);
+        let op = name.to_string();
+        let result = match permit {
+            Err(e) => Err(e),
+            Ok(permit) => {
+                let sandbox = self.sandbox.clone();
+                let name = op.clone();
+                let outcome = tokio::task::spawn_blocking(move || tools::call(&sandbox, &name, &args))
+                    .await
+                    .unwrap_or_else(|e| Err(ToolError::Failed(Error::Crashed(format!("the call failed: {e}")))));
+                drop(permit);
+                outcome.map_err(Refusal::Tool)
+            }
+        };
+        let status = match &result {
+            Ok(_) => 200,
+            Err(r) => r.status().as_u16(),
+        };
+        self.record(&op, status, started.elapsed());
+        result
+    }
+}
+
+/// Why a call got no result.
+#[derive(Debug)]
+pub enum Refusal {
+    Limit(&'static str),
+    Tool(ToolError),
+}
+
+impl Refusal {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Refusal::Limit(_) => StatusCode::TOO_MANY_REQUESTS,
+            Refusal::Tool(ToolError::UnknownTool(_)) => StatusCode::NOT_FOUND,
+            Refusal::Tool(ToolError::Arguments(_)) => StatusCode::BAD_REQUEST,
+            Refusal::Tool(ToolError::Failed(e)) => match e {
+                Error::Search(SearchError::NotFound(_)) => StatusCode::NOT_FOUND,
+                Error::Search(SearchError::Denied(_)) => StatusCode::FORBIDDEN,
+                Error::Search(SearchError::TooLarge(_)) | Error::OutOfMemory(_) => StatusCode::PAYLOAD_TOO_LARGE,
+                Error::Search(SearchError::Io(_)) | Error::Crashed(_) | Error::Setup(_) => {
+                    StatusCode::INTERNAL_SERVER_ERROR
+                }
+                Error::Search(_) => StatusCode::BAD_REQUEST,
+                Error::Deadline(_) => StatusCode::GATEWAY_TIMEOUT,
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Limit(limit) => write!(f, "over this tenant's {limit} limit: retry shortly"),
+            Refusal::Tool(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// One structured log line on stderr.
+fn log(mut event: Value) {
+    let ts = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    event["ts"] = json!((ts * 1000.0).round() / 1000.0);
+    eprintln!("{event}");
+}
+
+struct App {
+    tenants: Vec<Arc<Tenant>>,
+    by_token: HashMap<[u8; 32], usize>,
+    admin: Option<[u8; 32]>,
+}
+
+impl App {
+    /// The tenant a request's bearer token selects.
+    fn tenant(&self, headers: &HeaderMap) -> Result<&Arc<Tenant>, Response> {
+        let token = bearer(headers).ok_or_else(|| unauthorized("missing bearer token (Authorization: Bearer …)"))?;
+        let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        self.by_token.get(&hash).map(|&i| &self.tenants[i]).ok_or_else(|| unauthorized("unknown token"))
+    }
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, axum::Json(json!({"error": message}))).into_response()
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut r = error(StatusCode::UNAUTHORIZED, message);
+    r.headers_mut().insert(header::WWW_AUTHENTICATE, "Bearer".parse().unwrap());
+    r
+}
+
+/// Builds the router for `config` (tenants opened, MCP services made).
+pub fn router(config: &Config, listen: &SocketAddr) -> Result<Router, String> {
+    let mut tenants = Vec::new();
+    let mut by_token = HashMap::new();
+    let mut allowed_hosts = config.allowed_hosts.clone();
+    if allowed_hosts.is_empty() {
+        allowed_hosts = vec!["localhost".into(), "127.0.0.1".into(), "::1".into(), listen.ip().to_string()];
+    }
+    for (i, t) in config.tenant.iter().enumerate() {
+        let timeout = Duration::from_millis(t.timeout_ms.unwrap_or(60_000).clamp(1, 60_000));
+        let policy = Policy {
+            memory_limit: t.memory_mib.unwrap_or(256).clamp(16, 4096) << 20,
+            max_timeout: timeout,
+            deadline_grace: Duration::from_secs(2),
+            cursor_key: format!("tenant:{}", t.name),
+            ..Policy::default()
+        };
+        let sandbox = Sandbox::open(&t.workspace, policy).map_err(|e| format!("tenant {}: {e}", t.name))?;
+        let rate = t.requests_per_second.unwrap_or(20.0);
+        let tenant = Arc::new_cyclic(|weak: &std::sync::Weak<Tenant>| {
+            let weak = weak.clone();
+            let sandbox_for_mcp = sandbox.clone();
+            let mcp = StreamableHttpService::new(
+                move || Ok(McpServer::for_tenant(sandbox_for_mcp.clone(), weak.clone())),
+                Arc::new(LocalSessionManager::default()),
+                StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts.clone()),
+            );
+            Tenant {
+                name: t.name.clone(),
+                sandbox,
+                max_concurrent: t.max_concurrent.unwrap_or(4),
+                rate,
+                gate: Mutex::new(Gate { running: 0, allowance: rate.max(1.0), refilled: Instant::now() }),
+                metrics: Mutex::new(Metrics::default()),
+                mcp,
+            }
+        });
+        for h in t.token_hashes()? {
+            by_token.insert(h, i);
+        }
+        tenants.push(tenant);
+    }
+    let admin = config.admin_token.as_ref().map(|t| Sha256::digest(t.as_bytes()).into());
+    let app = Arc::new(App { tenants, by_token, admin });
+    Ok(Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/metrics", get(metrics))
+        .route("/v1/{op}", post(operation))
+        .route("/mcp", any(mcp))
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(app))
+}
+
+async fn operation(
+    State(app): State<Arc<App>>,
+    axum::extract::Path(op): axum::extract::Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let tenant = match app.tenant(&headers) {
+        Ok(t) => t.clone(),
+        Err(r) => return r,
+    };
+    let tool = match op.as_str() {
+        "search-text" => "search_text",
+        "search-ast" => "search_ast",
+        "list-files" => "list_files",
+        "read-file" => "read_file",
+        _ => return error(StatusCode::NOT_FOUND, "no such operation (search-text, search-ast, list-files, read-file)"),
+    };
+    let args = match serde_json::from_slice::<Value>(if body.is_empty() { b"{}" } else { &body }) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return error(StatusCode::BAD_REQUEST, "the body must be a JSON object of arguments"),
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("the body is not JSON: {e}")),
+    };
+    match tenant.call(tool, args).await {
+        Ok(out) => axum::Json(out.response).into_response(),
+        Err(refusal) => {
+            let mut r = error(refusal.status(), &refusal.to_string());
+            if matches!(refusal, Refusal::Limit(_)) {
+                r.headers_mut().insert(header::RETRY_AFTER, "1".parse().unwrap());
+            }
+            r
+        }
+    }
+}
+
+async fn mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Response {
+    let tenant = match app.tenant(request.headers()) {
+        Ok(t) => t.clone(),
+        Err(r) => return r,
+    };
+    match tenant.mcp.clone().oneshot(request).await {
+        Ok(response) => response.map(Body::new),
+        Err(e) => match e {},
+    }
+}
+
+async fn metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    let Some(admin) = app.admin else {
+        return error(StatusCode::NOT_FOUND, "metrics are off (no admin_token in the config)");
+    };
+    let given: Option<[u8; 32]> = bearer(&headers).map(|t| Sha256::digest(t.as_bytes()).into());
+    match given {
+        None => return unauthorized("missing bearer token"),
+        Some(h) if h != admin => return error(StatusCode::FORBIDDEN, "metrics need the admin token"),
+        Some(_) => {}
+    }
+    let mut out = String::new();
+    out.push_str("# TYPE sandgrep_calls_total counter\n");
+    for t in &app.tenants {
+        let m = t.metrics.lock().unwrap();
+        for ((op, status), n) in &m.calls {
+            out.push_str(&format!(
+                "sandgrep_calls_total{{tenant=\"{}\",op=\"{op}\",status=\"{status}\"}} {n}\n",
+                t.name
+            ));
+        }
+    }
+    out.push_str("# TYPE sandgrep_limit_hits_total counter\n");
+    for t in &app.tenants {
+        for (limit, n) in &t.metrics.lock().unwrap().limit_hits {
+            out.push_str(&format!("sandgrep_limit_hits_total{{tenant=\"{}\",limit=\"{limit}\"}} {n}\n", t.name));
+        }
+    }
+    out.push_str("# TYPE sandgrep_call_duration_ms histogram\n");
+    for t in &app.tenants {
+        let m = t.metrics.lock().unwrap();
+        let mut cumulative = 0;
+        for (i, bound) in BUCKETS_MS.iter().enumerate() {
+            cumulative += m.buckets[i];
+            out.push_str(&format!(
+                "sandgrep_call_duration_ms_bucket{{tenant=\"{}\",le=\"{bound}\"}} {cumulative}\n",
+                t.name
+            ));
+        }
+        cumulative += m.buckets[BUCKETS_MS.len()];
+        out.push_str(&format!("sandgrep_call_duration_ms_bucket{{tenant=\"{}\",le=\"+Inf\"}} {cumulative}\n", t.name));
+        out.push_str(&format!("sandgrep_call_duration_ms_sum{{tenant=\"{}\"}} {:.1}\n", t.name, m.total_ms));
+        out.push_str(&format!("sandgrep_call_duration_ms_count{{tenant=\"{}\"}} {cumulative}\n", t.name));
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+/// Runs the server until interrupted.
+pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
+    let config = Config::load(config_path)?;
+    let listen = listen.or(config.listen.as_deref()).unwrap_or(DEFAULT_LISTEN);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let app = router(&config, &addr)?;
+        log(json!({"event": "listening", "addr": addr.to_string(), "tenants": config.tenant.len()}));
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .map_err(|e| e.to_string())
+    })
+}

@@ -1,0 +1,267 @@
+//! `sandgrep serve` on loopback with real HTTP clients: tenants see only
+//! their own workspace through every operation and through MCP; wrong,
+//! missing and other tenants' tokens are refused; cursors do not cross
+//! tenants; limits answer 429; bad configs are refused at start.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::util::Tree;
+
+const ALPHA: &str = "alpha-token-0123456789";
+const BETA: &str = "beta-token-0123456789";
+const ADMIN: &str = "admin-token-0123456789";
+
+/// A running server; killed when dropped.
+pub struct Server {
+    child: Child,
+    pub addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn command(config: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgrep"));
+    cmd.env("SANDGREP_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache"))
+        .args(["serve", "--config"])
+        .arg(config);
+    cmd
+}
+
+/// Starts a server for `config` (TOML) and waits until it listens.
+pub fn start(dir: &Path, config: &str) -> Server {
+    let path = dir.join("sandgrep.toml");
+    std::fs::write(&path, config).unwrap();
+    let mut child = command(&path).stderr(Stdio::piped()).spawn().unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut first).unwrap();
+    let event: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{e}: {first:?}"));
+    assert_eq!(event["event"], "listening", "{first}");
+    let addr = event["addr"].as_str().unwrap().to_string();
+    // Logs go on; drain them so the server never blocks on a full pipe.
+    let mut stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    Server { child, addr }
+}
+
+/// One HTTP/1.1 request; the status and the body as JSON (or a string).
+pub fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body =
+        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_string() };
+    (status, serde_json::from_str(&body).unwrap_or(Value::String(body)))
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = &rest[n + 2..];
+    }
+    out
+}
+
+fn post(addr: &str, op: &str, token: &str, args: Value) -> (u16, Value) {
+    http(addr, "POST", &format!("/v1/{op}"), Some(token), args.to_string().as_bytes())
+}
+
+/// Two tenants whose workspaces hold files of the same names with
+/// different contents, and a rate-limited third.
+fn two_tenants() -> (Tree, Server) {
+    let t = Tree::new();
+    for (tenant, word) in [("alpha", "apple"), ("beta", "banana")] {
+        for i in 0..6 {
+            t.write(&format!("{tenant}/src/f{i}.py"), format!("def f{i}():\n    return shared('{word}')\n"));
+        }
+        t.write(&format!("{tenant}/secret-{tenant}.txt"), format!("only {tenant} shared\n"));
+    }
+    t.mkdir("slow");
+    t.write("slow/a.txt", "x\n");
+    let root = t.path().display();
+    let config = format!(
+        r#"listen = "127.0.0.1:0"
+admin_token = "{ADMIN}"
+some_future_key = true
+
+[[tenant]]
+name = "alpha"
+workspace = "{root}/alpha"
+tokens = ["{ALPHA}"]
+
+[[tenant]]
+name = "beta"
+workspace = "{root}/beta"
+token_sha256 = ["{}"]
+
+[[tenant]]
+name = "slow"
+workspace = "{root}/slow"
+tokens = ["slow-token-0123456789"]
+requests_per_second = 2
+"#,
+        sha256_hex(BETA)
+    );
+    let server = start(t.path(), &config);
+    (t, server)
+}
+
+fn sha256_hex(s: &str) -> String {
+    let out = Command::new("sha256sum").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    out.stdin.as_ref().unwrap().write_all(s.as_bytes()).unwrap();
+    String::from_utf8(out.wait_with_output().unwrap().stdout).unwrap().split(' ').next().unwrap().to_string()
+}
+
+fn paths(v: &Value, list: &str) -> Vec<String> {
+    v[list].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn each_tenant_sees_only_its_own_workspace() {
+    let (_t, s) = two_tenants();
+    for (token, tenant, word) in [(ALPHA, "alpha", "apple"), (BETA, "beta", "banana")] {
+        let (status, v) = post(&s.addr, "search-text", token, json!({"query": "shared", "max_results": 100}));
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["matches"].as_array().unwrap().len(), 7, "{v}");
+        assert!(paths(&v, "matches").contains(&format!("secret-{tenant}.txt")));
+        assert!(
+            v.to_string().contains(word) && !v.to_string().contains(if word == "apple" { "banana" } else { "apple" })
+        );
+        let (_, v) = post(&s.addr, "list-files", token, json!({}));
+        assert_eq!(paths(&v, "entries").last().unwrap(), &format!("src/f5.py"));
+        assert!(paths(&v, "entries").contains(&format!("secret-{tenant}.txt")), "{v}");
+        let (_, v) = post(&s.addr, "read-file", token, json!({"path": "src/f0.py"}));
+        assert!(v["content"].as_str().unwrap().contains(word), "{v}");
+        let (_, v) = post(&s.addr, "search-ast", token, json!({"pattern": "shared($X)"}));
+        assert_eq!(v["matches"].as_array().unwrap().len(), 6, "{v}");
+        assert!(v["matches"][0]["meta_variables"][0]["text"].as_str().unwrap().contains(word));
+        // Nothing a request says reaches another workspace.
+        let other = if tenant == "alpha" { "beta" } else { "alpha" };
+        for (op, args) in [
+            ("read-file", json!({"path": format!("../{other}/secret-{other}.txt")})),
+            ("list-files", json!({"root": format!("../{other}")})),
+            ("search-text", json!({"query": "shared", "root": "/"})),
+            ("read-file", json!({"path": format!("{}/{other}/secret-{other}.txt", _t.path().display())})),
+        ] {
+            let (status, v) = post(&s.addr, op, token, args.clone());
+            assert_eq!(status, 400, "{op} {args}: {v}");
+            assert!(v["error"].as_str().unwrap().contains("outside the workspace"), "{v}");
+            let echoed = args.to_string().contains(&_t.path().display().to_string());
+            assert!(echoed || !v.to_string().contains(&_t.path().display().to_string()), "host path leaked: {v}");
+        }
+    }
+}
+
+#[test]
+fn tokens_select_the_tenant_and_nothing_else_gets_in() {
+    let (_t, s) = two_tenants();
+    let (status, v) = http(&s.addr, "POST", "/v1/list-files", None, b"{}");
+    assert_eq!(status, 401, "{v}");
+    for bad in ["wrong-token-0123456789", "", ADMIN, &ALPHA[..ALPHA.len() - 1]] {
+        let (status, _) = http(&s.addr, "POST", "/v1/list-files", Some(bad), b"{}");
+        assert_eq!(status, 401, "{bad:?}");
+    }
+    assert_eq!(http(&s.addr, "GET", "/metrics", Some(ALPHA), b"").0, 403);
+    assert_eq!(http(&s.addr, "GET", "/metrics", None, b"").0, 401);
+    let (status, metrics) = http(&s.addr, "GET", "/metrics", Some(ADMIN), b"");
+    assert_eq!(status, 200);
+    assert!(metrics.as_str().unwrap().contains("sandgrep_calls_total"), "{metrics}");
+    assert_eq!(http(&s.addr, "GET", "/healthz", None, b"").0, 200);
+    assert_eq!(post(&s.addr, "drop-tables", ALPHA, json!({})).0, 404);
+    assert_eq!(http(&s.addr, "POST", "/v1/search-text", Some(ALPHA), b"{not json").0, 400);
+    assert_eq!(post(&s.addr, "search-text", ALPHA, json!({"query": "x", "bogus": 1})).0, 400);
+    assert_eq!(post(&s.addr, "read-file", ALPHA, json!({"path": "nope.txt"})).0, 404);
+    let big = format!("{{\"query\": \"{}\"}}", "x".repeat(2 << 20));
+    assert_eq!(http(&s.addr, "POST", "/v1/search-text", Some(ALPHA), big.as_bytes()).0, 413);
+}
+
+#[test]
+fn cursors_do_not_cross_tenants() {
+    let (_t, s) = two_tenants();
+    let args = json!({"query": "shared", "max_results": 2});
+    let (_, page) = post(&s.addr, "search-text", ALPHA, args.clone());
+    let cursor = page["next_cursor"].as_str().unwrap().to_string();
+    let (status, next) =
+        post(&s.addr, "search-text", ALPHA, json!({"query": "shared", "max_results": 2, "cursor": cursor}));
+    assert_eq!(status, 200, "{next}");
+    let (status, v) =
+        post(&s.addr, "search-text", BETA, json!({"query": "shared", "max_results": 2, "cursor": cursor}));
+    assert_eq!(status, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("cursor"), "{v}");
+    let (_, listing) = post(&s.addr, "list-files", ALPHA, json!({"max_results": 1}));
+    let cursor = listing["next_cursor"].as_str().unwrap();
+    assert_eq!(post(&s.addr, "list-files", BETA, json!({"max_results": 1, "cursor": cursor})).0, 400);
+}
+
+#[test]
+fn a_tenant_over_its_rate_gets_429_and_others_do_not() {
+    let (_t, s) = two_tenants();
+    let slow = "slow-token-0123456789";
+    let statuses: Vec<u16> = (0..6).map(|_| post(&s.addr, "list-files", slow, json!({})).0).collect();
+    assert!(statuses.contains(&429) && statuses[0] == 200, "{statuses:?}");
+    assert!((0..6).all(|_| post(&s.addr, "list-files", ALPHA, json!({})).0 == 200));
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(post(&s.addr, "list-files", slow, json!({})).0, 200, "the bucket refills");
+}
+
+#[test]
+fn mcp_over_http_is_per_tenant() {
+    let (_t, s) = two_tenants();
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp_http_client.py");
+    let out =
+        Command::new(python).arg(script).arg(format!("http://{}/mcp", s.addr)).args([ALPHA, BETA]).output().unwrap();
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn bad_configs_are_refused_with_a_clear_message() {
+    let t = Tree::new();
+    t.mkdir("a/inner");
+    t.mkdir("b");
+    let root = t.path().display();
+    let tenant = |name: &str, ws: &str, token: &str| {
+        format!("[[tenant]]\nname = \"{name}\"\nworkspace = \"{root}/{ws}\"\ntokens = [\"{token}\"]\n")
+    };
+    for (config, expect) in [
+        (tenant("a", "missing", ALPHA), "workspace"),
+        (tenant("a", "a", ALPHA) + &tenant("b", "b", ALPHA), "a token is also tenant a's"),
+        (tenant("a", "a", ALPHA) + &tenant("b", "a/inner", BETA), "overlaps tenant a's"),
+        (tenant("a", "a", ALPHA) + &tenant("a", "b", BETA), "listed twice"),
+        (tenant("a", "a", "short"), "at least 16"),
+        ("listen = \"127.0.0.1:0\"\n".to_string(), "no [[tenant]]"),
+        ("this is not toml".to_string(), "sandgrep.toml"),
+    ] {
+        let path = t.path().join("sandgrep.toml");
+        std::fs::write(&path, &config).unwrap();
+        let out = command(&path).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{config}: {stderr}");
+        assert!(stderr.contains(expect), "{config}: expected {expect:?} in {stderr}");
+    }
+}
