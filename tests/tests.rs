@@ -8,6 +8,7 @@ mod cli;
 mod conformance;
 mod files;
 mod hostile;
+mod hosts;
 mod json;
 mod mcp;
 mod parallel;

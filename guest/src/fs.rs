@@ -85,9 +85,13 @@ mod wasi_raw {
     use wasip2::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags};
 
     thread_local! {
-        /// The preopened workspace, `.`.
-        static WORKSPACE: Option<Descriptor> =
-            wasip2::filesystem::preopens::get_directories().into_iter().find(|(_, name)| name == ".").map(|(d, _)| d);
+        /// The preopened workspace: `.` as the sandgrep host names it, else
+        /// the first preopen (other hosts may call it `/`).
+        static WORKSPACE: Option<Descriptor> = {
+            let mut dirs = wasip2::filesystem::preopens::get_directories();
+            let i = dirs.iter().position(|(_, name)| name == ".").unwrap_or(0);
+            (i < dirs.len()).then(|| dirs.swap_remove(i).0)
+        };
     }
 
     pub struct Raw(Descriptor);

@@ -16,7 +16,7 @@ use crate::bindings::{Sandgrep, SandgrepPre};
 use crate::Error;
 
 /// The component, built from `guest/` by `build.rs`.
-static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
+pub(crate) static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
 
 /// How often the epoch advances; deadlines are counted in these ticks.
 const TICK: Duration = Duration::from_millis(10);

@@ -48,6 +48,12 @@ pub use bindings::exports::sandgrep::search::search::{
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
 pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
 
+/// The embedded component (`sandgrep.wasm`, a `wasm32-wasip2` component of
+/// the `sandgrep` world), for other hosts: wasmtime's CLI, jco, wasmtime-py.
+pub fn component() -> &'static [u8] {
+    engine::WASM
+}
+
 /// The guest's own timeout is at most this; the host deadline sits behind it.
 const MAX_GUEST_TIMEOUT: Duration = Duration::from_secs(60);
 const DEFAULT_GUEST_TIMEOUT: Duration = Duration::from_secs(10);

@@ -50,6 +50,12 @@ enum Command {
     Mcp,
     /// Serve many tenants' workspaces over HTTP (JSON endpoints and MCP).
     Serve(ServeArgs),
+    /// Write the embedded component (sandgrep.wasm) for other hosts.
+    Component {
+        /// Where to write it.
+        #[arg(long, value_name = "FILE", default_value = "sandgrep.wasm")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -336,6 +342,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> io::Result<bool> {
+    if let Command::Component { out } = &cli.command {
+        std::fs::write(out, sandgrep::component()).map_err(|e| io::Error::other(format!("{}: {e}", out.display())))?;
+        eprintln!("wrote {} ({} bytes)", out.display(), sandgrep::component().len());
+        return Ok(true);
+    }
     if let Command::Serve(args) = &cli.command {
         sandgrep::serve::run(&args.config, args.listen.as_deref()).map_err(io::Error::other)?;
         return Ok(true);
@@ -360,7 +371,7 @@ fn run(cli: &Cli) -> io::Result<bool> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let found = match &cli.command {
-        Command::Mcp | Command::Serve(_) => unreachable!("served above"),
+        Command::Mcp | Command::Serve(_) | Command::Component { .. } => unreachable!("handled above"),
         Command::Search(args) => search(&sandbox, args, &mut out)?,
         Command::Ls(args) => ls(&sandbox, args, &mut out)?,
         Command::Read(args) => read(&sandbox, args, &mut out)?,
