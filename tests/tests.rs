@@ -13,3 +13,4 @@ mod json;
 mod mcp;
 mod parallel;
 mod serve;
+mod web;

@@ -8,7 +8,8 @@
 //! Routes: `POST /v1/search-text`, `/v1/search-ast`, `/v1/list-files`,
 //! `/v1/read-file` (body: the MCP tool's arguments; answer: the CLI's
 //! `--json` object), MCP over streamable HTTP at `/mcp`, `GET /healthz`,
-//! and `GET /metrics` (Prometheus text, with the admin token).
+//! `GET /metrics` (Prometheus text, with the admin token), and `GET /`: a
+//! search page for people, on the same endpoints.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -373,6 +374,7 @@ pub fn router(config: &Config, listen: &SocketAddr) -> Result<Router, String> {
     let admin = config.admin_token.as_ref().map(|t| Sha256::digest(t.as_bytes()).into());
     let app = Arc::new(App { tenants, by_token, admin });
     Ok(Router::new()
+        .route("/", get(page))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics))
         .route("/v1/{op}", post(operation))
@@ -380,6 +382,24 @@ pub fn router(config: &Config, listen: &SocketAddr) -> Result<Router, String> {
         .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(app))
+}
+
+/// The search page: one file, embedded, talking to the `/v1` endpoints with
+/// the token the user signs in with (kept in the tab's session storage).
+async fn page() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; \
+                 base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        include_str!("web/index.html"),
+    )
+        .into_response()
 }
 
 async fn operation(
