@@ -185,3 +185,40 @@ fn node_jco_gives_the_same_answers() {
     );
     assert_eq!(normalized(got), want);
 }
+
+/// `value` without null fields (WAVE leaves out options that are none).
+fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        v => v.clone(),
+    }
+}
+
+/// Opt-in: installing wasmtime-cli is a long build (`cargo install
+/// wasmtime-cli --version 48.0.8 --locked`, about 11 minutes here), so this
+/// runs when `SANDGREP_WASMTIME` names the binary or `wasmtime` is on PATH.
+#[test]
+fn the_wasmtime_cli_gives_the_same_answers_when_installed() {
+    let wasmtime = std::env::var_os("SANDGREP_WASMTIME").map(PathBuf::from).or_else(|| {
+        std::env::var_os("PATH")
+            .and_then(|p| std::env::split_paths(&p).map(|d| d.join("wasmtime")).find(|w| w.is_file()))
+    });
+    let Some(wasmtime) = wasmtime else {
+        eprintln!("skipped: no wasmtime CLI (set SANDGREP_WASMTIME or put wasmtime on PATH)");
+        return;
+    };
+    let (t, scratch, wasm, _, want) = setup();
+    let got = run_json(
+        Command::new("python3")
+            .arg(repo().join("examples/wasmtime-cli/invoke.py"))
+            .arg(&wasmtime)
+            .arg(&wasm)
+            .arg(t.path())
+            .arg(scratch.path().join("requests.json")),
+    );
+    let want: Vec<Value> = want.iter().map(without_nulls).collect();
+    assert_eq!(normalized(got), want);
+}
