@@ -89,15 +89,30 @@ fn rust_host(root: &Path, requests: &[Value]) -> Vec<Value> {
         .map(|r| {
             let q = &r["request"];
             let out = match r["op"].as_str().unwrap() {
-                "search-text" => sandbox.search_text(&typed(sandgrep::SearchTextRequest::new(""), q)).map(|x| sandgrep::json::to_value(&x)),
-                "search-ast" => sandbox.search_ast(&typed(sandgrep::SearchAstRequest::new(""), q)).map(|x| sandgrep::json::to_value(&x)),
-                "list-files" => sandbox.list_files(&typed(sandgrep::ListFilesRequest::new("."), &with_root(q))).map(|x| sandgrep::json::to_value(&x)),
-                _ => sandbox.read_file(&typed(sandgrep::ReadFileRequest::new(""), q)).map(|x| sandgrep::json::to_value(&x)),
+                "search-text" => sandbox
+                    .search_text(&typed(sandgrep::SearchTextRequest::new(""), q))
+                    .map(|x| sandgrep::json::to_value(&x)),
+                "search-ast" => sandbox
+                    .search_ast(&typed(sandgrep::SearchAstRequest::new(""), q))
+                    .map(|x| sandgrep::json::to_value(&x)),
+                "list-files" => sandbox
+                    .list_files(&typed(sandgrep::ListFilesRequest::new("."), &with_root(q)))
+                    .map(|x| sandgrep::json::to_value(&x)),
+                _ => sandbox
+                    .read_file(&typed(sandgrep::ReadFileRequest::new(""), q))
+                    .map(|x| sandgrep::json::to_value(&x)),
             };
             match out {
                 Ok(v) => json!({"ok": v}),
                 Err(sandgrep::Error::Search(e)) => {
-                    let (tag, val) = serde_json::to_value(&e).unwrap().as_object().unwrap().iter().next().map(|(k, v)| (k.clone(), v.clone())).unwrap();
+                    let (tag, val) = serde_json::to_value(&e)
+                        .unwrap()
+                        .as_object()
+                        .unwrap()
+                        .iter()
+                        .next()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .unwrap();
                     json!({"err": {"tag": kebab(&tag), "val": val}})
                 }
                 Err(e) => panic!("{e}"),
@@ -134,7 +149,12 @@ fn component(dir: &Path) -> PathBuf {
 
 fn run_json(cmd: &mut Command) -> Vec<Value> {
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{cmd:?}: {}\n{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 

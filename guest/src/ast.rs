@@ -205,7 +205,9 @@ impl<'q> Page<'q> {
         pattern: &Pattern,
         taken: u64,
     ) {
+        // A file left out is behind the stream's position too.
         let unreadable = |page: &mut Page, e: std::io::Error| {
+            page.position = Some(Position::file_done(rel.to_string()));
             page.stats.skipped.unreadable += 1;
             page.unreadable.push(crate::error_message(&walk::io_error(rel, &e)));
         };
@@ -215,6 +217,7 @@ impl<'q> Page<'q> {
         };
         if file.size() > self.q.max_filesize {
             self.stats.skipped.too_large += 1;
+            self.position = Some(Position::file_done(rel.to_string()));
             return;
         }
         let mut bytes = Vec::with_capacity(file.size() as usize);
@@ -225,12 +228,15 @@ impl<'q> Page<'q> {
         self.stats.bytes_searched += bytes.len() as u64;
         if bytes.contains(&0) {
             self.stats.skipped.binary += 1;
+            self.position = Some(Position::file_done(rel.to_string()));
             return;
         }
         let Ok(src) = String::from_utf8(bytes) else {
             self.not_utf8.push(rel.to_string());
+            self.position = Some(Position::file_done(rel.to_string()));
             return;
         };
+        let lines = LineIndex::new(&src);
         let tree = lang.ast_grep(&src);
         let root = tree.root();
         let mut found = root.find_all(pattern).skip(taken as usize).peekable();
@@ -261,8 +267,8 @@ impl<'q> Page<'q> {
                 continue;
             }
             let range = m.range();
-            let (line, column) = line_col(&src, range.start);
-            let (end_line, end_column) = line_col(&src, range.end);
+            let (line, column) = lines.line_col(range.start);
+            let (end_line, end_column) = lines.line_col(range.end);
             let env = m.get_env();
             let mut vars: Vec<MetaVar> = Vec::new();
             for var in env.get_matched_variables() {
@@ -337,11 +343,23 @@ impl<'q> Page<'q> {
     }
 }
 
-/// 1-based line and byte column of byte `at` of `src`.
-fn line_col(src: &str, at: usize) -> (u64, u64) {
-    let before = &src.as_bytes()[..at];
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    (before.iter().filter(|&&b| b == b'\n').count() as u64 + 1, (at - line_start) as u64 + 1)
+/// Where the lines of a text start, for line and column of any byte.
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(src: &str) -> LineIndex {
+        LineIndex(
+            std::iter::once(0)
+                .chain(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1))
+                .collect(),
+        )
+    }
+
+    /// 1-based line and byte column of byte `at`.
+    fn line_col(&self, at: usize) -> (u64, u64) {
+        let line = self.0.partition_point(|&start| start <= at);
+        (line as u64, (at - self.0[line - 1]) as u64 + 1)
+    }
 }
 
 /// `range` of the original text, in its redacted form `shown`.

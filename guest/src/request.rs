@@ -40,6 +40,10 @@ pub const MAX_READ_LINES_BYTES: u64 = 2 << 20;
 pub const HEAP_LIMIT: usize = 32 << 20;
 /// Total bytes of text (match lines and context) one response may carry.
 pub const MAX_OUTPUT_BYTES: usize = 8 << 20;
+/// Structural search parses whole files (a syntax tree is several times the
+/// text): its own default and hard maximum file size.
+pub const DEFAULT_AST_FILESIZE: u64 = 2 << 20;
+pub const MAX_AST_FILESIZE: u64 = 8 << 20;
 /// Bytes of source text one structural match (or meta-variable) returns.
 pub const MAX_AST_TEXT: usize = 4096;
 /// How many unreadable paths a warning names before it only counts.
@@ -227,7 +231,7 @@ impl AstQuery {
                 max_depth: None,
             },
             max_results: clamp("max-results", r.max_results, DEFAULT_MAX_RESULTS, 1, MAX_RESULTS, warnings) as usize,
-            max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_MAX_FILESIZE, 0, MAX_MAX_FILESIZE, warnings),
+            max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_AST_FILESIZE, 0, MAX_AST_FILESIZE, warnings),
             timeout: Duration::from_millis(
                 clamp("timeout-ms", r.timeout_ms, DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, warnings).into(),
             ),

@@ -385,10 +385,22 @@ impl<'q> Page<'q> {
     }
 
     fn accept(&mut self, event: ShardEvent) {
+        // A file left out is behind the stream's position too, so a page cut
+        // short (by time) after it hands out a cursor past it.
+        let file_done = |page: &mut Page, key: String| page.position = Some(Position::file_done(key));
         match event.kind {
             ShardEventKind::Denied(n) => self.stats.skipped.denied += n,
-            ShardEventKind::Problem((message, unreadable)) => self.problem(message, unreadable),
-            ShardEventKind::TooLarge => self.stats.skipped.too_large += 1,
+            ShardEventKind::Problem((message, unreadable)) => {
+                self.problem(message, unreadable);
+                // Keys of walk problems end in NUL; an open failure's is its file.
+                if !event.key.is_empty() && !event.key.ends_with('\0') {
+                    file_done(self, event.key);
+                }
+            }
+            ShardEventKind::TooLarge => {
+                self.stats.skipped.too_large += 1;
+                file_done(self, event.key);
+            }
             ShardEventKind::Searched(r) => self.searched(event.key, r),
         }
     }
@@ -397,15 +409,19 @@ impl<'q> Page<'q> {
         self.stats.files_scanned += 1;
         self.stats.bytes_searched += r.bytes_searched;
         if let Some(message) = r.error {
-            return self.problem(message, true);
+            self.problem(message, true);
+            self.position = Some(Position::file_done(rel));
+            return;
         }
         if r.too_long {
             self.stats.skipped.too_large += 1;
-            self.too_long.push(rel);
+            self.too_long.push(rel.clone());
+            self.position = Some(Position::file_done(rel));
             return;
         }
         if r.binary {
             self.stats.skipped.binary += 1;
+            self.position = Some(Position::file_done(rel));
             return;
         }
         let Some((_, taken)) = self.resume_point(&rel) else { return };
@@ -636,6 +652,36 @@ mod tests {
                 assert!(pages > 1 || max == 1000, "{output:?} {max}: one page");
             }
         }
+    }
+
+    #[test]
+    fn a_page_cut_by_time_after_skipped_files_still_goes_on() {
+        // Only skipped files (binary, unreadable, too large) before the
+        // deadline: the cursor must still lead past them.
+        let dir = tree();
+        let ws = Workspace::new(dir.path());
+        let outcome = |binary| FileOutcome {
+            bytes_searched: 9,
+            error: None,
+            too_long: false,
+            binary,
+            matches: Vec::new(),
+            count: 0,
+            more: false,
+            timed_out: false,
+        };
+        let events = vec![
+            ShardEvent { key: "a/bin.dat".into(), kind: ShardEventKind::Searched(outcome(true)) },
+            ShardEvent { key: "a/gone.txt".into(), kind: ShardEventKind::Problem(("a/gone.txt: gone".into(), true)) },
+            ShardEvent { key: "big.txt".into(), kind: ShardEventKind::TooLarge },
+        ];
+        let shards = vec![ShardResult { events, stopped: Some(ShardStop::TimedOut) }];
+        let r = request(OutputMode::Content, 10, None, 0, 0);
+        let page = ws.merge_shards(r.clone(), shards).unwrap();
+        assert!(page.timed_out);
+        let cursor = page.next_cursor.expect("a cursor past the skipped files");
+        let next = ws.search_text(SearchTextRequest { cursor: Some(cursor), ..r }).unwrap();
+        assert!(next.matches.iter().all(|m| m.path.as_str() > "big.txt"), "{:?}", next.matches);
     }
 
     #[test]

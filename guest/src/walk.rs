@@ -91,6 +91,9 @@ impl Level {
 struct Frame {
     children: std::vec::IntoIter<(String, Kind)>,
     rel: String,
+    /// Where the directory really is, when a link led here: its entries are
+    /// checked against the denylist by their real paths too.
+    real: Option<String>,
     level: Rc<Level>,
     /// Depth of the children below the root.
     depth: usize,
@@ -163,7 +166,8 @@ impl<'a> Walker<'a> {
             let mut problems = Vec::new();
             let parent = self.ancestor_levels(&root.rel, &mut problems);
             walk.queue.extend(problems.into_iter().map(Err));
-            walk.enter(root.rel.clone(), parent, 1);
+            let real = realpath(self.ws, &root.rel).ok().filter(|r| *r != root.rel);
+            walk.enter(root.rel.clone(), real, parent, 1);
         }
         walk.queue.reverse();
         walk
@@ -268,7 +272,7 @@ impl<'a> Walker<'a> {
     /// directory (its workspace-relative target), or an error (broken, a
     /// loop, or leading outside the workspace); `None` when it is denied or
     /// something else.
-    fn follow(&self, rel: &str) -> Option<Result<Kind, WalkError>> {
+    fn follow(&self, rel: &str) -> Option<Result<(Kind, String), WalkError>> {
         let err = |message: String| Some(Err(WalkError { message, unreadable: true }));
         let target = match realpath(self.ws, rel) {
             Ok(t) => t,
@@ -288,9 +292,9 @@ impl<'a> Walker<'a> {
                         return err(format!("{rel}: symbolic link loop"));
                     }
                 }
-                Some(Ok(Kind::Dir))
+                Some(Ok((Kind::Dir, target)))
             }
-            Ok(m) if m.is_file() => Some(Ok(Kind::File)),
+            Ok(m) if m.is_file() => Some(Ok((Kind::File, target))),
             Ok(_) => None,
             Err(e) => err(crate::error_message(&io_error(rel, &e))),
         }
@@ -309,7 +313,7 @@ pub struct Walk<'w, 'a> {
 
 impl Walk<'_, '_> {
     /// Lists the directory `rel` and pushes it, its children at `depth`.
-    fn enter(&mut self, rel: String, parent: Option<Rc<Level>>, depth: usize) {
+    fn enter(&mut self, rel: String, real: Option<String>, parent: Option<Rc<Level>>, depth: usize) {
         let walker = self.walker;
         if walker.opts.max_depth.is_some_and(|max| depth > max) {
             return;
@@ -342,7 +346,7 @@ impl Walk<'_, '_> {
         let follow = walker.opts.follow_symlinks;
         names.sort_by(|a, b| sibling_order(walker.ws, &rel, a, b, follow));
         let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
-        self.stack.push(Frame { children: names.into_iter(), rel, level, depth });
+        self.stack.push(Frame { children: names.into_iter(), rel, real, level, depth });
     }
 }
 
@@ -370,11 +374,15 @@ impl Iterator for Walk<'_, '_> {
             let rel = if frame.rel == "." { name.clone() } else { format!("{}/{name}", frame.rel) };
             let (depth, level) = (frame.depth, frame.level.clone());
             let parent = frame.rel.rsplit('/').next().filter(|_| frame.rel != ".").map(str::to_string);
+            let mut real = frame.real.as_ref().map(|r| format!("{r}/{name}"));
             let path = ws.fs_path(&rel);
             // A followed link counts as what it leads to.
             let kind = match kind {
                 Kind::Symlink if walker.opts.follow_symlinks => match walker.follow(&rel) {
-                    Some(Ok(kind)) => kind,
+                    Some(Ok((kind, target))) => {
+                        real = Some(target);
+                        kind
+                    }
                     Some(Err(e)) => return Some(Err(e)),
                     None => continue,
                 },
@@ -386,7 +394,11 @@ impl Iterator for Walk<'_, '_> {
                 continue;
             }
             let deny_rel = if ws.deny.has_extra() { rel.as_str() } else { "" };
-            if ws.deny.entry_denied(deny_rel, &name, parent.as_deref(), is_dir) {
+            // Through a link, the entry's real path must pass too (a link
+            // to `.aws` must not expose `credentials`).
+            if ws.deny.entry_denied(deny_rel, &name, parent.as_deref(), is_dir)
+                || real.as_deref().is_some_and(|r| r != rel && ws.denied(r))
+            {
                 walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
                 continue;
             }
@@ -395,7 +407,7 @@ impl Iterator for Walk<'_, '_> {
                     continue;
                 }
                 let level = level.cloned();
-                self.enter(rel.clone(), level, depth + 1);
+                self.enter(rel.clone(), real.filter(|r| *r != rel), level, depth + 1);
                 // The directory comes before what entering it found.
                 self.queue.reverse();
             }
@@ -543,6 +555,27 @@ mod tests {
         let ws = Workspace::new(dir.path());
         assert_eq!(walk_all(&ws, &WalkOptions::default(), "src", None), ["src/a.log", "src/b.rs"]);
         assert_eq!(walk_all(&ws, &WalkOptions::default(), ".", None), ["src/a.log", "src/b.rs"]);
+    }
+
+    #[test]
+    fn links_to_denied_directories_expose_nothing() {
+        let dir = tree(&[".aws/credentials", "secret/key.txt", "ok.txt"]);
+        std::os::unix::fs::symlink(".aws", dir.path().join("creds")).unwrap();
+        std::os::unix::fs::symlink("secret", dir.path().join("alias")).unwrap();
+        let policy = crate::Policy {
+            redact: true,
+            extra_deny: vec!["secret/**".into()],
+            inside_git_repository: false,
+            cursor_key: String::new(),
+        };
+        let ws = Workspace::new(dir.path()).with_policy(&policy).unwrap();
+        let follow = WalkOptions { hidden: true, follow_symlinks: true, ..Default::default() };
+        assert_eq!(walk_all(&ws, &follow, ".", None), ["ok.txt"]);
+        // Named as a root, with or without following links.
+        for opts in [follow, WalkOptions { hidden: true, ..Default::default() }] {
+            assert!(walk_all(&ws, &opts, "creds", None).is_empty());
+            assert!(walk_all(&ws, &opts, "alias", None).is_empty());
+        }
     }
 
     #[test]

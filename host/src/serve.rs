@@ -137,7 +137,7 @@ impl TenantConfig {
             out.push(Sha256::digest(t.as_bytes()).into());
         }
         for h in &self.token_sha256 {
-            let bytes: Option<Vec<u8>> = (h.len() == 64)
+            let bytes: Option<Vec<u8>> = (h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
                 .then(|| (0..32).map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok()).collect())
                 .flatten();
             match bytes {
@@ -181,9 +181,9 @@ struct Metrics {
 const BUCKETS_MS: [f64; 12] = [1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 5000.0, 30000.0];
 
 /// A call admitted under its tenant's limits; dropping it frees the slot.
-pub struct Permit<'t>(&'t Tenant);
+pub struct Permit(Arc<Tenant>);
 
-impl Drop for Permit<'_> {
+impl Drop for Permit {
     fn drop(&mut self) {
         self.0.gate.lock().unwrap().running -= 1;
     }
@@ -191,7 +191,7 @@ impl Drop for Permit<'_> {
 
 impl Tenant {
     /// Admits a call, or says which limit refused it.
-    pub fn admit(&self) -> Result<Permit<'_>, &'static str> {
+    pub fn admit(self: &Arc<Self>) -> Result<Permit, &'static str> {
         let mut g = self.gate.lock().unwrap();
         let now = Instant::now();
         g.allowance = (g.allowance + now.duration_since(g.refilled).as_secs_f64() * self.rate).min(self.rate.max(1.0));
@@ -210,7 +210,7 @@ impl Tenant {
         }
         g.allowance -= 1.0;
         g.running += 1;
-        Ok(Permit(self))
+        Ok(Permit(self.clone()))
     }
 
     /// Counts a finished call and logs it (never contents, never tokens).
@@ -229,29 +229,32 @@ impl Tenant {
     }
 
     /// Runs tool `name` for this tenant: admission, the call on the
-    /// blocking pool, accounting.
-    pub async fn call(&self, name: &str, args: Map<String, Value>) -> Result<tools::ToolOutput, Refusal> {
+    /// blocking pool, accounting. The slot is held, and the call counted, by
+    /// the blocking task itself: a client that goes away does not free its
+    /// slot while its instance still runs.
+    pub async fn call(self: &Arc<Self>, name: &str, args: Map<String, Value>) -> Result<tools::ToolOutput, Refusal> {
+        if !tools::definitions().iter().any(|d| d.name == name) {
+            return Err(Refusal::Tool(ToolError::UnknownTool(name.to_string())));
+        }
         let started = Instant::now();
-        let permit = self.admit().map_err(Refusal::Limit);
-        let op = name.to_string();
-        let result = match permit {
-            Err(e) => Err(e),
-            Ok(permit) => {
-                let sandbox = self.sandbox.clone();
-                let name = op.clone();
-                let outcome = tokio::task::spawn_blocking(move || tools::call(&sandbox, &name, &args))
-                    .await
-                    .unwrap_or_else(|e| Err(ToolError::Failed(Error::Crashed(format!("the call failed: {e}")))));
-                drop(permit);
-                outcome.map_err(Refusal::Tool)
+        let permit = match self.admit() {
+            Ok(p) => p,
+            Err(limit) => {
+                self.record(name, StatusCode::TOO_MANY_REQUESTS.as_u16(), started.elapsed());
+                return Err(Refusal::Limit(limit));
             }
         };
-        let status = match &result {
-            Ok(_) => 200,
-            Err(r) => r.status().as_u16(),
-        };
-        self.record(&op, status, started.elapsed());
-        result
+        let tenant = self.clone();
+        let name = name.to_string();
+        tokio::task::spawn_blocking(move || {
+            let outcome = tools::call(&tenant.sandbox, &name, &args).map_err(Refusal::Tool);
+            let status = outcome.as_ref().map_or_else(|r| r.status().as_u16(), |_| 200);
+            tenant.record(&name, status, started.elapsed());
+            drop(permit);
+            outcome
+        })
+        .await
+        .unwrap_or_else(|e| Err(Refusal::Tool(ToolError::Failed(Error::Crashed(format!("the call failed: {e}"))))))
     }
 }
 
