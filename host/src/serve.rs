@@ -505,6 +505,11 @@ pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
         let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let app = router(&config, &addr)?;
+        if !addr.ip().is_loopback() && config.allowed_hosts.is_empty() {
+            log(json!({"event": "warning", "message": "listening beyond loopback without allowed_hosts: /mcp accepts \
+                only Host names localhost, 127.0.0.1, ::1 and the listen address; set allowed_hosts to the names \
+                clients use"}));
+        }
         log(json!({"event": "listening", "addr": addr.to_string(), "tenants": config.tenant.len()}));
         axum::serve(listener, app)
             .with_graceful_shutdown(async {
