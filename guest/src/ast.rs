@@ -17,11 +17,11 @@ use crate::cursor::{self, Position};
 use crate::fs::SearchFile;
 use crate::redact::{self, Edit};
 use crate::request::{AstQuery, MAX_AST_TEXT};
+use crate::search::empty_stats;
 use crate::shape::named_warning;
 use crate::walk::{self, Walker};
 use crate::{
-    AstMatch, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats, SkipCounts,
-    Workspace,
+    AstMatch, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats, Workspace,
 };
 
 /// The languages whose grammars this build compiled in.
@@ -165,14 +165,7 @@ struct Page<'q> {
 
 impl<'q> Page<'q> {
     fn new(q: &'q AstQuery, warnings: Vec<String>) -> Page<'q> {
-        let stats = SearchStats {
-            files_scanned: 0,
-            files_matched: 0,
-            bytes_searched: 0,
-            matches_returned: 0,
-            elapsed_ms: 0,
-            skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
-        };
+        let stats = empty_stats();
         Page {
             q,
             resp: SearchAstResponse {

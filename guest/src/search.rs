@@ -546,7 +546,7 @@ impl<'q> Page<'q> {
     }
 }
 
-fn empty_stats() -> SearchStats {
+pub(crate) fn empty_stats() -> SearchStats {
     SearchStats {
         files_scanned: 0,
         files_matched: 0,
