@@ -219,9 +219,12 @@ impl Tenant {
         {
             let mut m = self.metrics.lock().unwrap();
             *m.calls.entry((op.to_string(), status)).or_default() += 1;
-            let i = BUCKETS_MS.iter().position(|&b| ms <= b).unwrap_or(BUCKETS_MS.len());
-            m.buckets[i] += 1;
-            m.total_ms += ms;
+            // Latencies are of calls that ran; refusals are counted above.
+            if status != StatusCode::TOO_MANY_REQUESTS.as_u16() {
+                let i = BUCKETS_MS.iter().position(|&b| ms <= b).unwrap_or(BUCKETS_MS.len());
+                m.buckets[i] += 1;
+                m.total_ms += ms;
+            }
         }
         log(
             json!({"event": "call", "tenant": self.name, "op": op, "status": status, "ms": (ms * 10.0).round() / 10.0}),
