@@ -125,6 +125,8 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
             if page.done {
                 break 'roots;
             }
+            // Matched, or skipped (too large, binary, unreadable): the stream is past it.
+            page.position = Some(Position::file_done(entry.rel));
         }
     }
     page.stats.skipped.denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
@@ -198,9 +200,7 @@ impl<'q> Page<'q> {
         pattern: &Pattern,
         taken: u64,
     ) {
-        // A file left out is behind the stream's position too.
         let unreadable = |page: &mut Page, e: std::io::Error| {
-            page.position = Some(Position::file_done(rel.to_string()));
             page.stats.skipped.unreadable += 1;
             page.unreadable.push(crate::error_message(&walk::io_error(rel, &e)));
         };
@@ -210,7 +210,6 @@ impl<'q> Page<'q> {
         };
         if file.size() > self.q.max_filesize {
             self.stats.skipped.too_large += 1;
-            self.position = Some(Position::file_done(rel.to_string()));
             return;
         }
         let mut bytes = Vec::with_capacity(file.size() as usize);
@@ -221,12 +220,10 @@ impl<'q> Page<'q> {
         self.stats.bytes_searched += bytes.len() as u64;
         if bytes.contains(&0) {
             self.stats.skipped.binary += 1;
-            self.position = Some(Position::file_done(rel.to_string()));
             return;
         }
         let Ok(src) = String::from_utf8(bytes) else {
             self.not_utf8.push(rel.to_string());
-            self.position = Some(Position::file_done(rel.to_string()));
             return;
         };
         let lines = LineIndex::new(&src);
@@ -234,7 +231,6 @@ impl<'q> Page<'q> {
         let root = tree.root();
         let mut found = root.find_all(pattern).skip(taken as usize).peekable();
         if found.peek().is_none() {
-            self.position = Some(Position::file_done(rel.to_string()));
             return;
         }
         self.stats.files_matched += 1;
@@ -296,7 +292,6 @@ impl<'q> Page<'q> {
                 meta_variables: vars,
             });
         }
-        self.position = Some(Position::file_done(rel.to_string()));
     }
 
     fn finish(mut self, stream_key: &str, started: Instant) -> SearchAstResponse {

@@ -103,6 +103,20 @@ where
     }
 }
 
+fn check_query(name: &str, query: &str) -> Result<(), SearchError> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(SearchError::InvalidArgument(format!(
+            "{name} is {} bytes, at most {MAX_QUERY_BYTES} allowed",
+            query.len()
+        )));
+    }
+    Ok(())
+}
+
+fn timeout(ms: Option<u32>, warnings: &mut Vec<String>) -> Duration {
+    Duration::from_millis(clamp("timeout-ms", ms, DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, warnings).into())
+}
+
 fn check_count(name: &str, len: usize, max: usize) -> Result<(), SearchError> {
     if len > max {
         return Err(SearchError::InvalidArgument(format!("{name}: {len} given, at most {max} allowed")));
@@ -112,12 +126,7 @@ fn check_count(name: &str, len: usize, max: usize) -> Result<(), SearchError> {
 
 impl TextQuery {
     pub fn from_request(r: SearchTextRequest, warnings: &mut Vec<String>) -> Result<TextQuery, SearchError> {
-        if r.query.len() > MAX_QUERY_BYTES {
-            return Err(SearchError::InvalidArgument(format!(
-                "query is {} bytes, at most {MAX_QUERY_BYTES} allowed",
-                r.query.len()
-            )));
-        }
+        check_query("query", &r.query)?;
         check_count("paths", r.paths.len(), MAX_PATHS)?;
         check_count("include-globs", r.include_globs.len(), MAX_GLOBS)?;
         check_count("exclude-globs", r.exclude_globs.len(), MAX_GLOBS)?;
@@ -161,9 +170,7 @@ impl TextQuery {
                 warnings,
             ) as usize,
             max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_MAX_FILESIZE, 0, MAX_MAX_FILESIZE, warnings),
-            timeout: Duration::from_millis(
-                clamp("timeout-ms", r.timeout_ms, DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, warnings).into(),
-            ),
+            timeout: timeout(r.timeout_ms, warnings),
             cursor: r.cursor,
             skip: r.skip.unwrap_or(0).into(),
         })
@@ -205,12 +212,7 @@ pub struct AstQuery {
 
 impl AstQuery {
     pub fn from_request(r: SearchAstRequest, warnings: &mut Vec<String>) -> Result<AstQuery, SearchError> {
-        if r.pattern.len() > MAX_QUERY_BYTES {
-            return Err(SearchError::InvalidArgument(format!(
-                "pattern is {} bytes, at most {MAX_QUERY_BYTES} allowed",
-                r.pattern.len()
-            )));
-        }
+        check_query("pattern", &r.pattern)?;
         if r.pattern.trim().is_empty() {
             return Err(SearchError::InvalidPattern("the pattern is empty".into()));
         }
@@ -232,9 +234,7 @@ impl AstQuery {
             },
             max_results: clamp("max-results", r.max_results, DEFAULT_MAX_RESULTS, 1, MAX_RESULTS, warnings) as usize,
             max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_AST_FILESIZE, 0, MAX_AST_FILESIZE, warnings),
-            timeout: Duration::from_millis(
-                clamp("timeout-ms", r.timeout_ms, DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, warnings).into(),
-            ),
+            timeout: timeout(r.timeout_ms, warnings),
             cursor: r.cursor,
             skip: r.skip.unwrap_or(0).into(),
         })

@@ -298,13 +298,13 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
     r.timeout_ms = a.u32("timeout_ms")?;
     let response = sandbox.search_text(&r).map_err(ToolError::Failed)?;
 
-    let mut text = Vec::new();
-    render::search(&mut text, &response, r.output == Some(OutputMode::Count)).expect("writes to memory");
-    let mut text = String::from_utf8(text).expect("rendered text is UTF-8");
-    if response.matches.is_empty() && response.files.is_empty() {
-        text.push_str("No matches found\n");
-    }
-    finish_text(&mut text, &response.warnings, render::continuation(response.next_cursor.as_deref(), "cursor"));
+    let empty = response.matches.is_empty() && response.files.is_empty();
+    let text = rendered(
+        |out| render::search(out, &response, r.output == Some(OutputMode::Count)),
+        empty.then_some("No matches found"),
+        &response.warnings,
+        render::continuation(response.next_cursor.as_deref(), "cursor"),
+    );
     let full = to_value(&response);
     let hits: Vec<Value> = response
         .matches
@@ -345,13 +345,12 @@ fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
     r.timeout_ms = a.u32("timeout_ms")?;
     let response = sandbox.search_ast(&r).map_err(ToolError::Failed)?;
-    let mut text = Vec::new();
-    render::ast(&mut text, &response).expect("writes to memory");
-    let mut text = String::from_utf8(text).expect("rendered text is UTF-8");
-    if response.matches.is_empty() {
-        text.push_str("No matches found\n");
-    }
-    finish_text(&mut text, &response.warnings, render::continuation(response.next_cursor.as_deref(), "cursor"));
+    let text = rendered(
+        |out| render::ast(out, &response),
+        response.matches.is_empty().then_some("No matches found"),
+        &response.warnings,
+        render::continuation(response.next_cursor.as_deref(), "cursor"),
+    );
     let full = to_value(&response);
     let mut structured = full.clone();
     structured["has_more"] = response.next_cursor.is_some().into();
@@ -375,13 +374,12 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     r.hidden = a.bool("hidden")?.unwrap_or(false);
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
     let response = sandbox.list_files(&r).map_err(ToolError::Failed)?;
-    let mut text = Vec::new();
-    render::list(&mut text, &response).expect("writes to memory");
-    let mut text = String::from_utf8(text).expect("rendered text is UTF-8");
-    if response.entries.is_empty() {
-        text.push_str("No files found\n");
-    }
-    finish_text(&mut text, &response.warnings, render::continuation(response.next_cursor.as_deref(), "cursor"));
+    let text = rendered(
+        |out| render::list(out, &response),
+        response.entries.is_empty().then_some("No files found"),
+        &response.warnings,
+        render::continuation(response.next_cursor.as_deref(), "cursor"),
+    );
     let full = to_value(&response);
     let mut structured = full.clone();
     // As the tool guide: size and modified only when asked for.
@@ -406,17 +404,27 @@ fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
     r.start_line = a.u64("start_line")?;
     r.max_lines = a.u64("max_lines")?;
     let response = sandbox.read_file(&r).map_err(ToolError::Failed)?;
-    let mut text = Vec::new();
-    render::read(&mut text, &response).expect("writes to memory");
-    let mut text = String::from_utf8(text).expect("rendered text is UTF-8");
     let go_on = render::read_continuation(&response, "start_line=", "offset_bytes=");
-    finish_text(&mut text, &response.warnings, go_on);
+    let text = rendered(|out| render::read(out, &response), None, &response.warnings, go_on);
     let full = to_value(&response);
     Ok(ToolOutput { structured: full.clone(), text, response: full })
 }
 
-/// Appends warnings and where to go on, at the end where agents look.
-fn finish_text(text: &mut String, warnings: &[String], continuation: Option<String>) {
+/// A response's text: its rendering (or `empty` when it has nothing), then
+/// warnings and where to go on, at the end where agents look.
+fn rendered(
+    render: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+    empty: Option<&str>,
+    warnings: &[String],
+    continuation: Option<String>,
+) -> String {
+    let mut out = Vec::new();
+    render(&mut out).expect("writes to memory");
+    let mut text = String::from_utf8(out).expect("rendered text is UTF-8");
+    if let Some(empty) = empty {
+        text.push_str(empty);
+        text.push('\n');
+    }
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
@@ -426,6 +434,7 @@ fn finish_text(text: &mut String, warnings: &[String], continuation: Option<Stri
     if let Some(c) = continuation {
         text.push_str(&format!("[{c}]\n"));
     }
+    text
 }
 
 /// The arguments of one call, read by canonical name (aliases folded in),
