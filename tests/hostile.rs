@@ -558,3 +558,265 @@ fn a_runaway_call_is_stopped_and_the_next_one_works() {
     assert!(call("ok").0.is_ok());
     assert_eq!(real.search_text(&sandgrep::SearchTextRequest::new("needle")).unwrap().matches.len(), 1);
 }
+
+// Round 2: a workspace written by an attacker while it is searched.
+
+/// Runs `f` while `swap` runs over and over on another thread.
+fn while_swapping(swap: impl Fn() + Send + 'static, f: impl FnOnce()) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let swapper = std::thread::spawn(move || {
+        while !flag.load(Ordering::Relaxed) {
+            swap();
+        }
+    });
+    f();
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+}
+
+fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+#[test]
+fn fifos_named_as_ignore_files_never_hold_a_call() {
+    let t = Tree::new();
+    t.write("a.txt", "needle\n").write("sub/b.txt", "needle\n").mkdir(".git");
+    for f in [".gitignore", ".ignore", ".rgignore", "sub/.gitignore", "sub/.rgignore"] {
+        mkfifo(&t.path().join(f));
+    }
+    let limit = Duration::from_secs(20);
+    let out = bounded(t.path(), &["search", "needle"], limit);
+    assert_eq!(stdout(&out), "a.txt:1:1:needle\nsub/b.txt:1:1:needle\n", "{}", stderr(&out));
+    assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+    let out = bounded(t.path(), &["ls"], limit);
+    assert_eq!(stdout(&out), "a.txt\nsub/b.txt\n");
+    let out = bounded(t.path(), &["ast", "needle", "--lang", "rust"], limit);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // A link to a FIFO, followed, is not opened either.
+    symlink(".rgignore", t.path().join("sub/.ignore")).unwrap();
+    let out = bounded(t.path(), &["search", "-L", "needle"], limit);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn a_fifo_swapped_in_before_the_open_cannot_hold_a_call() {
+    // The walk sees a regular file; by the time it opens it, it may be a
+    // FIFO (WASI cannot open one without blocking). The host interrupts the
+    // blocked open at the call's timeout.
+    let t = Tree::new();
+    for i in 0..20 {
+        t.write(&format!("f{i:02}.txt"), "needle\n");
+    }
+    let target = t.path().join("f10.txt");
+    let (plain, fifo) = (t.path().join("plain.tmp"), t.path().join("fifo.tmp"));
+    t.write("plain.tmp", "needle\n");
+    mkfifo(&fifo);
+    let swap = move || {
+        let _ = std::fs::rename(&plain, &target);
+        let _ = std::fs::rename(&target, &plain);
+        let _ = std::fs::rename(&fifo, &target);
+        let _ = std::fs::rename(&target, &fifo);
+    };
+    let mut slowest = Duration::ZERO;
+    while_swapping(swap, || {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(8) {
+            let t0 = Instant::now();
+            for args in [&["search", "--timeout", "500", "-g", "*.txt", "needle"][..], &["read", "f10.txt"][..]] {
+                let out = bounded(t.path(), args, Duration::from_secs(20));
+                assert!(out.status.code().is_some(), "{args:?} was killed");
+            }
+            slowest = slowest.max(t0.elapsed());
+        }
+    });
+    // Two calls, each at most its timeout (read: the default 10 s) plus the
+    // interruption margin; the host deadline (5 s later) never fires.
+    assert!(slowest < Duration::from_secs(14), "a call took {slowest:?}");
+}
+
+#[test]
+fn a_walk_through_links_with_no_files_ends_at_its_timeout() {
+    // 12 levels of 8 links each: 8^12 paths to walk under -L, no file.
+    let t = Tree::new();
+    for level in 0..12 {
+        t.mkdir(&format!("d{level}"));
+        for l in 0..8 {
+            symlink(format!("../d{}", level + 1), t.path().join(format!("d{level}/l{l}"))).unwrap();
+        }
+    }
+    t.mkdir("d12");
+    for op in [&["search", "-L", "--json", "--timeout", "1000", "needle"][..]] {
+        let started = Instant::now();
+        let out = bounded(t.path(), op, Duration::from_secs(30));
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{op:?}: {e}: {}", stderr(&out)));
+        assert!(started.elapsed() < Duration::from_secs(15), "{op:?} took {:?}", started.elapsed());
+        let cursor = v["next_cursor"].as_str().unwrap_or_else(|| panic!("{op:?}: no cursor: {v}"));
+        assert!(v["timed_out"] == true || v["has_more"] == true, "{op:?}: {v}");
+        // The cursor goes on from where the walk stopped.
+        let mut next: Vec<&str> = op.to_vec();
+        next.extend(["--cursor", cursor]);
+        let out = bounded(t.path(), &next, Duration::from_secs(30));
+        assert!(matches!(out.status.code(), Some(0..=2)), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn an_ignore_file_linked_to_a_denied_file_is_denied() {
+    let t = Tree::new();
+    t.mkdir(".git").write("a.txt", "needle\n");
+    // Lines that are not valid globs: a warning must not quote them.
+    t.write(".env", "TOKEN=SECRET-SHOULD-NOT-LEAK{[\nOTHER=ALSO-SECRET[\n");
+    t.write("sub/b.txt", "needle\n");
+    symlink("../.env", t.path().join("sub/.rgignore")).unwrap();
+    t.write("plain/.gitignore", "QUOTED-LINE-SHOULD-NOT-SHOW{[\n").write("plain/c.txt", "needle\n");
+    for args in [
+        &["search", "--json", "needle"][..],
+        &["search", "-L", "--json", "needle"][..],
+        &["ls", "--json"][..],
+        &["ast", "--json", "needle", "--lang", "rust"][..],
+    ] {
+        let out = quick(t.path(), args);
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        for secret in ["SECRET-SHOULD-NOT-LEAK", "ALSO-SECRET", "QUOTED-LINE-SHOULD-NOT-SHOW"] {
+            assert!(!all.contains(secret), "{args:?} quoted {secret}: {all}");
+        }
+    }
+    let v = json(t.path(), &["search", "--json", "needle"]);
+    assert_eq!(v["matches"].as_array().unwrap().len(), 3, "{v}");
+    assert!(v["stats"]["skipped"]["denied"].as_u64().unwrap() >= 1, "{v}");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("plain/.gitignore: line 1 is not a valid glob"), "{warnings}");
+}
+
+#[test]
+fn deny_checks_cannot_be_raced_by_swapping_links() {
+    // `d` is now a directory, now a link to `.git`; `e` now a file, now a
+    // link to `.env`. No call may return what the links lead to.
+    let t = Tree::new();
+    t.write(".git/config", "[remote] url = https://GITSECRET@example.com\n");
+    t.write(".env", "ENVSECRET=1\n");
+    t.write("d.real/config", "harmless\n").write("e.real", "harmless\n");
+    let root = t.path().to_path_buf();
+    let swap = move || {
+        let (d, e) = (root.join("d"), root.join("e"));
+        let _ = std::fs::rename(root.join("d.real"), &d);
+        let _ = std::fs::rename(root.join("e.real"), &e);
+        let _ = std::fs::rename(&d, root.join("d.real"));
+        let _ = std::fs::rename(&e, root.join("e.real"));
+        let _ = symlink(".git", &d);
+        let _ = symlink(".env", &e);
+        std::thread::yield_now();
+        let _ = std::fs::remove_file(&d);
+        let _ = std::fs::remove_file(&e);
+    };
+    let mut calls = 0;
+    while_swapping(swap, || {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(6) {
+            for args in [
+                &["read", "d/config"][..],
+                &["read", "e"][..],
+                &["search", "--hidden", "SECRET"][..],
+                &["search", "-L", "--hidden", "SECRET"][..],
+                &["search", "-L", "SECRET", "d", "e"][..],
+                &["ls", "--hidden"][..],
+            ] {
+                let out = quick(t.path(), args);
+                let all = format!("{}{}", stdout(&out), stderr(&out));
+                assert!(!all.contains("GITSECRET") && !all.contains("ENVSECRET"), "{args:?} leaked: {all}");
+                assert!(!all.contains("d/config\n") || !args.contains(&"-L"), "{args:?}: {all}");
+                calls += 1;
+            }
+        }
+    });
+    assert!(calls > 30, "only {calls} calls ran");
+}
+
+#[test]
+fn a_trailing_slash_after_a_file_is_not_a_directory() {
+    let t = Tree::new();
+    t.write("src/main.rs", "fn main() {}\n");
+    symlink("main.rs", t.path().join("src/link")).unwrap();
+    for path in ["src/main.rs/", "src/main.rs/.", "src/link/"] {
+        for args in [vec!["read", path], vec!["ls", path], vec!["search", "main", path]] {
+            let out = quick(t.path(), &args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+            assert!(stderr(&out).contains("not a directory"), "{args:?}: {}", stderr(&out));
+        }
+    }
+    assert_eq!(stdout(&quick(t.path(), &["read", "src/main.rs"])), "fn main() {}\n");
+    assert_eq!(stdout(&quick(t.path(), &["ls", "src/"])), "src/main.rs\n");
+}
+
+#[test]
+fn editor_copies_of_denied_files_and_bare_repositories_are_denied() {
+    let t = Tree::new();
+    for f in [".env~", "#.env#", ".env.swp", "id_rsa.bak", "conf/secrets.yml.orig"] {
+        t.write(f, "needle SECRETCOPY\n");
+    }
+    t.write("mirror.git/HEAD", "ref: refs/heads/main\n");
+    t.write("mirror.git/config", "[remote] url = https://needle:BARESECRET@example.com\n");
+    t.mkdir("mirror.git/objects").mkdir("mirror.git/refs");
+    t.write("ok.txt", "needle\n");
+    let v = json(t.path(), &["search", "--hidden", "--json", "needle"]);
+    assert_eq!(v["matches"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["matches"][0]["path"], "ok.txt");
+    assert_eq!(v["stats"]["skipped"]["denied"], 6, "{v}");
+    assert_eq!(stdout(&quick(t.path(), &["ls", "--hidden"])), "ok.txt\n");
+    for path in [".env~", "#.env#", "mirror.git/config", "mirror.git/HEAD"] {
+        let out = quick(t.path(), &["read", path]);
+        assert_eq!(out.status.code(), Some(2), "{path}: {}", stdout(&out));
+        assert!(stderr(&out).contains("denied"), "{path}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_hand_edited_cursor_cannot_wrap_counts() {
+    let t = Tree::new();
+    for i in 0..5 {
+        t.write(&format!("f{i}.txt"), "x\n");
+    }
+    let v = json(t.path(), &["ls", "--json", "--max-results", "2"]);
+    let c = v["next_cursor"].as_str().unwrap();
+    let parts: Vec<&str> = c.split('.').collect();
+    let forged = format!("{}.{}.{}.ffffffffffffffff.{}", parts[0], parts[1], parts[2], parts[4]);
+    let out = quick(t.path(), &["ls", "--json", "--max-results", "2", "--cursor", &forged]);
+    assert!(matches!(out.status.code(), Some(0 | 1 | 2)), "{}", stderr(&out));
+    if out.status.code() != Some(2) {
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert!(v["total"].is_null() || v["total"].as_u64().unwrap() >= 5, "{v}");
+    }
+}
+
+#[test]
+fn one_answer_stays_under_16_mib_whatever_the_bytes() {
+    // Control bytes cost six bytes each in JSON; one multiline match over
+    // them, or many matches, must still make an answer under 16 MiB.
+    let t = Tree::new();
+    let line = "\u{1}".repeat(9_000);
+    t.write("ctl.txt", format!("START\n{}END\n", format!("{line}\n").repeat(600)));
+    let name = "\u{1}".repeat(200);
+    for i in 0..40 {
+        t.write(&format!("{name}{i:02}.txt"), format!("{}\n", format!("x{line}\n").repeat(120)));
+    }
+    for args in [
+        &["search", "--json", "-U", "--max-columns", "10000", "--max-filesize", "100M", "(?s)START.*END"][..],
+        &["search", "--json", "-m", "1000", "--max-results", "5000", "--max-columns", "10000", "-C", "10", "x"][..],
+        &["search", "--json", "-l", "--max-results", "5000", "x"][..],
+        &["ls", "--json", "--max-results", "10000"][..],
+    ] {
+        // Not `bounded`: its pipe would fill with megabytes unread.
+        let out = run(t.path(), args);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: {}", stderr(&out));
+        let size = out.stdout.len();
+        assert!(size < 16 << 20, "{args:?}: {size} bytes");
+        let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        if size > 4 << 20 {
+            assert!(v["truncated"] == true || v["has_more"] == true, "{args:?}: cut without a flag");
+        }
+    }
+}

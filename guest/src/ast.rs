@@ -14,9 +14,9 @@ use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 
 use crate::cursor::{self, Position};
-use crate::fs::SearchFile;
 use crate::redact::{self, Edit};
-use crate::request::{AstQuery, MAX_AST_TEXT};
+use crate::request::{AstQuery, MAX_AST_TEXT, MAX_OUTPUT_BYTES};
+use crate::shape::{json_len, RESULT_OVERHEAD};
 use crate::search::empty_stats;
 use crate::shape::named_warning;
 use crate::walk::{self, Walker};
@@ -73,16 +73,17 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         let p = Pattern::try_new(&q.pattern, lang).map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
         patterns.insert(lang, Ok(p));
     }
-    let walker = Walker::new(ws, &q.walk)?;
-    let roots = walker.roots(&q.paths)?;
     let deadline = started + q.timeout;
+    let walker = Walker::new(ws, &q.walk)?.with_deadline(deadline);
+    let roots = walker.roots(&q.paths)?;
     let mut page = Page::new(&q, warnings);
     let after = resume.as_ref().map(|r| r.path.as_str());
     'roots: for root in &roots {
         if after.is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
             continue;
         }
-        for item in walker.walk(root, after) {
+        let mut walk = walker.walk(root, after);
+        for item in walk.by_ref() {
             let entry = match item {
                 Ok(entry) => entry,
                 Err(e) if e.unreadable => {
@@ -121,12 +122,16 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
                 page.timed_out = true;
                 break 'roots;
             }
-            page.search_file(ws, &entry.rel, &entry.path, lang, pattern, taken);
+            page.search_file(ws, &entry, lang, pattern, taken);
             if page.done {
                 break 'roots;
             }
             // Matched, or skipped (too large, binary, unreadable): the stream is past it.
             page.position = Some(Position::file_done(entry.rel));
+        }
+        if walk.timed_out() {
+            page.timed_out = true;
+            break;
         }
     }
     page.stats.skipped.denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
@@ -163,6 +168,8 @@ struct Page<'q> {
     problems: Vec<String>,
     not_utf8: Vec<String>,
     cut_texts: usize,
+    /// What the matches so far cost as JSON.
+    output_bytes: usize,
 }
 
 impl<'q> Page<'q> {
@@ -187,6 +194,7 @@ impl<'q> Page<'q> {
             problems: Vec::new(),
             not_utf8: Vec::new(),
             cut_texts: 0,
+            output_bytes: 0,
         }
     }
 
@@ -194,17 +202,17 @@ impl<'q> Page<'q> {
     fn search_file(
         &mut self,
         ws: &Workspace,
-        rel: &str,
-        path: &std::path::Path,
+        entry: &walk::Entry,
         lang: SupportLang,
         pattern: &Pattern,
         taken: u64,
     ) {
+        let rel = entry.rel.as_str();
         let unreadable = |page: &mut Page, e: std::io::Error| {
             page.stats.skipped.unreadable += 1;
             page.unreadable.push(crate::error_message(&walk::io_error(rel, &e)));
         };
-        let mut file = match SearchFile::open(path) {
+        let mut file = match entry.open() {
             Ok(f) => f,
             Err(e) => return unreadable(self, e),
         };
@@ -236,7 +244,7 @@ impl<'q> Page<'q> {
         self.stats.files_matched += 1;
         // Secrets are found in the whole file (a key block's lines are known
         // by what precedes them), then ranges are moved onto the result.
-        let (shown, edits) = if ws.redact { redact::redact(src.as_bytes(), false) } else { (Vec::new(), Vec::new()) };
+        let (shown, edits) = if ws.redact { redact::redact_lines(b"", src.as_bytes()) } else { (Vec::new(), Vec::new()) };
         let shown = if ws.redact { String::from_utf8_lossy(&shown).into_owned() } else { String::new() };
         let text_of = |page: &mut Page, range: std::ops::Range<usize>| -> String {
             let text = if ws.redact { slice(&shown, &edits, range) } else { src[range].to_string() };
@@ -282,6 +290,10 @@ impl<'q> Page<'q> {
             vars.sort_by(|a, b| a.name.cmp(&b.name));
             vars.dedup_by(|a, b| a.name == b.name);
             let text = text_of(self, range);
+            self.output_bytes += RESULT_OVERHEAD
+                + json_len(rel)
+                + json_len(&text)
+                + vars.iter().map(|v| json_len(&v.name) + json_len(&v.text) + 24).sum::<usize>();
             self.resp.matches.push(AstMatch {
                 path: rel.to_string(),
                 line,
@@ -291,6 +303,12 @@ impl<'q> Page<'q> {
                 text,
                 meta_variables: vars,
             });
+            if self.output_bytes > MAX_OUTPUT_BYTES {
+                self.resp.warnings.push(format!("output reached {MAX_OUTPUT_BYTES} bytes of text; continue with the cursor"));
+                self.resp.truncated = true;
+                self.done = true;
+                return;
+            }
         }
     }
 

@@ -4,6 +4,10 @@
 //! instead of an opaque I/O failure, and gives every path one canonical,
 //! workspace-relative spelling.
 
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use crate::fs::{Dir, Kind};
 use crate::walk::io_error;
 use crate::{SearchError, Workspace};
 
@@ -47,42 +51,106 @@ fn lexical<'p>(components: impl Iterator<Item = &'p str>) -> Option<Vec<&'p str>
     Some(parts)
 }
 
-/// Resolves the links along a workspace-relative path, lexically and inside
-/// the workspace (WASI has no `canonicalize`). Absolute link targets cannot be
-/// resolved inside the sandbox and are refused, as are escapes.
-pub fn realpath(ws: &Workspace, rel: &str) -> Result<String, SearchError> {
-    let mut done: Vec<String> = Vec::new();
-    let mut todo: std::collections::VecDeque<String> = rel.split('/').map(str::to_string).collect();
+/// What a path leads to, opened.
+#[derive(Clone, Debug)]
+pub enum Target {
+    Dir(Rc<Dir>),
+    /// A regular file: the directory it is in, and its name there.
+    File(Rc<Dir>, String),
+    /// A FIFO, socket or device: never opened.
+    Other,
+}
+
+/// A path opened, and where it really is (links resolved).
+#[derive(Clone, Debug)]
+pub struct Opened {
+    pub real: String,
+    pub target: Target,
+}
+
+/// Most links followed while resolving one path.
+const MAX_HOPS: usize = 40;
+
+/// Opens the normalized workspace-relative path `rel` one component at a
+/// time, each relative to the directory opened before it and never letting
+/// the host follow a link: a link is read and its target resolved here, and
+/// every step of the real path is checked against the denylist before it is
+/// opened. What is checked is what is opened, whatever changes meanwhile.
+/// With `must_be_dir` (the caller wrote a trailing `/`), a file is an error,
+/// as POSIX answers `ENOTDIR`. `shown` is the path as errors name it.
+pub fn open(ws: &Workspace, rel: &str, must_be_dir: bool, shown: &str) -> Result<Opened, SearchError> {
+    let mut dirs = vec![ws.root_dir()?];
+    let mut names: Vec<String> = Vec::new();
+    let mut todo: VecDeque<String> = parts(rel).collect();
     let mut hops = 0;
+    let io = |e: std::io::Error| io_error(shown, &e);
     while let Some(part) = todo.pop_front() {
-        match part.as_str() {
-            "" | "." => continue,
-            ".." => {
-                done.pop().ok_or_else(|| SearchError::OutsideWorkspace(rel.to_string()))?;
-                continue;
-            }
-            _ => done.push(part),
+        if part == ".." {
+            names.pop().ok_or_else(|| SearchError::OutsideWorkspace(shown.to_string()))?;
+            dirs.pop();
+            continue;
         }
-        let path = ws.fs_path(&done.join("/"));
-        let meta = std::fs::symlink_metadata(&path).map_err(|e| io_error(rel, &e))?;
-        if meta.is_symlink() {
-            hops += 1;
-            if hops > 40 {
-                return Err(SearchError::Io(format!("{rel}: symbolic link loop")));
+        let last = todo.is_empty();
+        let dir = dirs.last().expect("the root is never popped").clone();
+        names.push(part);
+        let real = names.join("/");
+        if ws.denied(&real) {
+            return Err(SearchError::Denied(shown.to_string()));
+        }
+        let name = names.last().expect("just pushed");
+        match dir.kind(name).map_err(io)? {
+            Kind::Symlink => {
+                hops += 1;
+                if hops > MAX_HOPS {
+                    return Err(SearchError::Io(format!("{shown}: symbolic link loop")));
+                }
+                let target = dir.read_link(name).map_err(io)?;
+                // An absolute target names a host path: the sandbox cannot follow it.
+                if target.starts_with('/') {
+                    return Err(SearchError::OutsideWorkspace(shown.to_string()));
+                }
+                names.pop();
+                let target: Vec<String> = parts(&target).collect();
+                for part in target.into_iter().rev() {
+                    todo.push_front(part);
+                }
             }
-            let target = std::fs::read_link(&path).map_err(|e| io_error(rel, &e))?;
-            let target = target.to_string_lossy();
-            // An absolute target names a host path: the sandbox cannot follow it.
-            if target.starts_with('/') {
-                return Err(SearchError::OutsideWorkspace(rel.to_string()));
+            Kind::Dir => {
+                let opened = dir.open_dir(name).map_err(io)?;
+                if is_bare_repository(&opened) {
+                    return Err(SearchError::Denied(shown.to_string()));
+                }
+                dirs.push(opened);
             }
-            done.pop();
-            for part in target.rsplit('/') {
-                todo.push_front(part.to_string());
+            Kind::File if last && !must_be_dir => {
+                let name = names.pop().expect("just pushed");
+                return Ok(Opened { real, target: Target::File(dir, name) });
             }
+            Kind::Other if last && !must_be_dir => return Ok(Opened { real, target: Target::Other }),
+            Kind::File | Kind::Other => return Err(SearchError::Io(format!("{shown}: not a directory"))),
         }
     }
-    Ok(if done.is_empty() { ".".into() } else { done.join("/") })
+    let real = if names.is_empty() { ".".to_string() } else { names.join("/") };
+    Ok(Opened { real, target: Target::Dir(dirs.pop().expect("the root is never popped")) })
+}
+
+/// The components of a path that name something (`.` and empty ones dropped).
+fn parts(path: &str) -> impl Iterator<Item = String> + '_ {
+    path.split('/').filter(|p| !p.is_empty() && *p != ".").map(str::to_string)
+}
+
+/// Whether a directory holds a bare git repository (`HEAD`, `objects/`,
+/// `refs/`): its `config` and objects are git internals like `.git`'s.
+pub fn is_bare_repository(dir: &Dir) -> bool {
+    dir.kind("HEAD").is_ok_and(|k| k == Kind::File)
+        && dir.kind("objects").is_ok_and(|k| k == Kind::Dir)
+        && dir.kind("refs").is_ok_and(|k| k == Kind::Dir)
+}
+
+/// The same, from a directory's listing.
+pub fn lists_bare_repository(names: &[(String, Kind)]) -> bool {
+    let has = |name: &str, kind: Kind| names.iter().any(|(n, k)| n == name && *k == kind);
+    has("HEAD", Kind::File) && has("objects", Kind::Dir) && has("refs", Kind::Dir)
 }
 
 /// Sort key that orders paths the way their contents are listed bytewise:

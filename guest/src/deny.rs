@@ -47,13 +47,41 @@ impl Denylist {
 }
 
 /// Whether a single entry named `name`, whose parent directory is named
-/// `parent`, is denied.
+/// `parent`, is denied. Editors' copies of a denied file (`.env~`,
+/// `#.env#`, `.#.env`, `.env.swp`, `id_rsa.bak`, `secrets.yml.orig` …) are
+/// denied like it.
 fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
-    let n = name.to_ascii_lowercase();
+    let lower = name.to_ascii_lowercase();
+    let mut n = lower.as_str();
+    loop {
+        if base_name_is_denied(n, parent) {
+            return true;
+        }
+        match strip_backup(n) {
+            Some(m) if !m.is_empty() => n = m,
+            _ => return false,
+        }
+    }
+}
+
+/// The name an editor's copy was made from: one layer of `.#x`, `#x#`,
+/// `x~`, `x.bak` …, or a leading dot (Vim's swap file of `x` is `.x.swp`).
+fn strip_backup(n: &str) -> Option<&str> {
+    const SUFFIXES: [&str; 9] = [".bak", ".backup", ".orig", ".old", ".save", ".tmp", ".swp", ".swo", ".swx"];
+    n.strip_prefix(".#")
+        .or_else(|| n.strip_prefix('#').and_then(|m| m.strip_suffix('#')))
+        .or_else(|| n.strip_suffix('~'))
+        .or_else(|| SUFFIXES.iter().find_map(|s| n.strip_suffix(s)))
+        .or_else(|| n.strip_prefix('.'))
+}
+
+fn base_name_is_denied(n: &str, parent: Option<&str>) -> bool {
     let prefix = |p: &str| n.starts_with(p);
     let suffix = |s: &str| n.ends_with(s);
-    matches!(n.as_str(), ".git" | ".ssh" | ".env" | ".netrc" | ".npmrc" | ".pypirc" | "secrets.yml")
+    matches!(n, ".git" | ".ssh" | ".env" | ".netrc" | ".npmrc" | ".pypirc" | "secrets.yml")
         || prefix(".env.")
+        || prefix(".env-")
+        || prefix(".env_")
         || [".pem", ".key", ".p12", ".pfx", ".kdbx"].iter().any(|s| suffix(s))
         || ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"].iter().any(|p| prefix(p))
         || (n == "credentials" && parent.is_some_and(|p| p.eq_ignore_ascii_case(".aws")))
@@ -102,6 +130,17 @@ mod tests {
             "config/secrets.yml",
             "vault.kdbx",
             ".key",
+            ".env~",
+            "#.env#",
+            ".#.env",
+            ".env.swp",
+            "..env.swp",
+            "a/.env-prod",
+            "id_rsa~",
+            "secrets.yml.orig",
+            "secrets.yml.bak~",
+            ".secrets.yml.swp",
+            ".netrc.old",
         ] {
             assert!(path_is_denied(p), "{p} should be denied");
         }

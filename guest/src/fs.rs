@@ -1,20 +1,48 @@
-//! The filesystem calls of walks and searches, with as few host calls as
-//! the platform allows — per-file costs are what separate a sandboxed search
-//! from a native one. Through the standard library a WASI file costs an open,
-//! three stats, a 3-byte read (BOM sniffing), the body and a read at EOF, and
-//! a directory listing stats every entry twice; called directly,
-//! `wasi:filesystem` needs an open, one stat and one read per 64 KiB for a
-//! file, and one listing (the host stats each entry once) for a directory.
+//! Every filesystem call of the component, descriptor by descriptor.
+//!
+//! Nothing is ever opened by a path string: a directory is opened by one
+//! name relative to a directory already opened (and checked), never
+//! following a link; a file likewise, then checked to be a regular file on
+//! the descriptor itself. Links are read, never followed by the host:
+//! [`crate::confine`] resolves them and checks where they lead before
+//! anything is opened there. So a deny check and the open it guards see the
+//! same object, whatever another process renames or swaps meanwhile.
+//!
+//! It is also the cheaper way: per file an open of one name, one stat and
+//! one read per 64 KiB; per directory one listing (the host stats each entry
+//! once). Through the standard library a WASI file costs an open, three
+//! stats, a 3-byte read and a read at EOF, and the host resolves the whole
+//! path again on every open.
 
 use std::io::{self, Read};
-use std::path::Path;
+use std::rc::Rc;
 
 /// The first read takes up to this much; later reads are the caller's size.
 const FIRST_READ: u64 = 64 * 1024;
 
-/// A file open for reading, with its size when opened.
+/// What a directory entry (not followed) is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    /// FIFOs, sockets, devices: never opened.
+    Other,
+}
+
+/// A directory of the workspace, open.
+pub struct Dir(raw::Dir);
+
+impl std::fmt::Debug for Dir {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Dir")
+    }
+}
+
+/// A regular file of the workspace, open for reading, with its size when
+/// opened.
 pub struct SearchFile {
-    raw: Raw,
+    raw: Rc<raw::File>,
     size: u64,
     offset: u64,
     /// The first chunk, served to small reads (BOM sniffing) from memory.
@@ -22,14 +50,122 @@ pub struct SearchFile {
     head_pos: usize,
 }
 
-impl SearchFile {
-    pub fn open(path: &Path) -> io::Result<SearchFile> {
-        let (raw, size) = Raw::open(path)?;
-        Ok(SearchFile { raw, size, offset: 0, head: Vec::new(), head_pos: 0 })
+/// Size and modification time (UNIX seconds) of an entry.
+pub struct Meta {
+    pub size: u64,
+    pub modified: Option<i64>,
+}
+
+fn invalid(message: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
+/// A single name: no separator, not `.` or `..`.
+fn check_name(name: &str) -> io::Result<()> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('\0') {
+        return Err(invalid("not a single name"));
+    }
+    Ok(())
+}
+
+impl Dir {
+    /// The workspace root (inside the component, the preopened directory).
+    pub fn root(native_root: &std::path::Path) -> io::Result<Rc<Dir>> {
+        raw::Dir::root(native_root).map(|d| Rc::new(Dir(d)))
     }
 
+    /// The entries: names and kinds, unsorted, and how many names could not
+    /// be read (not UTF-8: WASI cannot carry them).
+    pub fn list(&self) -> io::Result<(Vec<(String, Kind)>, usize)> {
+        self.0.list()
+    }
+
+    /// What `name` is, without following a link.
+    pub fn kind(&self, name: &str) -> io::Result<Kind> {
+        check_name(name)?;
+        self.0.stat_at(name).map(|(kind, _)| kind)
+    }
+
+    /// Size and modification time of `name`, without following a link.
+    pub fn meta(&self, name: &str) -> io::Result<Meta> {
+        check_name(name)?;
+        self.0.stat_at(name).map(|(_, meta)| meta)
+    }
+
+    /// The subdirectory `name`; a link there is an error, not followed.
+    pub fn open_dir(&self, name: &str) -> io::Result<Rc<Dir>> {
+        check_name(name)?;
+        self.0.open_dir(name).map(|d| Rc::new(Dir(d)))
+    }
+
+    /// The regular file `name`. A link is an error, not followed; what is
+    /// not a regular file once open is refused.
+    pub fn open_file(&self, name: &str) -> io::Result<SearchFile> {
+        check_name(name)?;
+        let (raw, size) = self.0.open_file(name)?;
+        Ok(SearchFile { raw: Rc::new(raw), size, offset: 0, head: Vec::new(), head_pos: 0 })
+    }
+
+    /// The target of the link `name`, as written.
+    pub fn read_link(&self, name: &str) -> io::Result<String> {
+        check_name(name)?;
+        self.0.read_link(name)
+    }
+}
+
+impl SearchFile {
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// Another handle on the same open file, for reads at offsets while
+    /// this one is being read through.
+    pub fn at(&self) -> FileAt {
+        FileAt { raw: self.raw.clone(), size: self.size }
+    }
+}
+
+/// An open file read at offsets (the same descriptor as a [`SearchFile`]).
+#[derive(Clone)]
+pub struct FileAt {
+    raw: Rc<raw::File>,
+    size: u64,
+}
+
+impl FileAt {
+    /// Up to `len` bytes at `offset` (within the size seen at open).
+    pub fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        let len = len.min(self.size.saturating_sub(offset));
+        let mut out = Vec::with_capacity(len as usize);
+        while (out.len() as u64) < len {
+            let chunk = self.raw.read_at(offset + out.len() as u64, len - out.len() as u64)?;
+            if chunk.is_empty() {
+                break;
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+
+    /// Whether the file starts with a UTF-16 byte order mark: it is then
+    /// searched and read as the UTF-8 it transcodes to.
+    pub fn is_utf16(&self) -> bool {
+        self.read_at(0, 2).is_ok_and(|h| h == [0xFF, 0xFE] || h == [0xFE, 0xFF])
+    }
+
+    /// Bytes `from..from + len` of the file's text: its bytes, or for a
+    /// UTF-16 file the UTF-8 it transcodes to (what search and read offsets
+    /// count).
+    pub fn text_range(&self, from: u64, len: u64) -> io::Result<Vec<u8>> {
+        if !self.is_utf16() {
+            return self.read_at(from, len);
+        }
+        let reader = SearchFile { raw: self.raw.clone(), size: self.size, offset: 0, head: Vec::new(), head_pos: 0 };
+        let mut text = encoding_rs_io::DecodeReaderBytesBuilder::new().bom_sniffing(true).build(reader);
+        io::copy(&mut (&mut text).take(from), &mut io::sink())?;
+        let mut out = Vec::new();
+        text.take(len).read_to_end(&mut out)?;
+        Ok(out)
     }
 }
 
@@ -57,89 +193,87 @@ impl Read for SearchFile {
     }
 }
 
-/// What a directory listing says an entry is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    File,
-    Dir,
-    Symlink,
-    /// FIFOs, sockets, devices: never opened.
-    Other,
-}
-
-/// The entries of the directory at `path`: names and kinds, unsorted, and
-/// how many names could not be read (not UTF-8: WASI cannot carry them).
-pub fn list_dir(path: &Path) -> io::Result<(Vec<(String, Kind)>, usize)> {
-    Raw::list_dir(path)
-}
-
 #[cfg(target_arch = "wasm32")]
-use wasi_raw::Raw;
-
-#[cfg(target_arch = "wasm32")]
-mod wasi_raw {
+mod raw {
     use std::io;
-    use std::path::Path;
 
-    use super::Kind;
-    use wasip2::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags};
+    use super::{Kind, Meta};
+    use wasip2::filesystem::types::{
+        Descriptor, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+    };
 
-    thread_local! {
-        /// The preopened workspace: `.` as the sandgrep host names it, else
-        /// the first preopen (other hosts may call it `/`).
-        static WORKSPACE: Option<Descriptor> = {
-            let mut dirs = wasip2::filesystem::preopens::get_directories();
-            let i = dirs.iter().position(|(_, name)| name == ".").unwrap_or(0);
-            (i < dirs.len()).then(|| dirs.swap_remove(i).0)
-        };
+    pub struct Dir(Descriptor);
+    pub struct File(Descriptor);
+
+    fn kind(t: DescriptorType) -> Kind {
+        match t {
+            DescriptorType::RegularFile => Kind::File,
+            DescriptorType::Directory => Kind::Dir,
+            DescriptorType::SymbolicLink => Kind::Symlink,
+            _ => Kind::Other,
+        }
     }
 
-    pub struct Raw(Descriptor);
+    fn meta(s: &DescriptorStat) -> Meta {
+        Meta { size: s.size, modified: s.data_modification_timestamp.map(|t| t.seconds as i64) }
+    }
 
-    impl Raw {
-        pub fn open(path: &Path) -> io::Result<(Raw, u64)> {
-            let path = path.to_str().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not UTF-8"))?;
-            let d = WORKSPACE.with(|w| match w {
-                Some(w) => w.open_at(PathFlags::SYMLINK_FOLLOW, path, OpenFlags::empty(), DescriptorFlags::READ),
-                None => Err(ErrorCode::NoEntry),
-            });
-            let d = d.map_err(error)?;
-            let stat = d.stat().map_err(error)?;
-            if stat.type_ == DescriptorType::Directory {
-                return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
+    impl Dir {
+        /// The preopened workspace: `.` as the sandgrep host names it, else
+        /// the first preopen (other hosts may call it `/`).
+        pub fn root(_: &std::path::Path) -> io::Result<Dir> {
+            let mut dirs = wasip2::filesystem::preopens::get_directories();
+            let i = dirs.iter().position(|(_, name)| name == ".").unwrap_or(0);
+            if i >= dirs.len() {
+                return Err(io::Error::new(io::ErrorKind::NotFound, "no workspace directory was given"));
             }
-            Ok((Raw(d), stat.size))
+            Ok(Dir(dirs.swap_remove(i).0))
         }
 
-        pub fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-            self.0.read(len, offset).map(|(bytes, _)| bytes).map_err(error)
-        }
-
-        pub fn list_dir(path: &Path) -> io::Result<(Vec<(String, Kind)>, usize)> {
-            let path = path.to_str().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not UTF-8"))?;
-            let d = WORKSPACE.with(|w| match w {
-                Some(w) => w.open_at(PathFlags::SYMLINK_FOLLOW, path, OpenFlags::DIRECTORY, DescriptorFlags::READ),
-                None => Err(ErrorCode::NoEntry),
-            });
-            let stream = d.and_then(|d| d.read_directory()).map_err(error)?;
+        pub fn list(&self) -> io::Result<(Vec<(String, Kind)>, usize)> {
+            let stream = self.0.read_directory().map_err(error)?;
             let (mut entries, mut unnamed) = (Vec::new(), 0);
             loop {
                 match stream.read_directory_entry() {
-                    Ok(Some(e)) => {
-                        let kind = match e.type_ {
-                            DescriptorType::RegularFile => Kind::File,
-                            DescriptorType::Directory => Kind::Dir,
-                            DescriptorType::SymbolicLink => Kind::Symlink,
-                            _ => Kind::Other,
-                        };
-                        entries.push((e.name, kind));
-                    }
+                    Ok(Some(e)) => entries.push((e.name, kind(e.type_))),
                     Ok(None) => return Ok((entries, unnamed)),
                     // The host lists every entry first; a bad one is skipped.
                     Err(ErrorCode::IllegalByteSequence) => unnamed += 1,
                     Err(e) => return Err(error(e)),
                 }
             }
+        }
+
+        pub fn stat_at(&self, name: &str) -> io::Result<(Kind, Meta)> {
+            let s = self.0.stat_at(PathFlags::empty(), name).map_err(error)?;
+            Ok((kind(s.type_), meta(&s)))
+        }
+
+        pub fn open_dir(&self, name: &str) -> io::Result<Dir> {
+            self.0
+                .open_at(PathFlags::empty(), name, OpenFlags::DIRECTORY, DescriptorFlags::READ)
+                .map(Dir)
+                .map_err(error)
+        }
+
+        pub fn open_file(&self, name: &str) -> io::Result<(File, u64)> {
+            let d = self.0.open_at(PathFlags::empty(), name, OpenFlags::empty(), DescriptorFlags::READ).map_err(error)?;
+            let s = d.stat().map_err(error)?;
+            match s.type_ {
+                DescriptorType::RegularFile => Ok((File(d), s.size)),
+                DescriptorType::Directory => Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory")),
+                _ => Err(io::Error::other("not a regular file")),
+            }
+        }
+
+        pub fn read_link(&self, name: &str) -> io::Result<String> {
+            self.0.readlink_at(name).map_err(error)
+        }
+    }
+
+    impl File {
+        pub fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+            self.0.read(len, offset).map(|(bytes, _)| bytes).map_err(error)
         }
 
         pub fn read_into(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
@@ -153,55 +287,102 @@ mod wasi_raw {
         let kind = match code {
             ErrorCode::NoEntry => io::ErrorKind::NotFound,
             ErrorCode::Access | ErrorCode::NotPermitted => io::ErrorKind::PermissionDenied,
+            // A link where a directory or file was listed: it changed since.
             ErrorCode::Loop => io::ErrorKind::PermissionDenied,
+            ErrorCode::NotDirectory => io::ErrorKind::NotADirectory,
+            ErrorCode::IsDirectory => io::ErrorKind::IsADirectory,
+            ErrorCode::Interrupted => io::ErrorKind::Interrupted,
             _ => io::ErrorKind::Other,
         };
         io::Error::new(kind, code.message())
     }
 }
 
+/// Natively (unit tests, fuzzing) a directory is its path and every check
+/// is made by `lstat` before the open: the same decisions, without the
+/// descriptor discipline the component keeps.
 #[cfg(not(target_arch = "wasm32"))]
-struct Raw(std::fs::File);
+mod raw {
+    use std::io;
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    use std::path::{Path, PathBuf};
 
-#[cfg(not(target_arch = "wasm32"))]
-impl Raw {
-    fn open(path: &Path) -> io::Result<(Raw, u64)> {
-        let file = std::fs::File::open(path)?;
-        let size = file.metadata()?.len();
-        Ok((Raw(file), size))
-    }
+    use super::{Kind, Meta};
 
-    fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-        let mut buf = vec![0; len as usize];
-        let n = self.read_into(offset, &mut buf)?;
-        buf.truncate(n);
-        Ok(buf)
-    }
+    pub struct Dir(PathBuf);
+    pub struct File(std::fs::File);
 
-    fn read_into(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        std::os::unix::fs::FileExt::read_at(&self.0, buf, offset)
-    }
-
-    fn list_dir(path: &Path) -> io::Result<(Vec<(String, Kind)>, usize)> {
-        let (mut entries, mut unnamed) = (Vec::new(), 0);
-        for e in std::fs::read_dir(path)? {
-            let e = e?;
-            let Ok(name) = e.file_name().into_string() else {
-                unnamed += 1;
-                continue;
-            };
-            let t = e.file_type()?;
-            let kind = if t.is_file() {
-                Kind::File
-            } else if t.is_dir() {
-                Kind::Dir
-            } else if t.is_symlink() {
-                Kind::Symlink
-            } else {
-                Kind::Other
-            };
-            entries.push((name, kind));
+    fn kind(t: std::fs::FileType) -> Kind {
+        if t.is_file() {
+            Kind::File
+        } else if t.is_dir() {
+            Kind::Dir
+        } else if t.is_symlink() {
+            Kind::Symlink
+        } else {
+            Kind::Other
         }
-        Ok((entries, unnamed))
+    }
+
+    impl Dir {
+        pub fn root(path: &Path) -> io::Result<Dir> {
+            Ok(Dir(path.to_path_buf()))
+        }
+
+        pub fn list(&self) -> io::Result<(Vec<(String, Kind)>, usize)> {
+            let (mut entries, mut unnamed) = (Vec::new(), 0);
+            for e in std::fs::read_dir(&self.0)? {
+                let e = e?;
+                let Ok(name) = e.file_name().into_string() else {
+                    unnamed += 1;
+                    continue;
+                };
+                entries.push((name, kind(e.file_type()?)));
+            }
+            Ok((entries, unnamed))
+        }
+
+        pub fn stat_at(&self, name: &str) -> io::Result<(Kind, Meta)> {
+            let m = std::fs::symlink_metadata(self.0.join(name))?;
+            Ok((kind(m.file_type()), Meta { size: m.len(), modified: Some(m.mtime()) }))
+        }
+
+        fn expect(&self, name: &str, want: Kind) -> io::Result<PathBuf> {
+            let path = self.0.join(name);
+            match kind(std::fs::symlink_metadata(&path)?.file_type()) {
+                k if k == want => Ok(path),
+                Kind::Symlink => Err(io::Error::new(io::ErrorKind::PermissionDenied, "a link")),
+                Kind::Dir => Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory")),
+                Kind::File => Err(io::Error::new(io::ErrorKind::NotADirectory, "not a directory")),
+                Kind::Other => Err(io::Error::other("not a regular file")),
+            }
+        }
+
+        pub fn open_dir(&self, name: &str) -> io::Result<Dir> {
+            self.expect(name, Kind::Dir).map(Dir)
+        }
+
+        pub fn open_file(&self, name: &str) -> io::Result<(File, u64)> {
+            let file = std::fs::File::open(self.expect(name, Kind::File)?)?;
+            let size = file.metadata()?.len();
+            Ok((File(file), size))
+        }
+
+        pub fn read_link(&self, name: &str) -> io::Result<String> {
+            Ok(std::fs::read_link(self.0.join(name))?.to_string_lossy().into_owned())
+        }
+    }
+
+    impl File {
+        pub fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+            let mut buf = vec![0; len as usize];
+            let n = self.read_into(offset, &mut buf)?;
+            buf.truncate(n);
+            Ok(buf)
+        }
+
+        pub fn read_into(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.read_at(buf, offset)
+        }
     }
 }

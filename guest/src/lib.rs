@@ -42,13 +42,17 @@ pub use bindings::exports::sandgrep::search::search::{
 pub use bindings::sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// The directory every request is confined to, and the host's policy for it.
 /// Inside the component it is the preopened `.`; native callers (tests) name
 /// a directory.
 #[derive(Clone, Debug)]
 pub struct Workspace {
+    /// The root as ignore matchers see paths (`./a/b` inside the component).
     root: PathBuf,
+    /// The root, open: every filesystem call starts from it.
+    dir: Result<Rc<fs::Dir>, String>,
     deny: deny::Denylist,
     redact: bool,
     inside_git: bool,
@@ -61,6 +65,7 @@ impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> Workspace {
         Workspace {
             root: root.as_ref().to_path_buf(),
+            dir: fs::Dir::root(root.as_ref()).map_err(|e| format!("the workspace cannot be opened: {e}")),
             deny: deny::Denylist::default(),
             redact: true,
             inside_git: false,
@@ -86,19 +91,25 @@ impl Workspace {
         }
     }
 
+    /// The workspace root, open.
+    fn root_dir(&self) -> Result<Rc<fs::Dir>, SearchError> {
+        self.dir.clone().map_err(SearchError::Io)
+    }
+
     /// A caller-given path, confined ([`confine::normalize`]), checked
-    /// against the denylist, and followed through any links to check where it
-    /// really leads — the one way a named path gets in.
-    fn resolve(&self, path: &str) -> Result<String, SearchError> {
+    /// against the denylist, and opened through any links
+    /// ([`confine::open`]), which checks where it really leads — the one way
+    /// a named path gets in. A trailing `/` asks for a directory.
+    fn resolve(&self, path: &str) -> Result<(String, confine::Opened), SearchError> {
         let rel = confine::normalize(path)?;
         if self.denied(&rel) {
             return Err(SearchError::Denied(rel));
         }
-        let real = confine::realpath(self, &rel)?;
-        if real != rel && self.denied(&real) {
-            return Err(SearchError::Denied(rel));
-        }
-        Ok(rel)
+        let trimmed = path.trim_end_matches('/');
+        let must_be_dir = trimmed.len() < path.len() || trimmed.ends_with("/.") || trimmed.ends_with("/..");
+        let shown = if must_be_dir && rel != "." { format!("{rel}/") } else { rel.clone() };
+        let opened = confine::open(self, &rel, must_be_dir, &shown)?;
+        Ok((rel, opened))
     }
 
     /// Whether a normalized path (as a file or a directory) is denied.
@@ -113,24 +124,6 @@ impl Workspace {
         } else {
             self.root.join(rel)
         }
-    }
-
-    /// The workspace-relative, `/`-separated form of a path the walker gave.
-    fn rel_path(&self, path: &Path) -> String {
-        let rel = path.strip_prefix(&self.root).unwrap_or(path);
-        let mut out = String::new();
-        for part in rel.components() {
-            if let std::path::Component::Normal(name) = part {
-                if !out.is_empty() {
-                    out.push('/');
-                }
-                out.push_str(&name.to_string_lossy());
-            }
-        }
-        if out.is_empty() {
-            out.push('.');
-        }
-        out
     }
 
     /// Run `search-text` over this workspace.

@@ -3,7 +3,8 @@
 
 use crate::confine::dir_sort_key;
 use crate::cursor::{self, Position};
-use crate::request::{ListQuery, LIST_COUNT_BUDGET};
+use crate::request::{ListQuery, DEFAULT_TIMEOUT_MS, LIST_COUNT_BUDGET, MAX_OUTPUT_BYTES};
+use crate::shape::{json_len, RESULT_OVERHEAD};
 use crate::shape::named_warning;
 use crate::walk::Walker;
 use crate::{FileEntry, ListFilesRequest, ListFilesResponse, SearchError, Workspace};
@@ -13,7 +14,11 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let q = ListQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
     let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
-    let walker = Walker::new(ws, &q.walk)?;
+    // A listing has no timeout field: it stops at the default search timeout
+    // and hands out a cursor, whatever the tree holds.
+    let started = std::time::Instant::now();
+    let deadline = started + std::time::Duration::from_millis(DEFAULT_TIMEOUT_MS.into());
+    let walker = Walker::new(ws, &q.walk)?.with_deadline(deadline);
     let roots = walker.roots(std::slice::from_ref(&q.root))?;
     let root = &roots[0];
     // Entries are ordered by their sort key (a directory as `path/`); the
@@ -28,7 +33,10 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let mut complete = true;
     let mut unreadable = Vec::new();
     let mut problems = Vec::new();
-    for item in walker.walk(root, after) {
+    let mut walk = walker.walk(root, after);
+    let mut walked: Option<String> = None;
+    let mut output_bytes = 0;
+    for item in walk.by_ref() {
         let entry = match item {
             Ok(entry) => entry,
             Err(e) if e.unreadable => {
@@ -40,6 +48,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
                 continue;
             }
         };
+        walked = Some(dir_sort_key(&entry.rel, entry.is_dir));
         let listed = entry.is_file
             || (entry.is_dir && q.include_dirs && entry.rel != root.rel && walker.dir_selected(&entry.path));
         if !listed {
@@ -49,7 +58,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         if after.is_some_and(|a| key.as_str() <= a) {
             continue;
         }
-        if entries.len() == q.max_results {
+        if entries.len() == q.max_results || output_bytes > MAX_OUTPUT_BYTES {
             // The page is full: count on (within a budget) to learn the total.
             has_more = true;
             counted_past_page += 1;
@@ -59,14 +68,33 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
             }
             continue;
         }
-        ordinal += 1;
+        // Saturating: a hand-edited cursor may carry any count.
+        ordinal = ordinal.saturating_add(1);
         last = Some(Position { path: key, line: 0, taken: ordinal });
         if skip_left > 0 {
             skip_left -= 1;
             continue;
         }
-        let (size, modified) = if q.include_metadata { metadata(&entry.path) } else { (None, None) };
+        let (size, modified) = match entry.meta().filter(|_| q.include_metadata) {
+            Some(m) => (Some(m.size), m.modified),
+            None => (None, None),
+        };
+        output_bytes += RESULT_OVERHEAD + json_len(&entry.rel);
         entries.push(FileEntry { path: entry.rel, is_dir: entry.is_dir, size, modified });
+    }
+    if walk.timed_out() {
+        complete = false;
+        has_more = true;
+        warnings.push(format!(
+            "the listing stopped at the time limit ({DEFAULT_TIMEOUT_MS} ms): entries are partial; continue with the cursor"
+        ));
+        // Nothing listed on this page: go on past what was walked.
+        if entries.len() < q.max_results && last.as_ref().is_none_or(|l| walked.as_ref().is_some_and(|w| *w > l.path))
+        {
+            if let Some(w) = walked {
+                last = Some(Position { path: w, line: 0, taken: ordinal });
+            }
+        }
     }
     let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
     if denied > 0 {
@@ -76,24 +104,11 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     named_warning(&mut warnings, "problems with ignore files", &problems);
     Ok(ListFilesResponse {
         next_cursor: if has_more { last.as_ref().map(|p| cursor::encode(&stream_key, p)) } else { None },
-        total: complete.then_some(ordinal + counted_past_page),
+        total: complete.then_some(ordinal.saturating_add(counted_past_page)),
         entries,
         has_more,
         warnings,
     })
-}
-
-fn metadata(path: &std::path::Path) -> (Option<u64>, Option<i64>) {
-    match std::fs::metadata(path) {
-        Ok(m) => {
-            let modified = m.modified().ok().map(|t| match t.duration_since(std::time::UNIX_EPOCH) {
-                Ok(d) => d.as_secs() as i64,
-                Err(e) => -(e.duration().as_secs() as i64),
-            });
-            (Some(m.len()), modified)
-        }
-        Err(_) => (None, None),
-    }
 }
 
 #[cfg(test)]

@@ -2,12 +2,12 @@
 //! pieces (a file larger than memory is never read whole), with where to
 //! continue.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
+use std::io::{BufRead, BufReader, Read};
 
 use encoding_rs_io::DecodeReaderBytesBuilder;
 
+use crate::confine::Target;
+use crate::fs::FileAt;
 use crate::redact;
 use crate::request::{ReadPlan, MAX_READ_LINES_BYTES};
 use crate::walk::io_error;
@@ -16,30 +16,31 @@ use crate::{RangeType, ReadFileRequest, ReadFileResponse, ReadRange, SearchError
 /// How much of a file's start is checked for a NUL byte (binary).
 const SNIFF_BYTES: u64 = 8 * 1024;
 
+/// How far past a range's edges redaction looks for the ends of the lines it
+/// cuts (a longer line is redacted as far as this reaches).
+const MAX_LINE_SCAN: u64 = 8 << 20;
+
 pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileResponse, SearchError> {
     let mut warnings = Vec::new();
     let plan = ReadPlan::from_request(&request, &mut warnings)?;
-    let rel = ws.resolve(&request.path)?;
-    let path = ws.fs_path(&rel);
-    let meta = std::fs::metadata(&path).map_err(|e| io_error(&rel, &e))?;
-    if meta.is_dir() {
-        return Err(SearchError::InvalidArgument(format!("{rel} is a directory; list it with list-files")));
-    }
-    if !meta.is_file() {
+    let (rel, opened) = ws.resolve(&request.path)?;
+    let mut file = match opened.target {
+        Target::File(dir, name) => dir.open_file(&name).map_err(|e| io_error(&rel, &e))?,
+        Target::Dir(_) => {
+            return Err(SearchError::InvalidArgument(format!("{rel} is a directory; list it with list-files")))
+        }
         // FIFOs, sockets, devices: opening one could block or never end.
-        return Err(SearchError::InvalidArgument(format!("{rel} is not a regular file")));
-    }
-    let total_bytes = meta.len();
-    let mut file = File::open(&path).map_err(|e| io_error(&rel, &e))?;
+        Target::Other => return Err(SearchError::InvalidArgument(format!("{rel} is not a regular file"))),
+    };
+    let total_bytes = file.size();
+    let at = file.at();
     let binary = || SearchError::BinaryFile(rel.clone());
-    let mut head = Vec::new();
-    (&mut file).take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| io_error(&rel, &e))?;
+    let head = at.read_at(0, SNIFF_BYTES).map_err(|e| io_error(&rel, &e))?;
     // UTF-16 with a BOM is text: transcoded, as search does.
     let utf16 = head.starts_with(&[0xFF, 0xFE]) || head.starts_with(&[0xFE, 0xFF]);
     if !utf16 && head.contains(&0) {
         return Err(binary());
     }
-    file.seek(SeekFrom::Start(0)).map_err(|e| io_error(&rel, &e))?;
     let read = if utf16 {
         warnings.push("UTF-16 file, transcoded to UTF-8: offsets count bytes of the UTF-8 text".into());
         let mut text = DecodeReaderBytesBuilder::new().bom_sniffing(true).build(file);
@@ -50,10 +51,8 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
         }
     } else {
         match plan {
-            ReadPlan::Bytes { offset, max } => {
-                file.seek(SeekFrom::Start(offset.min(total_bytes))).and_then(|_| read_bytes(&mut file, offset, max))
-            }
-            ReadPlan::Lines { start, max } => read_lines(file, start, max, &mut warnings),
+            ReadPlan::Bytes { offset, max } => read_bytes(&mut RangeReader { at: &at, offset }, offset, max),
+            ReadPlan::Lines { start, max } => read_lines(&mut file, start, max, &mut warnings),
         }
     }
     .map_err(|e| io_error(&rel, &e))?;
@@ -62,12 +61,13 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
     }
     let mut bytes = read.content;
     if ws.redact && !bytes.is_empty() {
-        let (redacted, found) = redact_range(&path, read.start, &bytes).map_err(|e| io_error(&rel, &e))?;
+        let (redacted, found) = redact_range(&at, read.start, &bytes).map_err(|e| io_error(&rel, &e))?;
         if found > 0 {
             warnings.push(format!("{found} secret(s) in the content were replaced by [REDACTED]"));
             bytes = redacted;
         }
     }
+
     let content = match String::from_utf8(bytes) {
         Ok(s) => s,
         Err(e) => {
@@ -113,29 +113,73 @@ struct Chunk {
     total_lines: Option<u64>,
 }
 
-/// Redacts `content` — bytes `start..` of the text of the file at `path` — as it would
-/// be redacted within its whole lines, so that a range edge cannot cut a
-/// secret into pieces that no longer look like one; a secret across an edge
-/// comes back as a whole `[REDACTED]`. Returns the text and how many secrets
-/// it touched.
-fn redact_range(path: &Path, start: u64, content: &[u8]) -> std::io::Result<(Vec<u8>, usize)> {
-    const EDGE: u64 = 4096;
-    let from = start.saturating_sub(EDGE);
-    let before = redact::text_range(path, from, start - from)?;
-    let before = &before[before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)..];
-    let after = redact::text_range(path, start + content.len() as u64, EDGE)?;
-    let after = &after[..after.iter().position(|&b| b == b'\n').unwrap_or(after.len())];
-    let mut whole = Vec::with_capacity(before.len() + content.len() + after.len());
-    whole.extend_from_slice(before);
+/// Reads a file from an offset through its descriptor.
+struct RangeReader<'a> {
+    at: &'a FileAt,
+    offset: u64,
+}
+
+impl Read for RangeReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let bytes = self.at.read_at(self.offset, buf.len() as u64)?;
+        buf[..bytes.len()].copy_from_slice(&bytes);
+        self.offset += bytes.len() as u64;
+        Ok(bytes.len())
+    }
+}
+
+/// Redacts `content` — bytes `start..` of the text of `file` — as it is
+/// redacted within its whole lines, with the lines before them as context:
+/// the same answer search gives for those lines, so that a range edge can
+/// neither cut a secret into pieces that no longer look like one nor hide
+/// the key a value belongs to. A secret across an edge comes back as a whole
+/// `[REDACTED]`. Returns the text and how many secrets it touched.
+fn redact_range(file: &FileAt, start: u64, content: &[u8]) -> std::io::Result<(Vec<u8>, usize)> {
+    let line_start = line_start_before(file, start)?;
+    let end = start + content.len() as u64;
+    let mut after = Vec::new();
+    if content.last() != Some(&b'\n') {
+        let mut at = end;
+        while (after.len() as u64) < MAX_LINE_SCAN {
+            let chunk = file.text_range(at, 64 * 1024)?;
+            match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    after.extend_from_slice(&chunk[..=i]);
+                    break;
+                }
+                None if chunk.is_empty() => break,
+                None => after.extend_from_slice(&chunk),
+            }
+            at += chunk.len() as u64;
+        }
+    }
+    let context_start = line_start.saturating_sub(redact::LOOKBACK as u64);
+    let before = file.text_range(context_start, line_start - context_start)?;
+    let mut whole = file.text_range(line_start, start - line_start)?;
+    let a = whole.len();
     whole.extend_from_slice(content);
-    whole.extend_from_slice(after);
-    let whole_start = start - before.len() as u64;
-    let in_key = whole_start > 0 && redact::key_block_before(path, whole_start);
-    let (redacted, edits) = redact::redact(&whole, in_key);
-    let (a, b) = (before.len(), before.len() + content.len());
+    let b = whole.len();
+    whole.extend_from_slice(&after);
+    let (redacted, edits) = redact::redact_lines(&before, &whole);
     let touched = edits.iter().filter(|e| e.end > a && e.start < b).count();
     let (a, b) = (redact::remap(a, &edits, false), redact::remap(b, &edits, true));
     Ok((redacted[a..b].to_vec(), touched))
+}
+
+/// Where the line holding byte `offset` of `file`'s text starts (looking
+/// back at most [`MAX_LINE_SCAN`] bytes).
+fn line_start_before(file: &FileAt, offset: u64) -> std::io::Result<u64> {
+    let floor = offset.saturating_sub(MAX_LINE_SCAN);
+    let mut end = offset;
+    while end > floor {
+        let from = end.saturating_sub(64 * 1024).max(floor);
+        let chunk = file.text_range(from, end - from)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(from + i as u64 + 1);
+        }
+        end = from;
+    }
+    Ok(floor)
 }
 
 /// Lines as `sed` numbers them: a last line without a newline counts.

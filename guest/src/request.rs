@@ -38,8 +38,12 @@ pub const MAX_READ_LINES_BYTES: u64 = 2 << 20;
 /// Largest buffer the searcher may grow to: the longest line it can hold,
 /// or (multiline) the largest file. Beyond it a file is skipped as too large.
 pub const HEAP_LIMIT: usize = 32 << 20;
-/// Total bytes of text (match lines and context) one response may carry.
-pub const MAX_OUTPUT_BYTES: usize = 8 << 20;
+/// What the strings of one response (paths, match lines, context,
+/// meta-variables) may add up to, counted as JSON escapes them (a control
+/// byte is six). With the rest of the response, and a front end that also
+/// renders it as text (MCP), the answer stays under 16 MiB whatever the
+/// files hold.
+pub const MAX_OUTPUT_BYTES: usize = 6 << 20;
 /// Structural search parses whole files (a syntax tree is several times the
 /// text): its own default and hard maximum file size.
 pub const DEFAULT_AST_FILESIZE: u64 = 2 << 20;

@@ -1,7 +1,6 @@
 //! `search-text`: walk the roots in order, search each file through the sink,
 //! and assemble one page of the sorted result stream.
 
-use std::fs::File;
 use std::io::Read;
 use std::time::Instant;
 
@@ -10,9 +9,9 @@ use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 use crate::confine::dir_sort_key;
 use crate::cursor::{self, Position};
-use crate::fs::SearchFile;
+use crate::fs::{FileAt, SearchFile};
 use crate::request::{TextQuery, HEAP_LIMIT, MAX_OUTPUT_BYTES};
-use crate::shape::named_warning;
+use crate::shape::{json_len, match_cost, named_warning, RESULT_OVERHEAD};
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, Walker};
 use crate::{
@@ -65,10 +64,13 @@ pub fn merge_shards(
         }
         page.accept(event);
     }
-    if let Some((_, stop)) = cut {
+    if let Some((key, stop)) = cut {
         if !page.stopped() {
             match stop {
-                ShardStop::TimedOut => page.timed_out = true,
+                ShardStop::TimedOut => {
+                    page.timed_out = true;
+                    page.walked_to(&key);
+                }
                 ShardStop::PageFull => {
                     page.done = true;
                     page.resp.truncated = true;
@@ -98,7 +100,8 @@ fn run(
     let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
     let matcher = build_matcher(&q)?;
     let mut searcher = build_searcher(&q);
-    let walker = Walker::new(ws, &q.walk)?;
+    let deadline = started + q.timeout;
+    let walker = Walker::new(ws, &q.walk)?.with_deadline(deadline);
     let roots = walker.roots(&q.paths)?;
     let cfg = SinkConfig {
         matcher: &matcher,
@@ -108,7 +111,6 @@ fn run(
         max_columns: q.max_columns,
         redact: ws.redact,
     };
-    let deadline = started + q.timeout;
     let after = resume.as_ref().map(|r| r.path.clone());
     let mut page = Page::new(&q, resume, warnings);
     let mut events = Vec::new();
@@ -128,7 +130,8 @@ fn run(
         if after.as_deref().is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
             continue;
         }
-        for item in walker.walk(root, after.as_deref()) {
+        let mut walk = walker.walk(root, after.as_deref());
+        for item in walk.by_ref() {
             let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
             if denied > denied_seen && reports_walk {
                 emit(&mut page, anchor.clone(), ShardEventKind::Denied(denied - denied_seen));
@@ -157,11 +160,20 @@ fn run(
             }
             let limit = page.limit(taken);
             let budget = MAX_OUTPUT_BYTES.saturating_sub(page.text_bytes);
-            let kind = search_file(&mut searcher, &cfg, &q, &entry.rel, &entry.path, min_line, limit, deadline, budget);
+            let kind = search_file(&mut searcher, &cfg, &q, &entry, min_line, limit, deadline, budget);
             emit(&mut page, entry.rel, kind);
             if page.stopped() {
                 break 'roots;
             }
+        }
+        if walk.timed_out() {
+            // Out of time in the walk itself (a tree of links and skipped
+            // entries): what was walked is done. The event marks how far
+            // for a merge of shards.
+            emit(&mut page, anchor.clone(), ShardEventKind::Denied(0));
+            page.timed_out = true;
+            page.walked_to(&anchor);
+            break;
         }
     }
     let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
@@ -179,21 +191,22 @@ fn search_file(
     searcher: &mut Searcher,
     cfg: &SinkConfig<'_>,
     q: &TextQuery,
-    rel: &str,
-    path: &std::path::Path,
+    entry: &walk::Entry,
     min_line: u64,
     limit: u64,
     deadline: Option<Instant>,
     budget: usize,
 ) -> ShardEventKind {
-    let mut file = match SearchFile::open(path) {
+    let rel = entry.rel.as_str();
+    let mut file = match entry.open() {
         Ok(f) => f,
         Err(e) => return ShardEventKind::Problem((crate::error_message(&walk::io_error(rel, &e)), true)),
     };
     if file.size() > q.max_filesize {
         return ShardEventKind::TooLarge;
     }
-    let mut sink = FileSink::new(cfg, rel, path, min_line, limit, deadline, budget);
+    let at = file.at();
+    let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
     let outcome = searcher.search_reader(cfg.matcher, &mut file, &mut sink);
     let r = sink.results;
     let mut out = FileOutcome {
@@ -216,7 +229,7 @@ fn search_file(
     }
     // A search that stopped early has not seen the rest of the file: a NUL
     // there still makes it binary, whatever the page size.
-    if r.binary || (r.more || r.count > 0 && q.output == OutputMode::FilesWithMatches) && nul_in_rest(path, file) {
+    if r.binary || (r.more || r.count > 0 && q.output == OutputMode::FilesWithMatches) && nul_in_rest(&at, file) {
         out.binary = true;
         return ShardEventKind::Searched(out);
     }
@@ -229,11 +242,8 @@ fn search_file(
 
 /// Whether the part of `file` the searcher has not read holds a NUL byte.
 /// (UTF-16 files, transcoded before searching, are full of them: not binary.)
-fn nul_in_rest(path: &std::path::Path, mut file: SearchFile) -> bool {
-    let mut head = [0u8; 2];
-    let utf16 = File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok()
-        && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF]);
-    if utf16 {
+fn nul_in_rest(at: &FileAt, mut file: SearchFile) -> bool {
+    if at.is_utf16() {
         return false;
     }
     let mut buf = vec![0u8; 64 * 1024];
@@ -446,16 +456,12 @@ impl<'q> Page<'q> {
                         self.skip_left -= 1;
                         continue;
                     }
-                    self.text_bytes +=
-                        m.text.len() + m.context_before.iter().chain(&m.context_after).map(String::len).sum::<usize>();
+                    self.text_bytes += match_cost(&m);
                     self.resp.matches.push(m);
                     self.returned += 1;
-                    if self.text_bytes > MAX_OUTPUT_BYTES {
-                        self.resp.warnings.push(format!(
-                            "output reached {MAX_OUTPUT_BYTES} bytes of text; pass next-cursor to continue"
-                        ));
-                        self.done = true;
-                        self.resp.truncated = true;
+                    // (A match the sink cut to fit leaves less than a line.)
+                    if self.text_bytes > MAX_OUTPUT_BYTES - 4096 {
+                        self.output_full();
                         return;
                     }
                 }
@@ -471,8 +477,13 @@ impl<'q> Page<'q> {
                     if self.skip_left > 0 {
                         self.skip_left -= 1;
                     } else {
+                        self.text_bytes += RESULT_OVERHEAD + json_len(&rel);
                         self.resp.files.push(FileCount { path: rel.clone(), count: r.count });
                         self.returned += 1;
+                        if self.text_bytes > MAX_OUTPUT_BYTES {
+                            self.output_full();
+                            return;
+                        }
                     }
                 }
             }
@@ -491,6 +502,22 @@ impl<'q> Page<'q> {
             self.capped_files.push(rel.clone());
         }
         self.position = Some(Position::file_done(rel));
+    }
+
+    /// Everything up to the walk event at `key` (ending in NUL) was walked:
+    /// a cursor goes on past it.
+    fn walked_to(&mut self, key: &str) {
+        let Some(walked) = key.strip_suffix('\0').filter(|w| !w.is_empty()) else { return };
+        if self.position.as_ref().is_none_or(|p| p.path.as_str() < walked) {
+            self.position = Some(Position::file_done(walked.to_string()));
+        }
+    }
+
+    /// The response is as large as one may be: done, truncated.
+    fn output_full(&mut self) {
+        self.resp.warnings.push(format!("output reached {MAX_OUTPUT_BYTES} bytes of text; pass next-cursor to continue"));
+        self.done = true;
+        self.resp.truncated = true;
     }
 
     /// Whether the page has room for one more result; if not, it is done and

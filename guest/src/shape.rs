@@ -4,7 +4,7 @@
 //! the returned text.
 
 use crate::request::WARN_NAMES;
-use crate::Submatch;
+use crate::{Submatch, TextMatch};
 
 pub const ELLIPSIS: &str = "…";
 
@@ -86,6 +86,50 @@ pub fn line_col(block: &[u8], first_line: u64, at: usize) -> (u64, u64) {
     (first_line + newlines, (at - line_start) as u64 + 1)
 }
 
+/// The length of `s` as a JSON string body: what it costs in a response.
+pub fn json_len(s: &str) -> usize {
+    s.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// Fields, numbers and punctuation of one result, beside its strings.
+pub const RESULT_OVERHEAD: usize = 200;
+
+/// What one text match costs in a response.
+pub fn match_cost(m: &TextMatch) -> usize {
+    RESULT_OVERHEAD
+        + json_len(&m.path)
+        + json_len(&m.text)
+        + 24 * m.submatches.len()
+        + m.context_before.iter().chain(&m.context_after).map(|c| json_len(c) + 4).sum::<usize>()
+}
+
+/// `text` cut (at a character boundary, marked with `…`) so that it costs
+/// at most `max` bytes as JSON.
+pub fn cut_to_json(text: String, max: usize) -> String {
+    if json_len(&text) <= max {
+        return text;
+    }
+    let mut used = ELLIPSIS.len();
+    let mut end = 0;
+    for (i, c) in text.char_indices() {
+        let mut buf = [0u8; 4];
+        used += json_len(c.encode_utf8(&mut buf));
+        if used > max {
+            break;
+        }
+        end = i + c.len_utf8();
+    }
+    let mut cut = text[..end].to_string();
+    cut.push_str(ELLIPSIS);
+    cut
+}
+
 /// A warning that counts `names` and shows the first few.
 pub fn named_warning(warnings: &mut Vec<String>, what: &str, names: &[String]) {
     if names.is_empty() {
@@ -132,6 +176,14 @@ mod tests {
         let (t, _) = match_text(line.as_bytes(), &[(100, 102)], 21);
         assert!(t.trim_matches('…').chars().all(|c| c == 'é'), "{t}");
         assert_eq!(context_text("ééé\r\n".as_bytes(), 3), "é…");
+    }
+
+    #[test]
+    fn json_costs_and_cuts() {
+        assert_eq!(json_len("ab\"\u{1}é"), 2 + 2 + 6 + 2);
+        let cut = cut_to_json("\u{1}".repeat(100), 60);
+        assert!(json_len(&cut) <= 60 && cut.ends_with(ELLIPSIS), "{cut:?}");
+        assert_eq!(cut_to_json("short".into(), 60), "short");
     }
 
     #[test]

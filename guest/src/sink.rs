@@ -5,15 +5,15 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::path::Path;
 use std::time::Instant;
 
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
 
+use crate::fs::FileAt;
 use crate::redact::{self, Edit};
-use crate::shape::{context_text, line_col, match_text, strip_terminator};
+use crate::shape::{context_text, cut_to_json, json_len, line_col, match_cost, match_text, strip_terminator};
 use crate::{OutputMode, TextMatch};
 
 /// What is fixed for a whole search.
@@ -46,9 +46,11 @@ pub struct FileResults {
 pub struct FileSink<'a, 'm> {
     cfg: &'a SinkConfig<'m>,
     path: &'a str,
-    /// Where to read the file again (to tell whether a line sits in a
-    /// private-key block).
-    fs_path: &'a Path,
+    /// The file, to read the lines before a returned one (redaction looks
+    /// back for the key a value belongs to, or a private-key block).
+    file: FileAt,
+    /// The last text read for that: (offset, bytes).
+    lookback: Option<(u64, Vec<u8>)>,
     /// Lines up to this one were delivered on an earlier page.
     min_line: u64,
     /// Results to collect from this file.
@@ -68,7 +70,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
     pub fn new(
         cfg: &'a SinkConfig<'m>,
         path: &'a str,
-        fs_path: &'a Path,
+        file: FileAt,
         min_line: u64,
         limit: u64,
         deadline: Option<Instant>,
@@ -77,7 +79,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
         FileSink {
             cfg,
             path,
-            fs_path,
+            file,
+            lookback: None,
             min_line,
             limit,
             deadline,
@@ -88,15 +91,26 @@ impl<'a, 'm> FileSink<'a, 'm> {
         }
     }
 
-    /// `bytes` (starting at byte `offset` of the file) with secrets redacted,
-    /// and the edits made.
-    fn redacted(&self, bytes: &[u8], offset: u64) -> (Vec<u8>, Vec<Edit>) {
+    /// `bytes` — whole lines, starting at byte `offset` of the file's text —
+    /// with secrets redacted, and the edits made.
+    fn redacted(&mut self, bytes: &[u8], offset: u64) -> (Vec<u8>, Vec<Edit>) {
         if !self.cfg.redact {
             return (bytes.to_vec(), Vec::new());
         }
-        let first_line = bytes.split(|&b| b == b'\n').next().unwrap_or(bytes);
-        let in_key = redact::looks_like_key_body(first_line) && redact::key_block_before(self.fs_path, offset);
-        redact::redact(bytes, in_key)
+        let from = offset.saturating_sub(redact::LOOKBACK as u64);
+        // Lines close together share one read of what comes before them.
+        let fresh = match &self.lookback {
+            Some((start, text)) => *start > from || start + text.len() as u64 <= offset,
+            None => true,
+        };
+        if fresh {
+            let text = self.file.text_range(from, offset - from + 64 * 1024).unwrap_or_default();
+            self.lookback = Some((from, text));
+        }
+        let (start, text) = self.lookback.as_ref().expect("just filled");
+        let skip = ((from - start) as usize).min(text.len());
+        let upto = ((offset - start) as usize).min(text.len());
+        redact::redact_lines(&text[skip..upto], bytes)
     }
 
     /// Records one line the searcher reported (matched or context), which
@@ -110,7 +124,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         for &(i, last) in &self.owed {
             let m = &mut self.results.matches[i];
             if number > last && number <= last + self.cfg.after as u64 {
-                self.results.text_bytes += text.len();
+                self.results.text_bytes += json_len(&text) + 4;
                 m.context_after.push(text.clone());
             }
             if m.context_after.len() < self.cfg.after && number < last + self.cfg.after as u64 {
@@ -153,7 +167,16 @@ impl<'a, 'm> FileSink<'a, 'm> {
         let (shown, edits) = self.redacted(body, offset);
         let shown_spans: Vec<(usize, usize)> =
             spans.iter().map(|&(s, e)| (redact::remap(s, &edits, false), redact::remap(e, &edits, true))).collect();
-        let (text, submatches) = match_text(&shown, &shown_spans, self.cfg.max_columns * lines_in_block);
+        let (text, mut submatches) = match_text(&shown, &shown_spans, self.cfg.max_columns * lines_in_block);
+        // One match may not take more than what is left of the response.
+        let room = self.budget.saturating_sub(self.results.text_bytes + json_len(self.path) + 1024);
+        let whole = text.len();
+        let text = cut_to_json(text, room);
+        if text.len() < whole {
+            // The response is full: this match ends it, as a cut.
+            self.results.more = true;
+        }
+        submatches.retain(|s| s.end as usize <= text.len());
         let (column, end_line, end_column) = match (spans.first(), spans.last()) {
             (Some(&(s, _)), Some(&(_, e))) => {
                 let (_, col) = line_col(body, line, s);
@@ -163,9 +186,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
             _ => (1, line, 1),
         };
         let context_before = self.context_before(line);
-        self.results.text_bytes += text.len() + context_before.iter().map(String::len).sum::<usize>();
         let last_line = line + lines_in_block as u64 - 1;
-        self.results.matches.push(TextMatch {
+        let m = TextMatch {
             path: self.path.to_string(),
             line,
             column,
@@ -175,7 +197,9 @@ impl<'a, 'm> FileSink<'a, 'm> {
             submatches,
             context_before,
             context_after: Vec::new(),
-        });
+        };
+        self.results.text_bytes += match_cost(&m);
+        self.results.matches.push(m);
         if self.cfg.after > 0 {
             self.owed.push((self.results.matches.len() - 1, last_line));
         }

@@ -2,40 +2,50 @@
 //! types, the denylist, and an order that is bytewise by full path.
 //!
 //! The walk is our own, on `ignore`'s matchers (gitignore files, globs,
-//! types): `ignore`'s walker reads directories through the standard library,
-//! which inside WASI costs two stats per entry and five probes per directory
-//! for ignore files and `.git`; here one listing per directory tells which
-//! of those exist. Precedence is `ignore`'s: overrides (globs) first, then
+//! types), and goes descriptor by descriptor ([`crate::fs`]): each directory
+//! is listed once through the descriptor it was opened as, each child opened
+//! by its name relative to it, never following a link; with
+//! follow-symlinks a link is resolved by [`confine::open`], which checks
+//! where it leads first. Ignore files are read the same way (a FIFO is never
+//! opened, a link to a denied file is denied) and their content is never
+//! quoted back. Precedence is `ignore`'s: overrides (globs) first, then
 //! ignore files — `.rgignore` over `.ignore` over `.gitignore`, each from
 //! the deepest directory up, `.gitignore` only inside a git repository and
 //! not past its root — then file types, then hidden names. The ancestors of
 //! a root inside the workspace count as levels of the walk (rg reads them as
 //! parents); above the workspace, the host only says whether a `.git` lies
-//! there.
+//! there. A walk checks its deadline as it goes, so a tree with no file to
+//! search in it still ends in time.
 
 use std::cmp::Ordering;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use ignore::Match;
 
-use crate::confine::{self, dir_sort_key, realpath};
-use crate::fs::{list_dir, Kind};
+use crate::confine::{self, dir_sort_key, Opened, Target};
+use crate::fs::{Dir, Kind, SearchFile};
 use crate::request::WalkOptions;
 use crate::{SearchError, Workspace};
 
-/// A root to walk: a normalized workspace-relative path that exists.
+/// Largest ignore file read; a larger one is left out with a warning.
+const MAX_IGNORE_FILE: u64 = 1 << 20;
+
+/// A root to walk: a normalized workspace-relative path that exists, opened.
 #[derive(Clone, Debug)]
 pub struct Root {
     pub rel: String,
     pub is_dir: bool,
     /// A regular file (not a FIFO, socket or device).
     pub is_file: bool,
+    opened: Opened,
 }
 
 impl Root {
@@ -48,9 +58,28 @@ impl Root {
 #[derive(Debug)]
 pub struct Entry {
     pub rel: String,
+    /// The path ignore matchers see (not for opening: see [`Entry::open`]).
     pub path: PathBuf,
     pub is_file: bool,
     pub is_dir: bool,
+    /// Where the entry really is: its directory and its name there.
+    at: Option<(Rc<Dir>, String)>,
+}
+
+impl Entry {
+    /// The entry's file, open (a regular file, reached without following a
+    /// link the walk did not check).
+    pub fn open(&self) -> std::io::Result<SearchFile> {
+        match &self.at {
+            Some((dir, name)) if self.is_file => dir.open_file(name),
+            _ => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")),
+        }
+    }
+
+    /// Size and modification time, if they can be read.
+    pub fn meta(&self) -> Option<crate::fs::Meta> {
+        self.at.as_ref().and_then(|(dir, name)| dir.meta(name).ok())
+    }
 }
 
 /// A problem met while walking, already phrased with workspace-relative paths.
@@ -69,6 +98,8 @@ pub struct Walker<'a> {
     types: Types,
     /// Entries skipped by the denylist.
     pub denied: Arc<AtomicU64>,
+    /// When the walk stops (see [`Walk::timed_out`]).
+    deadline: Option<Instant>,
 }
 
 /// The ignore files of one directory, and its parent's.
@@ -85,15 +116,20 @@ impl Level {
     fn chain(self: &Rc<Level>) -> impl Iterator<Item = &Level> {
         std::iter::successors(Some(&**self), |l| l.parent.as_deref())
     }
+
+    fn empty() -> Level {
+        Level { parent: None, rgignore: None, ignore: None, gitignore: None, has_git: false }
+    }
 }
 
 /// One directory being walked: its remaining children, sorted.
 struct Frame {
     children: std::vec::IntoIter<(String, Kind)>,
     rel: String,
-    /// Where the directory really is, when a link led here: its entries are
-    /// checked against the denylist by their real paths too.
-    real: Option<String>,
+    /// Where the directory really is (not `rel` when a link led here): its
+    /// entries are checked against the denylist by their real paths too.
+    real: String,
+    dir: Rc<Dir>,
     level: Rc<Level>,
     /// Depth of the children below the root.
     depth: usize,
@@ -127,18 +163,28 @@ impl<'a> Walker<'a> {
             tb.select(t);
         }
         let types = tb.build().map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
-        Ok(Walker { ws, opts, overrides, types, denied: Arc::new(AtomicU64::new(0)) })
+        Ok(Walker { ws, opts, overrides, types, denied: Arc::new(AtomicU64::new(0)), deadline: None })
     }
 
-    /// Normalizes the requested roots, checks they exist, and orders them so
-    /// their walks concatenate into one bytewise-sorted stream (a root inside
+    /// Stop walking at `deadline`.
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Normalizes the requested roots, opens them, and orders them so their
+    /// walks concatenate into one bytewise-sorted stream (a root inside
     /// another is dropped: its files are already covered).
     pub fn roots(&self, paths: &[String]) -> Result<Vec<Root>, SearchError> {
         let mut roots = Vec::with_capacity(paths.len());
         for p in paths {
-            let rel = self.ws.resolve(p)?;
-            let meta = std::fs::metadata(self.ws.fs_path(&rel)).map_err(|e| io_error(&rel, &e))?;
-            roots.push(Root { rel, is_dir: meta.is_dir(), is_file: meta.is_file() });
+            let (rel, opened) = self.ws.resolve(p)?;
+            let (is_dir, is_file) = match opened.target {
+                Target::Dir(_) => (true, false),
+                Target::File(..) => (false, true),
+                Target::Other => (false, false),
+            };
+            roots.push(Root { rel, is_dir, is_file, opened });
         }
         roots.sort_by_key(Root::key);
         let mut kept: Vec<Root> = Vec::with_capacity(roots.len());
@@ -154,20 +200,25 @@ impl<'a> Walker<'a> {
     /// (directories) everything below it. With `after`, directories whose
     /// whole subtree sorts before it are not entered (cursor resumption).
     pub fn walk<'w>(&'w self, root: &Root, after: Option<&'w str>) -> Walk<'w, 'a> {
+        let at = match &root.opened.target {
+            Target::File(dir, name) => Some((dir.clone(), name.clone())),
+            _ => None,
+        };
         let entry = Entry {
             rel: root.rel.clone(),
             path: self.ws.fs_path(&root.rel),
             is_file: root.is_file,
             is_dir: root.is_dir,
+            at,
         };
-        let mut walk = Walk { walker: self, after, stack: Vec::new(), queue: Vec::new() };
+        let mut walk = Walk { walker: self, after, stack: Vec::new(), queue: Vec::new(), steps: 0, timed_out: false };
         walk.queue.push(Ok(entry));
-        if root.is_dir {
+        if let Target::Dir(dir) = &root.opened.target {
             let mut problems = Vec::new();
             let parent = self.ancestor_levels(&root.rel, &mut problems);
             walk.queue.extend(problems.into_iter().map(Err));
-            let real = realpath(self.ws, &root.rel).ok().filter(|r| *r != root.rel);
-            walk.enter(root.rel.clone(), real, parent, 1);
+            // A root is entered even when it is a bare repository: it was named.
+            walk.enter(root.rel.clone(), root.opened.real.clone(), dir.clone(), parent, 1);
         }
         walk.queue.reverse();
         walk
@@ -183,35 +234,65 @@ impl<'a> Walker<'a> {
         for i in 0..parts.len() {
             let dir = if i == 0 { ".".to_string() } else { parts[..i].join("/") };
             // An unreadable ancestor is no reason to fail: its rules are unknown.
-            if let Ok((names, _)) = list_dir(&self.ws.fs_path(&dir)) {
-                level = Some(Rc::new(self.level(&dir, &names, level, problems)));
+            let Ok(Opened { real, target: Target::Dir(handle) }) = confine::open(self.ws, &dir, true, &dir) else {
+                continue;
+            };
+            if let Ok((names, _)) = handle.list() {
+                level = Some(Rc::new(self.level(&dir, &real, &handle, &names, level, problems)));
             }
         }
         level
     }
 
-    /// The ignore files of the directory `rel`, which holds `names`.
+    /// The ignore files of the directory `rel` (really at `real`), open as
+    /// `dir`, which holds `names`.
     fn level(
         &self,
         rel: &str,
+        real: &str,
+        dir: &Dir,
         names: &[(String, Kind)],
         parent: Option<Rc<Level>>,
         problems: &mut Vec<WalkError>,
     ) -> Level {
-        let dir = self.ws.fs_path(rel);
-        let has = |name: &str| names.iter().any(|(n, k)| n == name && *k != Kind::Dir);
         let mut read = |name: &str| -> Option<Gitignore> {
-            if !has(name) {
-                return None;
-            }
-            let mut b = GitignoreBuilder::new(&dir);
-            if let Some(e) = b.add(dir.join(name)) {
-                problems.push(describe(self.ws, &e));
+            let kind = names.iter().find(|(n, _)| n == name)?.1;
+            let shown = join(rel, name);
+            let text = match self.read_ignore_file(dir, &join(real, name), name, kind) {
+                Ok(Some(text)) => text,
+                Ok(None) => return None,
+                Err(message) => {
+                    problems.push(WalkError { message: format!("{shown}: {message}"), unreadable: true });
+                    return None;
+                }
+            };
+            let root = self.ws.fs_path(rel);
+            let from = root.join(name);
+            let mut b = GitignoreBuilder::new(&root);
+            for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+                let line = line.strip_suffix(b"
+").unwrap_or(line);
+                // As `ignore` reads them: lines up to the first that is not UTF-8.
+                let Ok(line) = std::str::from_utf8(line) else {
+                    problems.push(WalkError {
+                        message: format!("{shown}: line {} is not UTF-8; the rest of the file is left out", i + 1),
+                        unreadable: false,
+                    });
+                    break;
+                };
+                let line = if i == 0 { line.trim_start_matches('\u{feff}') } else { line };
+                // The line itself is never quoted: it may be a denied file's.
+                if b.add_line(Some(from.clone()), line).is_err() {
+                    problems.push(WalkError {
+                        message: format!("{shown}: line {} is not a valid glob and is left out", i + 1),
+                        unreadable: false,
+                    });
+                }
             }
             match b.build() {
                 Ok(gi) => Some(gi),
-                Err(e) => {
-                    problems.push(describe(self.ws, &e));
+                Err(_) => {
+                    problems.push(WalkError { message: format!("{shown}: cannot be used"), unreadable: false });
                     None
                 }
             }
@@ -223,6 +304,36 @@ impl<'a> Walker<'a> {
             has_git: names.iter().any(|(n, _)| n == ".git" || n == ".jj"),
             parent,
         }
+    }
+
+    /// The bytes of the ignore file `name` in `dir` (really at `real`), which
+    /// the listing says is a `kind`. Only a regular file is read: a link is
+    /// resolved and checked like any other (a link to a denied file counts
+    /// as denied), and a FIFO, socket or device is never opened.
+    fn read_ignore_file(&self, dir: &Dir, real: &str, name: &str, kind: Kind) -> Result<Option<Vec<u8>>, String> {
+        let mut file = match kind {
+            Kind::Dir => return Ok(None),
+            Kind::File => dir.open_file(name).map_err(|e| plain_io_message(&e))?,
+            Kind::Symlink => match confine::open(self.ws, real, false, real) {
+                Ok(Opened { target: Target::File(dir, name), .. }) => {
+                    dir.open_file(&name).map_err(|e| plain_io_message(&e))?
+                }
+                Ok(Opened { target: Target::Dir(_), .. }) => return Ok(None),
+                Ok(Opened { target: Target::Other, .. }) => return Err("not a regular file; left out".into()),
+                Err(SearchError::Denied(_)) => {
+                    self.denied.fetch_add(1, AtomicOrdering::Relaxed);
+                    return Ok(None);
+                }
+                Err(e) => return Err(format!("left out: {}", crate::error_message(&e))),
+            },
+            Kind::Other => return Err("not a regular file; left out".into()),
+        };
+        if file.size() > MAX_IGNORE_FILE {
+            return Err(format!("larger than {MAX_IGNORE_FILE} bytes; left out"));
+        }
+        let mut text = Vec::with_capacity(file.size() as usize);
+        file.read_to_end(&mut text).map_err(|e| plain_io_message(&e))?;
+        Ok(Some(text))
     }
 
     /// Whether the ignore rules, globs, types or hidden-ness leave out the
@@ -268,36 +379,27 @@ impl<'a> Walker<'a> {
         rg.or(ig).or(gi)
     }
 
-    /// With follow-symlinks: where the link at `rel` leads — a file, a
-    /// directory (its workspace-relative target), or an error (broken, a
-    /// loop, or leading outside the workspace); `None` when it is denied or
-    /// something else.
-    fn follow(&self, rel: &str) -> Option<Result<(Kind, String), WalkError>> {
-        let err = |message: String| Some(Err(WalkError { message, unreadable: true }));
-        let target = match realpath(self.ws, rel) {
-            Ok(t) => t,
-            Err(e) => return err(crate::error_message(&e)),
-        };
-        if self.ws.denied(&target) {
-            self.denied.fetch_add(1, AtomicOrdering::Relaxed);
-            return None;
-        }
-        match std::fs::metadata(self.ws.fs_path(&target)) {
-            Ok(m) if m.is_dir() => {
-                // A loop: the link leads to a directory the path already passes through.
-                let parts: Vec<&str> = rel.split('/').collect();
-                for i in 0..parts.len() {
-                    let ancestor = if i == 0 { ".".to_string() } else { parts[..i].join("/") };
-                    if realpath(self.ws, &ancestor).is_ok_and(|a| a == target) {
-                        return err(format!("{rel}: symbolic link loop"));
-                    }
-                }
-                Some(Ok((Kind::Dir, target)))
+    /// With follow-symlinks: what the link really at `real` leads to,
+    /// opened — or `None` when it is denied (counted) or neither a file nor a
+    /// directory, or a problem (broken, leading outside, too many links).
+    fn follow(&self, rel: &str, real: &str) -> Option<Result<Opened, WalkError>> {
+        match confine::open(self.ws, real, false, rel) {
+            Ok(Opened { target: Target::Other, .. }) => None,
+            Ok(opened) => Some(Ok(opened)),
+            Err(SearchError::Denied(_)) => {
+                self.denied.fetch_add(1, AtomicOrdering::Relaxed);
+                None
             }
-            Ok(m) if m.is_file() => Some(Ok((Kind::File, target))),
-            Ok(_) => None,
-            Err(e) => err(crate::error_message(&io_error(rel, &e))),
+            Err(e) => Some(Err(WalkError { message: crate::error_message(&e), unreadable: true })),
         }
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir == "." {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
     }
 }
 
@@ -309,24 +411,42 @@ pub struct Walk<'w, 'a> {
     stack: Vec<Frame>,
     /// Entries and problems to hand out before going on, last first.
     queue: Vec<Result<Entry, WalkError>>,
+    /// Children looked at, for checking the clock now and then.
+    steps: u64,
+    timed_out: bool,
 }
 
 impl Walk<'_, '_> {
-    /// Lists the directory `rel` and pushes it, its children at `depth`.
-    fn enter(&mut self, rel: String, real: Option<String>, parent: Option<Rc<Level>>, depth: usize) {
+    /// Whether the walk stopped at its deadline (it then yields nothing more).
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    /// Lists the directory `rel` (really at `real`, open as `dir`) and pushes
+    /// it, its children at `depth`. `false` if it holds a bare repository.
+    fn enter(
+        &mut self,
+        rel: String,
+        real: String,
+        dir: Rc<Dir>,
+        parent: Option<Rc<Level>>,
+        depth: usize,
+    ) -> bool {
         let walker = self.walker;
         if walker.opts.max_depth.is_some_and(|max| depth > max) {
-            return;
+            return true;
         }
-        let path = walker.ws.fs_path(&rel);
-        let (mut names, unnamed) = match list_dir(&path) {
+        let (mut names, unnamed) = match dir.list() {
             Ok(listing) => listing,
             Err(e) => {
                 let message = format!("{rel}: {}", plain_io_message(&e));
                 self.queue.push(Err(WalkError { message, unreadable: true }));
-                return;
+                return true;
             }
         };
+        if depth > 1 && confine::lists_bare_repository(&names) {
+            return false;
+        }
         if unnamed > 0 {
             self.queue.push(Err(WalkError {
                 message: format!(
@@ -339,20 +459,25 @@ impl Walk<'_, '_> {
             None
         } else {
             let mut problems = Vec::new();
-            let level = walker.level(&rel, &names, parent, &mut problems);
+            let level = walker.level(&rel, &real, &dir, &names, parent, &mut problems);
             self.queue.extend(problems.into_iter().map(Err));
             Some(Rc::new(level))
         };
         let follow = walker.opts.follow_symlinks;
-        names.sort_by(|a, b| sibling_order(walker.ws, &rel, a, b, follow));
+        names.sort_by(|a, b| sibling_order(walker, &real, a, b, follow));
         let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
-        self.stack.push(Frame { children: names.into_iter(), rel, real, level, depth });
+        self.stack.push(Frame { children: names.into_iter(), rel, real, dir, level, depth });
+        true
     }
-}
 
-impl Level {
-    fn empty() -> Level {
-        Level { parent: None, rgignore: None, ignore: None, gitignore: None, has_git: false }
+    fn expired(&mut self) -> bool {
+        self.steps += 1;
+        if self.steps % 64 == 0 && self.walker.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.timed_out = true;
+            self.stack.clear();
+            self.queue.clear();
+        }
+        self.timed_out
     }
 }
 
@@ -366,25 +491,41 @@ impl Iterator for Walk<'_, '_> {
             if let Some(item) = self.queue.pop() {
                 return Some(item);
             }
+            if self.expired() {
+                return None;
+            }
             let frame = self.stack.last_mut()?;
             let Some((name, kind)) = frame.children.next() else {
                 self.stack.pop();
                 continue;
             };
-            let rel = if frame.rel == "." { name.clone() } else { format!("{}/{name}", frame.rel) };
+            let rel = join(&frame.rel, &name);
             let (depth, level) = (frame.depth, frame.level.clone());
+            let through_link = frame.real != frame.rel;
             let parent = frame.rel.rsplit('/').next().filter(|_| frame.rel != ".").map(str::to_string);
-            let mut real = frame.real.as_ref().map(|r| format!("{r}/{name}"));
+            let mut real = join(&frame.real, &name);
+            let mut at = (frame.dir.clone(), name.clone());
+            let mut opened_dir = None;
             let path = ws.fs_path(&rel);
             // A followed link counts as what it leads to.
             let kind = match kind {
-                Kind::Symlink if walker.opts.follow_symlinks => match walker.follow(&rel) {
-                    Some(Ok((kind, target))) => {
-                        real = Some(target);
-                        kind
+                Kind::Symlink if walker.opts.follow_symlinks => match walker.follow(&rel, &real) {
+                    Some(Ok(Opened { real: target, target: Target::Dir(dir) })) => {
+                        // A loop: the link leads to a directory the walk is in.
+                        if self.stack.iter().any(|f| f.real == target) || target == "." {
+                            return Some(Err(WalkError { message: format!("{rel}: symbolic link loop"), unreadable: true }));
+                        }
+                        real = target;
+                        opened_dir = Some(dir);
+                        Kind::Dir
                     }
+                    Some(Ok(Opened { real: target, target: Target::File(dir, file) })) => {
+                        real = target;
+                        at = (dir, file);
+                        Kind::File
+                    }
+                    Some(Ok(Opened { target: Target::Other, .. })) | None => continue,
                     Some(Err(e)) => return Some(Err(e)),
-                    None => continue,
                 },
                 kind => kind,
             };
@@ -397,7 +538,7 @@ impl Iterator for Walk<'_, '_> {
             // Through a link, the entry's real path must pass too (a link
             // to `.aws` must not expose `credentials`).
             if ws.deny.entry_denied(deny_rel, &name, parent.as_deref(), is_dir)
-                || real.as_deref().is_some_and(|r| r != rel && ws.denied(r))
+                || ((through_link || real != rel) && ws.denied(&real))
             {
                 walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
                 continue;
@@ -406,12 +547,26 @@ impl Iterator for Walk<'_, '_> {
                 if self.after.is_some_and(|a| subtree_before(&rel, true, a)) {
                     continue;
                 }
+                let dir = match opened_dir {
+                    Some(dir) => dir,
+                    None => match at.0.open_dir(&name) {
+                        Ok(dir) => dir,
+                        Err(e) => {
+                            let message = format!("{rel}: {}", plain_io_message(&e));
+                            return Some(Err(WalkError { message, unreadable: true }));
+                        }
+                    },
+                };
                 let level = level.cloned();
-                self.enter(rel.clone(), real.filter(|r| *r != rel), level, depth + 1);
+                if !self.enter(rel.clone(), real, dir, level, depth + 1) {
+                    walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
+                    continue;
+                }
                 // The directory comes before what entering it found.
                 self.queue.reverse();
             }
-            return Some(Ok(Entry { rel, path, is_file: kind == Kind::File, is_dir }));
+            let is_file = kind == Kind::File;
+            return Some(Ok(Entry { rel, path, is_file, is_dir, at: Some(at) }));
         }
     }
 }
@@ -431,17 +586,17 @@ pub fn subtree_before(rel: &str, is_dir: bool, after: &str) -> bool {
     }
 }
 
-/// Orders two siblings in `dir` as their full paths (and their contents')
-/// sort bytewise: a directory `a` compares as `a/`. Only a name that is a
-/// prefix of its sibling's, followed by a byte below `/`, needs the kind —
-/// and a link's kind only when links are followed.
-fn sibling_order(ws: &Workspace, dir: &str, a: &(String, Kind), b: &(String, Kind), follow: bool) -> Ordering {
+/// Orders two siblings in the directory really at `dir` as their full paths
+/// (and their contents') sort bytewise: a directory `a` compares as `a/`.
+/// Only a name that is a prefix of its sibling's, followed by a byte below
+/// `/`, needs the kind — and a link's kind only when links are followed.
+fn sibling_order(walker: &Walker<'_>, dir: &str, a: &(String, Kind), b: &(String, Kind), follow: bool) -> Ordering {
     let (an, bn) = (a.0.as_bytes(), b.0.as_bytes());
     let is_dir = |(name, kind): &(String, Kind)| match kind {
         Kind::Dir => true,
         Kind::Symlink if follow => {
-            let rel = if dir == "." { name.clone() } else { format!("{dir}/{name}") };
-            std::fs::metadata(ws.fs_path(&rel)).is_ok_and(|m| m.is_dir())
+            let real = join(dir, name);
+            matches!(confine::open(walker.ws, &real, false, &real), Ok(Opened { target: Target::Dir(_), .. }))
         }
         _ => false,
     };
@@ -458,9 +613,12 @@ fn sibling_order(ws: &Workspace, dir: &str, a: &(String, Kind), b: &(String, Kin
 pub fn io_error(rel: &str, err: &std::io::Error) -> SearchError {
     match err.kind() {
         std::io::ErrorKind::NotFound => SearchError::NotFound(rel.to_string()),
-        std::io::ErrorKind::PermissionDenied => {
-            SearchError::Io(format!("{rel}: not permitted (unreadable, or a link leading outside the workspace)"))
-        }
+        std::io::ErrorKind::PermissionDenied => SearchError::Io(format!(
+            "{rel}: not permitted (unreadable, a link leading outside the workspace, or changed while being read)"
+        )),
+        std::io::ErrorKind::Interrupted => SearchError::Io(format!(
+            "{rel}: not opened: it blocked until the time limit (a FIFO or device put there while searching?)"
+        )),
         _ => SearchError::Io(format!("{rel}: {}", plain_io_message(err))),
     }
 }
@@ -470,23 +628,6 @@ pub fn plain_io_message(err: &std::io::Error) -> String {
     match err.raw_os_error() {
         Some(_) => std::io::Error::from(err.kind()).to_string(),
         None => err.to_string(),
-    }
-}
-
-/// An error from reading an ignore file, with workspace-relative paths.
-fn describe(ws: &Workspace, err: &ignore::Error) -> WalkError {
-    match err {
-        ignore::Error::WithPath { path, err } => {
-            let inner = describe(ws, err);
-            WalkError { message: format!("{}: {}", ws.rel_path(path), inner.message), unreadable: inner.unreadable }
-        }
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => describe(ws, err),
-        ignore::Error::Partial(errs) => match errs.first() {
-            Some(e) => describe(ws, e),
-            None => WalkError { message: "unknown error".into(), unreadable: false },
-        },
-        ignore::Error::Io(e) => WalkError { message: plain_io_message(e), unreadable: true },
-        other => WalkError { message: other.to_string(), unreadable: false },
     }
 }
 

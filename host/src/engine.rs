@@ -21,6 +21,10 @@ pub(crate) static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
 /// How often the epoch advances; deadlines are counted in these ticks.
 const TICK: Duration = Duration::from_millis(10);
 
+/// How long past the guest's own timeout a blocked host call is interrupted
+/// (the guest checks its clock first, and usually returns by then).
+const INTERRUPT_MARGIN: Duration = Duration::from_millis(50);
+
 /// The guest's wasm stack.
 const STACK_LIMIT: usize = 1 << 20;
 
@@ -86,17 +90,21 @@ impl Runtime {
             while let Some(engine) = ticker.upgrade() {
                 engine.increment_epoch();
                 drop(engine);
+                interrupt::tick();
                 std::thread::sleep(TICK);
             }
         })?;
         Ok(Runtime { engine, pre })
     }
 
-    /// Runs `f` against a fresh instance confined to `workspace`.
+    /// Runs `f` against a fresh instance confined to `workspace`. Past
+    /// `timeout` (the guest's own), a host call it is blocked in is
+    /// interrupted; past `deadline` the instance is stopped.
     pub(crate) fn call<T>(
         &self,
         workspace: &Path,
         memory_limit: usize,
+        timeout: Duration,
         deadline: Duration,
         f: impl FnOnce(&Sandgrep, &mut Store<State>) -> wasmtime::Result<T>,
     ) -> Result<T, Error> {
@@ -115,6 +123,7 @@ impl Runtime {
         store.limiter(|s| &mut s.memory);
         store.set_epoch_deadline((deadline.as_millis() / TICK.as_millis()).max(1) as u64);
         store.epoch_deadline_trap();
+        let _watch = interrupt::watch(std::time::Instant::now() + timeout + INTERRUPT_MARGIN);
         let run = self.pre.instantiate(&mut store).and_then(|instance| f(&instance, &mut store));
         run.map_err(|e| match e.downcast_ref::<Trap>() {
             Some(Trap::Interrupt) => Error::Deadline(deadline),
@@ -169,4 +178,88 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
+}
+
+/// The epoch deadline stops wasm code, not a host call: a guest blocked in
+/// `open` on a FIFO (which WASI cannot open without blocking, and which a
+/// hostile workspace can swap in between the guest's check and its open)
+/// would hold its thread forever. Past a call's timeout, its thread is sent
+/// a signal whose handler does nothing and does not restart system calls, so
+/// the blocked call returns `EINTR`; the guest sees an error on that file
+/// and returns what it found. The handler is installed only where the
+/// signal (`SIGURG`, ignored by default) has no handler of the embedder's.
+#[cfg(unix)]
+mod interrupt {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Mutex, OnceLock};
+    use std::time::Instant;
+
+    struct Watched {
+        id: u64,
+        thread: libc::pthread_t,
+        at: Instant,
+    }
+
+    static WATCHED: Mutex<Vec<Watched>> = Mutex::new(Vec::new());
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+
+    extern "C" fn nothing(_: libc::c_int) {}
+
+    /// Installs the handler once; `false` if the embedder handles the signal.
+    fn installed() -> bool {
+        static INSTALLED: OnceLock<bool> = OnceLock::new();
+        *INSTALLED.get_or_init(|| unsafe {
+            // SAFETY: plain sigaction calls on a zeroed struct; the handler
+            // is async-signal-safe (it does nothing).
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGURG, std::ptr::null(), &mut old) != 0 || old.sa_sigaction != libc::SIG_DFL {
+                return false;
+            }
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = nothing as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = 0; // no SA_RESTART: a blocked call returns EINTR
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGURG, &action, std::ptr::null_mut()) == 0
+        })
+    }
+
+    /// While the guard lives, the current thread is interrupted from `at` on.
+    pub struct Guard(u64);
+
+    pub fn watch(at: Instant) -> Option<Guard> {
+        if !installed() {
+            return None;
+        }
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: pthread_self has no preconditions.
+        let thread = unsafe { libc::pthread_self() };
+        WATCHED.lock().unwrap_or_else(|e| e.into_inner()).push(Watched { id, thread, at });
+        Some(Guard(id))
+    }
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            WATCHED.lock().unwrap_or_else(|e| e.into_inner()).retain(|w| w.id != self.0);
+        }
+    }
+
+    /// Signals every watched thread that is past its time.
+    pub fn tick() {
+        let now = Instant::now();
+        let watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        for w in watched.iter().filter(|w| now >= w.at) {
+            // SAFETY: the thread is alive: it removes itself (under this
+            // lock) before its guard is gone.
+            unsafe { libc::pthread_kill(w.thread, libc::SIGURG) };
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod interrupt {
+    pub fn watch(_: std::time::Instant) -> Option<()> {
+        None
+    }
+
+    pub fn tick() {}
 }

@@ -278,7 +278,7 @@ impl Sandbox {
         f: impl FnOnce(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
     ) -> Result<T, Error> {
         let deadline = timeout + self.policy.deadline_grace;
-        self.runtime.call(&self.workspace, self.policy.memory_limit, deadline, f)?.map_err(Error::Search)
+        self.runtime.call(&self.workspace, self.policy.memory_limit, timeout, deadline, f)?.map_err(Error::Search)
     }
 }
 
