@@ -19,7 +19,7 @@ use crate::request::{AstQuery, MAX_AST_TEXT, MAX_OUTPUT_BYTES};
 use crate::shape::{json_len, RESULT_OVERHEAD};
 use crate::search::empty_stats;
 use crate::shape::named_warning;
-use crate::walk::{self, Walker};
+use crate::walk::{self, walk_deadline, Walker};
 use crate::{
     AstMatch, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats, Workspace,
 };
@@ -74,7 +74,7 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         patterns.insert(lang, Ok(p));
     }
     let deadline = started + q.timeout;
-    let walker = Walker::new(ws, &q.walk)?.with_deadline(deadline);
+    let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
     let roots = walker.roots(&q.paths)?;
     let mut page = Page::new(&q, warnings);
     let after = resume.as_ref().map(|r| r.path.as_str());

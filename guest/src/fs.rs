@@ -227,7 +227,9 @@ mod raw {
             if i >= dirs.len() {
                 return Err(io::Error::new(io::ErrorKind::NotFound, "no workspace directory was given"));
             }
-            Ok(Dir(dirs.swap_remove(i).0))
+            // Opened again as `.`: some hosts (jco) cannot list a preopen itself.
+            let preopen = dirs.swap_remove(i).0;
+            preopen.open_at(PathFlags::empty(), ".", OpenFlags::DIRECTORY, DescriptorFlags::READ).map(Dir).map_err(error)
         }
 
         pub fn list(&self) -> io::Result<(Vec<(String, Kind)>, usize)> {

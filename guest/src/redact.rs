@@ -3,78 +3,92 @@
 //! before anything leaves the component.
 //!
 //! One pass serves every operation: [`redact_lines`] takes whole lines of a
-//! file's text and the text just before them, and decides each line from that
-//! line and the [`LOOKBACK`] bytes before it only. So a line is redacted the
-//! same whether it is asked for alone (search context), in a block (a match,
-//! a read range) or inside a whole file (structural search). It opens no file.
+//! file's text and the [`LOOKBACK`] bytes before them, and decides each line
+//! from that line and the `LOOKBACK` bytes before *it* only. So a line comes
+//! out the same whether it is asked for alone (search context), in a block (a
+//! match, a read range) or inside a whole file (structural search). Pure: it
+//! opens no file.
 //!
 //! # What is covered
 //! - **Known formats**, anywhere in a line: AWS access key ids, GitHub tokens
 //!   (`ghp_` `gho_` `ghu_` `ghs_` `ghr_` `github_pat_`), GitLab `glpat-`, Slack
 //!   `xox[abeoprs]-`/`xapp-` tokens and webhook paths, Stripe `sk_`/`rk_`
-//!   `live`/`test` keys and `whsec_`, Google `AIza…` keys and `GOCSPX-`
-//!   secrets, npm `npm_`, PyPI, Hugging Face, SendGrid, DigitalOcean, Shopify,
-//!   age secret keys, JWTs, OpenAI/Anthropic-style `sk-…` keys, the token
-//!   after `Bearer`/`Basic`/`Authorization: token`, and the password of a URL
-//!   `scheme://user:password@host` (the password only).
+//!   (`live`/`test`/`prod`) and `whsec_`, Google `AIza…` and `GOCSPX-`, npm
+//!   `npm_`, PyPI, Hugging Face, SendGrid, DigitalOcean, Shopify, age secret
+//!   keys, JWTs, OpenAI/Anthropic-style `sk-…` keys, base64-encoded PEM private
+//!   keys (`LS0tLS1CRUdJTi…`), the credential after `Bearer`/`Basic`/
+//!   `Authorization: token`, and the password of `scheme://user:pass@host`
+//!   (the password only).
 //! - **Private-key blocks** (`-----BEGIN … PRIVATE KEY-----`, PGP, SSH2): every
-//!   body line, plain or written as string literals (`"MII…\n" +`, `'…'`,
-//!   JSON `"…\n",`, Python `b"…"`), indented in a YAML block scalar, or all on
-//!   one line with escaped newlines; the short last line too. Markers and PEM
-//!   headers stay visible. A line is inside a block when, within its lookback
-//!   window, a BEGIN marker ends its line (nothing but quotes and punctuation
-//!   after it) and every line since is body, a `Header: value` line or blank.
-//!   Code that merely mentions a marker therefore opens no block.
-//! - **Assignments to secret-named keys**, our own code covering gitleaks'
-//!   `generic-api-key` rule: a key whose name contains `access`, `auth`,
-//!   `api` (as a word part: not `rapid`/`capital`), `cred`, `key`,
-//!   `passw(or)d`, `pwd`, `passphrase`, `secret`, `token` or `bearer`, then
-//!   `=`, `:`, `:=`, `::=`, `?=`, `=>`, `==`, `!=`, `.=`, `+=`, `||`, `,`
-//!   (after a quoted key, as in `setProperty("API_TOKEN", "…")`) or `>` (XML
-//!   `<apiToken>…`), then a value quoted any way (`"`, `'`, backtick,
-//!   escaped `\"`, Python prefixes, triple quotes, first element of a
-//!   list) or unquoted. An unquoted value of a key that starts its line
-//!   (`.env`, YAML, INI, properties) runs to the end of the line (less a
-//!   ` #` comment), so punctuation such as `?,;()<>[]{}&` stays inside it;
-//!   elsewhere it ends at a space or one of `,;&)]}<` and quotes. The value is
-//!   redacted when it is 10 bytes or more (gitleaks' minimum), has Shannon
-//!   entropy ≥ 3.5 bits per byte (gitleaks' threshold; 3.0 for password keys,
-//!   whose values people choose), and is not an obvious non-secret: a
-//!   placeholder (`${VAR}`, `$VAR`, `{{ x }}`, `%VAR%`, `<your-token>`,
-//!   `xxxx`, `null`…), letters only (gitleaks' allowlist; for a quoted
-//!   password value, only when it holds a word like `your`, `example`,
-//!   `changeme`), a code expression (`self.next_token()`, `os.environ["X"]`,
-//!   `getenv("X")`, `Option<String>`), a URL, a file path, an SSH public key,
-//!   prose, or the value of a key named like a non-secret (`keyboard_…`,
-//!   `author`, `public_key`, `token_url`, `max_tokens`, `key_id`, … after
-//!   gitleaks' allowlist).
-//! - **Values on the lines after their key**: the lines of a YAML block
-//!   scalar (`key: |`, `key: >-`), a YAML value or list of values indented
-//!   under `password:`, and string literals under `KEY = (`, `KEY = \` or a
-//!   triple quote; the same value checks apply.
+//!   body line, plain, commented out (`# `, `// `, ` * `…), written as string
+//!   literals (`"MII…\n" +`, `+ "…"`, `'…'`, `b"…"`, JSON `"…\n",`), indented
+//!   in a YAML block scalar, or all on one line with escaped newlines; the
+//!   short last line too. Markers and PEM headers stay visible. A line is in a
+//!   block when, within its window, a BEGIN marker ends its line (nothing but
+//!   quotes and punctuation after it) and every line since is body, a
+//!   `Header: value` line or blank: code that only mentions a marker opens
+//!   no block.
+//! - **Values of secret-named keys**, our own code covering gitleaks'
+//!   `generic-api-key` rule. The key's name holds `access`, `auth`, `api` (a
+//!   word part, not `rapid`), `credential`, `creds`, `key`, `pass` (a word
+//!   part, not `bypass`), `password`/`passwd`/`passphrase`, `pwd`, `secret`,
+//!   `token` or `bearer`, and is not named like a non-secret (gitleaks'
+//!   allowlist, extended: `keyboard`, `author`, `public_key`, `key_id`,
+//!   `token_url`, `max_tokens`, `password_length`…). Then an operator: `=`,
+//!   `:`, `:=`, `::=`, `:::=`, `?=`, `=>`, `==`, `!=`, `.=`, `+=`, `||`, `,`
+//!   after a quoted key (`setProperty("API_TOKEN", "…")`, literal values
+//!   only) or XML `<apiToken>…</apiToken>`; also `<add key="ApiKey"
+//!   value="…"/>` and `<entry key="password">…</entry>`. Then the value:
+//!   quoted any way (`"`, `'`, backtick, `\"`, prefixes, triple quotes, the
+//!   first literal of a list); unquoted after a key that starts its line
+//!   (`.env`, YAML, INI), the rest of the line less a ` #` comment, so
+//!   `?,;()<>[]{}&` stay in it; unquoted mid-line, up to a space or
+//!   `,;&#)]}` or a quote. It is redacted when it is 10 bytes or more and has
+//!   Shannon entropy ≥ 3.5 bits per byte (gitleaks' thresholds; 3.0 for
+//!   password keys, whose values people choose), unless it is plainly not a
+//!   secret: a placeholder (`${VAR}` — but not `${VAR:-default}` —, `$VAR`,
+//!   `{{ x }}`, `%VAR%`, `<your-token>`, `xxxx`, `null`…), letters and
+//!   separators only (gitleaks; for a password key that is not code, only if
+//!   it holds a word like `your`, `example`, `changeme`), a code expression
+//!   (`self.next_token()`, `os.environ["X"]`, `getenv("X")`, `Option<String>`,
+//!   `a.b`, `X509SubjectKeyIDExtension`), a regular expression, a URL, a file
+//!   path, `host:port`, an SSH public key, prose, or mostly punctuation.
+//! - **Values on the lines after their key**: the lines of a YAML block scalar
+//!   (`key: |`, `key: >-`), a YAML value or list of values indented under
+//!   `password:` (the key starting its line), and string literals continued
+//!   under `KEY = (`, `KEY = \` or a triple quote (without commas: a list is
+//!   not a value); the same value checks apply.
 //!
 //! # What is not
-//! - A secret with no marker and no secret-named key (a bare high-entropy
-//!   string, a key split over lines without markers, a password in prose);
-//!   letters-only values such as `correcthorsebattery` unquoted; values
-//!   under 10 bytes such as `password: hunter2` (gitleaks' thresholds).
-//! - Unquoted values in the middle of a line end at a space or `,;&)]}<`; a
-//!   URL password ends at `/`, `?`, `#` or a space.
+//! - A secret with no marker, no known format and no secret-named key: a bare
+//!   random string, a key split over lines without markers, a password in
+//!   prose or on a command line (`mysql -pSECRET`), key formats without PEM
+//!   markers (PuTTY `.ppk`, JWK `"d"` members).
+//! - Values gitleaks' thresholds let through: under 10 bytes
+//!   (`password: hunter2`), low entropy, letters only and unquoted
+//!   (`password: correcthorsebattery`), three or more plain words.
+//! - Unquoted values in mid-line stop at a space or `,;&#)]}`; a URL password
+//!   stops at `/`, `?`, `#` or a space; a literal inside a call
+//!   (`password = hash("…")`) is code, not a value.
+//! - Names are trusted: `public_key = <a private key's bytes>` shows.
 //! - A value more than 64 lines below its key, or a key-block line more than
 //!   [`LOOKBACK`] bytes after its BEGIN marker (real keys are under 16 KiB).
-//! - Literals inside a call (`password = hash("…")`): the value is code.
-//! - Names are trusted: `public_key = <a private value>` shows.
+//!   A full window's first line may be cut, so it is never read.
 //!
 //! # What redaction cannot hide
-//! Redaction edits text that is returned; matching is the caller's. If a
-//! caller matches a pattern against the raw line, a search tells whether a
-//! hidden value matches it (one bit per search, enough to recover a value
-//! by guessing prefixes). Callers that must not be an oracle match against
-//! the redacted line, so a redacted value matches only `[REDACTED]`.
+//! Redaction edits the text that is returned; matching is the caller's. A
+//! caller that matches a pattern against the raw line tells, by finding the
+//! line or not, whether a hidden value matches (one bit per search: enough to
+//! recover a value by guessing it a prefix at a time). Callers must match
+//! against the redacted line, so that a redacted value matches only as
+//! `[REDACTED]`. Where marks sit and how many there are still show; what
+//! they hide, and its length, do not.
 //!
-//! Works on raw bytes; returns the edits made so callers can move byte spans
-//! (submatches) along with [`remap`]. Patterns are ASCII-only and compiled
-//! once; a line with no keyword, marker or token prefix costs a few scans.
+//! Works on raw bytes and returns the edits so callers can move spans
+//! (submatches) along with [`remap`]. Patterns are ASCII-only and each is
+//! compiled on first use (the guest is instantiated per call); the keyword
+//! scan and name lists are plain code. A line with no keyword, marker or
+//! token prefix costs a few scans.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -99,17 +113,21 @@ pub struct Edit {
     pub end: usize,
 }
 
-/// Redacts `text`, which is whole lines of a file's text (it starts at a line
-/// start and ends at a line end or at the end of the file), given `before`:
-/// the file's text just before `text` — the last [`LOOKBACK`] bytes before it,
-/// or all of them when there are fewer (then `before` starts the file). It
-/// may begin mid-line when cut; it ends with a newline unless empty. A longer
-/// `before` is cut to its last `LOOKBACK` bytes.
+/// Redacts `text`, which is whole lines of a file's text: it starts at a
+/// line start and ends at a line end or at the end of the file.
 ///
-/// Returns the redacted `text` (not `before`) and the edits, in `text`'s
-/// coordinates, sorted and disjoint. Each line's answer depends only on the
-/// line and the `LOOKBACK` bytes before it, so it is the same whichever
-/// operation asks and however the lines are grouped.
+/// `before` is the file's text just before `text`: its last [`LOOKBACK`]
+/// bytes, or all of it when there are fewer (then `before` starts the file;
+/// empty at the start of the file). It ends with a newline unless empty, and
+/// may begin mid-line when cut (a longer `before` is cut to `LOOKBACK`).
+/// "Text" is what the operation shows: for a UTF-16 file, its UTF-8
+/// transcoding, in the same coordinates as `text`.
+///
+/// Returns the redacted `text` (never `before`) and the edits made, in
+/// `text`'s coordinates, sorted and disjoint, each inside one line. Each
+/// line's answer depends only on that line and the `LOOKBACK` bytes before
+/// it, so it is the same whichever operation asks and however the lines are
+/// grouped — provided callers pass the full lookback.
 pub fn redact_lines(before: &[u8], text: &[u8]) -> (Vec<u8>, Vec<Edit>) {
     let edits = find(before, text);
     if edits.is_empty() {
@@ -144,119 +162,234 @@ pub fn remap(pos: usize, edits: &[Edit], end_side: bool) -> usize {
     (pos as isize + shift) as usize
 }
 
-struct Patterns {
-    /// Secrets with a format of their own, redacted whole.
-    tokens: Regex,
-    /// `sk-…` keys (checked for digits: `sk-` starts ordinary words too).
-    sk: Regex,
-    /// The credential after an HTTP auth scheme (group 1).
-    auth: Regex,
-    /// The password of a URL (group 1).
-    url: Regex,
-    /// Private-key block markers.
-    marker: Regex,
-    /// The keywords of secret-named keys.
-    keyword: Regex,
-    /// A name and value given as attributes or element text:
-    /// `<add key="ApiKey" value="…"/>`, `<entry key="password">…</entry>`.
-    attr: Regex,
-    /// Key names that contain a keyword but name no secret.
-    names_ok: Regex,
-    /// Whole values that stand for a value rather than being one.
-    placeholder: Regex,
-    /// Interpolations inside a value (`${X}`, `{{ x }}`, `{name}`).
-    interp: Regex,
-    /// URLs, file paths, SSH public keys.
-    not_secret: Regex,
-    /// Words that make a letters-only password value a placeholder.
-    dummy: Regex,
+/// A pattern compiled when first used: a call compiles only what its text
+/// needs (the guest is instantiated per call, so this is paid per call).
+/// ASCII only (`(?-u)`): Unicode classes cost milliseconds to compile in
+/// wasm. No pattern can match a newline, so running one over many lines
+/// finds what it finds in each line alone.
+macro_rules! regex {
+    ($(#[$doc:meta])* $name:ident = $($pat:expr),+ $(,)?) => {
+        $(#[$doc])*
+        fn $name() -> &'static Regex {
+            static R: OnceLock<Regex> = OnceLock::new();
+            R.get_or_init(|| Regex::new(concat!($($pat),+)).unwrap())
+        }
+    };
 }
 
-fn patterns() -> &'static Patterns {
-    static P: OnceLock<Patterns> = OnceLock::new();
-    // ASCII only (`(?-u)`): Unicode classes cost milliseconds to compile in
-    // wasm. No pattern can match a newline, so running one over many lines
-    // finds what it finds in each line alone.
-    P.get_or_init(|| Patterns {
-        tokens: Regex::new(concat!(
-            r"(?-u)\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
-            r"|\bgh[pousr]_[A-Za-z0-9]{36,255}\b|\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
-            r"|\bglpat-[A-Za-z0-9_-]{20,}",
-            r"|\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
-            r"|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
-            r"|\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9+/=]{24,}",
-            r"|\bAIza[0-9A-Za-z_-]{35}|\bGOCSPX-[A-Za-z0-9_-]{28}",
-            r"|\bnpm_[A-Za-z0-9]{36}\b|\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}|\bhf_[A-Za-z]{34}\b",
-            r"|\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|\bdop_v1_[a-f0-9]{64}\b|\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b",
-            r"|AGE-SECRET-KEY-1[0-9A-Z]{58}",
-            r"|\beyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)*",
-        ))
-        .unwrap(),
-        sk: Regex::new(r"(?-u)\bsk-(?:[a-z]{2,10}-){0,2}[A-Za-z0-9_-]{20,}").unwrap(),
-        auth: Regex::new(concat!(
-            r#"(?-u)(?:\b(?:[Bb]earer|BEARER|[Bb]asic|BASIC)|(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:token))"#,
-            r"[ \t]+([A-Za-z0-9._~+/-]{8,}=*)",
-        ))
-        .unwrap(),
-        url: Regex::new(r#"(?i-u)\b[a-z][a-z0-9+.-]{1,30}://[^ \t\r\n:@/?#"'`<>]*:([^ \t\r\n/?#"'`<>]+)@"#).unwrap(),
-        marker: Regex::new(r"(?-u)-{4,5} ?(?:BEGIN|END)[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}").unwrap(),
-        keyword: Regex::new(r"(?i-u)access|auth|api|credential|creds|key|pass(?:w(?:or)?d|phrase)?|pwd|secret|token|bearer")
-            .unwrap(),
-        attr: Regex::new(concat!(
-            r#"(?i-u)\b(?:key|name)[ \t]*=[ \t]*["']([A-Za-z0-9_.:-]+)["']"#,
-            r#"(?:[ \t]+value[ \t]*=[ \t]*(?:"([^"]*)"|'([^']*)')|[ \t]*>([^<]*)<)"#,
-        ))
-        .unwrap(),
-        names_ok: Regex::new(concat!(
-            r"(?i-u)author(?:[^i]|$)|accessib|accessor|random[_.-]?access",
-            r"|access[_.-]?(?:ids?|level|log|mode|type|control|modifier|list|rights?|policy|count|time)(?:[^a-z]|$)",
-            r"|(?:^|[^a-z])(?:rapid|capital)",
-            r"|api[_.-]?(?:ids?|names?|version|ver|url|uri|endpoint|host|base|path|prefix|group|server|port|docs?|spec|route|module|status)(?:[^a-z]|$)",
-            r"|keyboard|keyword|keystroke|keyframe|keypress|keycode|keypad|keyup|keydown|keymap|keying|keyspace|keyof",
-            r"|monkey|donkey|turkey|hockey|jockey|whiskey|lackey|hotkey|issuerkeyhash",
-            r"|(?:public|pub|primary|foreign|sort|partition|hash|bucket|cache|idempotency|schema|sequence|natural|lookup",
-            r"|index|idx|unique|composite|row|column|object|i18n|translation|shard|routing|dedupe?|react|dict|map|group",
-            r"|event|message|node)[_.-]?keys?(?:[^a-z]|$)",
-            r"|keys?[_.-]?(?:alias|ids?|length|len|mesh|names?|pair|selector|signature|size|store|storetype|tab|file|path|type",
-            r"|vault|usage|algorithm|alg|format|spec|prefix|count|bits|version|ref|arn|url|uri|location|dir|directory|fn",
-            r"|func|function|field|column|index)(?:[^a-z]|$)",
-            r"|secrets?[_.-]?(?:length|len|names?|size|ref|arn|manager|store|provider|path|file|dir|mount|volume|type|version",
-            r"|count)(?:[^a-z]|$)|usersecretsid",
-            r"|csrf|xsrf|tokeni[sz]|public[_.-]?token",
-            r"|(?:max|min|num|total|prompt|completion|output|input|next|prev|page|pagination|continuation|sync|cancel",
-            r"|cancellation|stop|special|bos|eos|pad|unk|sep|mask|cls)[_.-]?tokens?(?:[^a-z]|$)",
-            r"|tokens?[_.-]?(?:url|uri|endpoint|file|path|type|count|length|len|index|idx|kind|names?|ids?|expires?|expiry",
-            r"|expiration|ttl|lifetime|limit|size|stream|start|end|pos|position|span|list|budget|usage)(?:[^a-z]|$)",
-            r"|credentials?[_.-]?(?:ids?|url|uri|endpoint|file|path|provider|type|source|helper|process|store|scope)(?:[^a-z]|$)",
-            r"|withcredentials",
-            r"|passw(?:or)?d[_.-]?(?:length|len|policy|field|input|label|hint|prompt|reset|strength|min|max|regex|pattern",
-            r"|rules?|validator|placeholder|file|path|env|command|cmd|manager|store|encoder|type|mode|expir[a-z]*|required",
-            r"|visible|visibility|forgot|update)(?:[^a-z]|$)",
-        ))
-        .unwrap(),
-        placeholder: Regex::new(concat!(
-            r"(?i-u)^(?:\$\{[A-Za-z0-9_.]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9]+|\$\{\{.*\}\}|\{\{.*\}\}",
-            r"|%[A-Za-z_][A-Za-z0-9_]*%|@[A-Za-z_][A-Za-z0-9_]*@|<[^<>]*>|\[[A-Za-z _-]*\]|%[+# 0-]?[a-z]|\{[0-9]{0,2}\}",
-            r"|x+|\*+|\.+|#+|-+|_+|0+|null|nil|none|undefined|true|false)$",
-        ))
-        .unwrap(),
-        interp: Regex::new(r"(?-u)\$\{[A-Za-z0-9_.]*\}|\{\{[^}]*\}\}|\$\([^)]*\)|\{[A-Za-z0-9_.]*\}|%\([A-Za-z_]+\)[sd]").unwrap(),
-        not_secret: Regex::new(concat!(
-            r"(?-u)^(?:[A-Za-z][A-Za-z0-9+.-]*://.*",
-            r"|(?:~|\.\.?)/[A-Za-z0-9_.@~+ /\\-]*|[A-Za-z]:\\[A-Za-z0-9_.@~+ /\\-]*",
-            r"|/(?:bin|etc|home|opt|tmp|usr|var|run|srv|mnt|dev|proc|sys|root|Users|Library|Volumes|private|secrets?",
-            r"|data|app|config|workspace|media|certs?|keys?)(?:/[A-Za-z0-9_.@~+ -]*)*",
-            r"|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*\.(?:json|ya?ml|pem|key|crt|cer|der|txt|p12|pfx|jks|keystore|env|ini",
-            r"|conf|cfg|toml|xml|properties|gpg|asc|pub)",
-            r"|(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)[ \t].*)$",
-        ))
-        .unwrap(),
-        dummy: Regex::new(concat!(
-            r"(?i-u)your|example|sample|placeholder|change|dummy|redacted|secret|passw|here|xxx|todo|fixme|replace",
-            r"|insert|enter|fake|test|none|null|undefined|default|empty|hidden|masked",
-        ))
-        .unwrap(),
+regex! {
+    /// Secrets with a format of their own, redacted whole. Lengths are
+    /// minimums, to keep the automaton small.
+    tokens_re = r"(?-u)\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
+    r"|\bgh[pousr]_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{22,}",
+    r"|\bglpat-[A-Za-z0-9_-]{20,}",
+    r"|\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
+    r"|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}",
+    r"|\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9+/=]{24,}",
+    r"|\bAIza[0-9A-Za-z_-]{30,}|\bGOCSPX-[A-Za-z0-9_-]{20,}",
+    r"|\bnpm_[A-Za-z0-9]{36,}|\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}|\bhf_[A-Za-z]{30,}",
+    r"|\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{30,}|\bdop_v1_[a-f0-9]{40,}|\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}",
+    r"|AGE-SECRET-KEY-1[0-9A-Z]{40,}",
+    // A PEM private key, base64-encoded whole (Kubernetes secrets): "-----BEGIN",
+    // then "PRIVATE" at any of its three alignments; certificates stay.
+    r"|\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{0,40}?(?:UFJJVkFUR|BSSVZBVE|QUklWQVRF)[A-Za-z0-9+/=]*",
+    r"|\beyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)*",
+}
+regex! {
+    /// `sk-…` keys (checked for digits: `sk-` starts ordinary words too).
+    sk_re = r"(?-u)\bsk-(?:[a-z]{2,10}-){0,2}[A-Za-z0-9_-]{20,}"
+}
+regex! {
+    /// The credential after an HTTP auth scheme (group 1).
+    auth_re = r#"(?-u)(?:\b(?:[Bb]earer|BEARER|[Bb]asic|BASIC)|(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:token))"#,
+    r"[ \t]+([A-Za-z0-9._~+/-]{8,}=*)",
+}
+regex! {
+    /// The password of a URL (group 1).
+    url_re = r#"(?i-u)\b[a-z][a-z0-9+.-]{1,30}://[^ \t\r\n:@/?#"'`<>]*:([^ \t\r\n/?#"'`<>]+)@"#
+}
+regex! {
+    /// Private-key block markers.
+    marker_re = r"(?-u)-{4,5} ?(?:BEGIN|END)[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+}
+regex! {
+    /// A name and value given as attributes or element text:
+    /// `<add key="ApiKey" value="…"/>`, `<entry key="password">…</entry>`.
+    attr_re = r#"(?i-u)\b(?:key|name)[ \t]*=[ \t]*["']([A-Za-z0-9_.:-]+)["']"#,
+    r#"(?:[ \t]+value[ \t]*=[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')|[ \t]*>([^<\n]*)<)"#,
+}
+regex! {
+    /// Whole values that stand for a value rather than being one.
+    placeholder_re = r"(?i-u)^(?:\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9]+|\$\{\{.*\}\}|\{\{.*\}\}",
+    r"|%[A-Za-z_][A-Za-z0-9_]*%|@[A-Za-z_][A-Za-z0-9_]*@|<[^<>]*>|\[[A-Za-z _-]*\]|%[+# 0-]?[a-z]|\{[0-9]{0,2}\}",
+    r"|x+|\*+|\.+|#+|-+|_+|0+|null|nil|none|undefined|true|false)$",
+}
+regex! {
+    /// A shell default, `${VAR:-value}`: the value is literal.
+    shell_default_re = r"(?-u)\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]"
+}
+regex! {
+    /// Regular expressions (`[a-z0-9]`, `\w`, `(?:`).
+    regexy_re = r"(?-u)a-z|A-Z|0-9|\\[wdsbWDSB]|\[\^|\(\?[:=!<P]"
+}
+regex! {
+    /// Interpolations inside a value (`${X}`, `{{ x }}`, `{name}`, `%s`).
+    interp_re = r"(?-u)\$\{[^}]*\}|\{\{[^}]*\}\}|\$\([^)]*\)|\{[^{}]*\}|%(?:\([A-Za-z_]+\))?[-+ #0-9]*[sdifxXrv]"
+}
+regex! {
+    /// URLs, file paths, SSH public keys, `host:port`.
+    not_secret_re = r"(?-u)^(?:[A-Za-z][A-Za-z0-9+.-]*://.*",
+    r"|(?:~|\.\.?)/[A-Za-z0-9_.@~+ /\\-]*|[A-Za-z]:\\[A-Za-z0-9_.@~+ /\\-]*",
+    r"|/(?:bin|etc|home|opt|tmp|usr|var|run|srv|mnt|dev|proc|sys|root|Users|Library|Volumes|private|secrets?",
+    r"|data|app|config|workspace|media|certs?|keys?)(?:/[A-Za-z0-9_.@~+ -]*)*",
+    r"|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*\.(?:json|ya?ml|pem|key|crt|cer|der|txt|p12|pfx|jks|keystore|env|ini",
+    r"|conf|cfg|toml|xml|properties|gpg|asc|pub|gz|tgz|zip|tar|whl|jar|so|dll|exe|html?|md|rs|py|js|ts|go|c|h",
+    r"|cpp|java|png|jpe?g|svg|css|lock|log|csv)",
+    r"|(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp[0-9]+|sk-ssh-ed25519@openssh\.com)[ \t].*",
+    r"|[A-Za-z0-9.-]+:[0-9]{1,5})$",
+}
+
+/// Whether `hay` contains `needle`, ASCII case aside.
+fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// The keywords of secret-named keys in `text`, leftmost first, as the
+/// pattern `access|auth|api|credential|creds|key|pass(w(or)?d|phrase)?|pwd|
+/// secret|token|bearer` (ASCII case aside) would find them; plain code, so
+/// nothing to compile.
+fn keywords(text: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < text.len() {
+            let at = i;
+            i += 1;
+            // By first letter, in the pattern's order (`password` before `pass`).
+            let words: &[&[u8]] = match text[at] | 0x20 {
+                b'a' => &[b"access", b"auth", b"api"],
+                b'b' => &[b"bearer"],
+                b'c' => &[b"credential", b"creds"],
+                b'k' => &[b"key"],
+                b'p' => &[b"password", b"passwd", b"passphrase", b"pass", b"pwd"],
+                b's' => &[b"secret"],
+                b't' => &[b"token"],
+                _ => continue,
+            };
+            let rest = &text[at..];
+            if let Some(w) = words.iter().find(|w| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w)) {
+                i = at + w.len();
+                return Some((at, i));
+            }
+        }
+        None
     })
+}
+
+/// Whether a name that holds a keyword names something that is not a
+/// secret (after gitleaks' allowlist for its generic rule): `keyboard`,
+/// `author`, `public_key`, `key_id`, `token_url`, `max_tokens`,
+/// `password_length`… A word ends at a non-letter, the end, or a capital.
+fn harmless_name(name: &[u8]) -> bool {
+    // Anywhere in the name.
+    const ANYWHERE: &str = "authorit unauthori accessib accessor keyboard keyword keystroke keyframe keypress keycode \
+        keypad keyup keydown keymap keying keyspace keyof monkey donkey turkey hockey jockey whiskey lackey hotkey \
+        issuerkeyhash usersecretsid csrf xsrf tokeniz tokenis withcredentials";
+    // Words before `key`/`keys` or `token`/`tokens` that end the name's word.
+    const BEFORE: [(&str, &str); 2] = [
+        (
+            "key",
+            "public pub primary foreign sort partition hash bucket cache idempotency schema sequence natural lookup \
+            index idx unique composite row column object i18n translation shard routing dedup dedupe react dict map \
+            group event message node",
+        ),
+        (
+            "token",
+            "max min num total prompt completion output input next prev page pagination continuation sync cancel \
+            cancellation stop special bos eos pad unk sep mask cls public",
+        ),
+    ];
+    // Words after a keyword (and an `s`, and a separator) that end a word.
+    const PASSWORD: &str = "length len policy field input label hint prompt reset strength min max regex pattern rule \
+        rules validator placeholder file path env command cmd manager store encoder type mode expiry expires \
+        expiration required visible visibility forgot update";
+    const AFTER: [(&str, &str); 8] = [
+        ("access", "id ids level log mode type control modifier list right rights policy count time"),
+        (
+            "api",
+            "id ids name names version ver url uri endpoint host base path prefix group server port doc docs spec \
+            route module status",
+        ),
+        (
+            "key",
+            "alias id ids length len mesh name names pair selector signature size store storetype tab file path type \
+            vault usage algorithm alg format spec prefix count bits version ref arn url uri location dir directory fn \
+            func function field column index up down left right press pressed code event binding bindings handler \
+            listener",
+        ),
+        (
+            "secret",
+            "length len name names size ref arn manager store provider path file dir mount volume type version count",
+        ),
+        (
+            "token",
+            "url uri endpoint file path type count length len index idx kind name names id ids expire expires expiry \
+            expiration ttl lifetime limit size stream start end pos position span list budget usage",
+        ),
+        ("credential", "id ids url uri endpoint file path provider type source helper process store scope"),
+        ("password", PASSWORD),
+        ("passwd", PASSWORD),
+    ];
+    let words = |list: &'static str| list.split_ascii_whitespace().map(str::as_bytes);
+    let at = |i: usize, w: &[u8]| name.len() >= i + w.len() && name[i..i + w.len()].eq_ignore_ascii_case(w);
+    // A word ends where no lowercase letter follows (a capital starts the
+    // next word of a camelCase name).
+    let ends = |i: usize| !name.get(i).is_some_and(|c| c.is_ascii_lowercase());
+    let sep = |i: usize| usize::from(matches!(name.get(i), Some(b'_' | b'.' | b'-')));
+    let plural = |i: usize| usize::from(name.get(i).is_some_and(|c| c.eq_ignore_ascii_case(&b's')));
+    if words(ANYWHERE).any(|w| contains_ci(name, w)) {
+        return true;
+    }
+    for i in 0..name.len() {
+        if at(i, b"author") && !name.get(i + 6).is_some_and(|c| c.eq_ignore_ascii_case(&b'i')) {
+            return true;
+        }
+        let word_start = i == 0 || !name[i - 1].is_ascii_alphabetic();
+        if word_start && (at(i, b"rapid") || at(i, b"capital")) {
+            return true;
+        }
+        if at(i, b"random") && at(i + 6 + sep(i + 6), b"access") {
+            return true;
+        }
+        for (stem, before) in BEFORE {
+            for w in words(before).filter(|w| at(i, w)) {
+                let j = i + w.len() + sep(i + w.len());
+                if at(j, stem.as_bytes()) && ends(j + stem.len() + plural(j + stem.len())) {
+                    return true;
+                }
+            }
+        }
+        for (stem, after) in AFTER {
+            if !at(i, stem.as_bytes()) {
+                continue;
+            }
+            let mut j = i + stem.len();
+            if !at(j, b"size") {
+                j += plural(j);
+            }
+            j += sep(j);
+            if words(after).any(|w| at(j, w) && ends(j + w.len())) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether a letters-only password value reads as a placeholder.
+fn dummy_word(v: &[u8]) -> bool {
+    const WORDS: &str = "your example sample placeholder change dummy redacted secret passw here xxx todo fixme \
+        replace insert enter fake test none null undefined default empty hidden masked";
+    WORDS.split_ascii_whitespace().any(|w| contains_ci(v, w.as_bytes()))
 }
 
 /// Shannon entropy in bits per byte.
@@ -281,6 +414,41 @@ fn trim(s: &[u8]) -> &[u8] {
 
 fn indent(line: &[u8]) -> usize {
     line.iter().take_while(|&&b| b == b' ' || b == b'\t').count()
+}
+
+/// The first newline in `s`, eight bytes at a time (`memchr` is not a
+/// dependency of this crate; lines are scanned for every call).
+fn newline(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let mut chunks = s.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().unwrap()) ^ NL;
+        let found = x.wrapping_sub(LO) & !x & HI;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks.remainder().iter().position(|&c| c == b'\n').map(|i| at + i)
+}
+
+/// The last newline in `s`.
+fn newline_back(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let mut end = s.len();
+    while end >= 8 {
+        let x = u64::from_le_bytes(s[end - 8..end].try_into().unwrap()) ^ NL;
+        if x.wrapping_sub(LO) & !x & HI != 0 {
+            return s[end - 8..end].iter().rposition(|&c| c == b'\n').map(|i| end - 8 + i);
+        }
+        end -= 8;
+    }
+    s[..end].iter().rposition(|&c| c == b'\n')
 }
 
 /// A line without its newline (and carriage return).
@@ -312,13 +480,13 @@ impl<'a> Doc<'a> {
     fn newline_in(&self, a: usize, b: usize) -> Option<usize> {
         let n = self.before.len();
         if a < n {
-            if let Some(i) = self.before[a..b.min(n)].iter().position(|&c| c == b'\n') {
+            if let Some(i) = newline(&self.before[a..b.min(n)]) {
                 return Some(a + i);
             }
         }
         if b > n {
             let from = a.max(n);
-            return self.text[from - n..b - n].iter().position(|&c| c == b'\n').map(|i| from + i);
+            return newline(&self.text[from - n..b - n]).map(|i| from + i);
         }
         None
     }
@@ -343,7 +511,7 @@ impl<'a> Doc<'a> {
         let n = self.before.len();
         let (part, base) = if end < n { (self.before, 0) } else { (self.text, n) };
         let from = lo.max(base) - base;
-        let start = part[from..end - base].iter().rposition(|&c| c == b'\n').map_or(from, |i| from + i + 1) + base;
+        let start = newline_back(&part[from..end - base]).map_or(from, |i| from + i + 1) + base;
         Some((start, content(self.slice(start, end))))
     }
 }
@@ -367,16 +535,17 @@ struct Marker {
 }
 
 fn markers(text: &[u8], base: usize) -> impl Iterator<Item = Marker> + '_ {
-    patterns().marker.find_iter(text).map(move |m| {
+    marker_re().find_iter(text).map(move |m| {
         let begin = m.as_bytes().iter().find(|&&c| c != b'-' && c != b' ') == Some(&b'B');
         Marker { start: base + m.start(), end: base + m.end(), begin }
     })
 }
 
-/// `s` without what surrounds a key-body line written as a string literal or
-/// list item: indentation, quotes, string prefixes (`b"`, `r'`, `@"`),
-/// escaped newlines, and concatenation or separator punctuation. Returns the
-/// range of what is left.
+/// `s` without what surrounds a key-body line written as a string literal,
+/// list item or comment: indentation, quotes, string prefixes (`b"`, `r'`,
+/// `@"`), escaped newlines, concatenation or separator punctuation, and
+/// comment leaders (`#`, `//`, `*`, `;`, `--`, `>`). Returns the range of
+/// what is left.
 fn core(s: &[u8]) -> (usize, usize) {
     let (mut a, mut b) = (0, s.len());
     let sep = |c: u8| matches!(c, b' ' | b'\t' | b'"' | b'\'' | b'`');
@@ -386,12 +555,19 @@ fn core(s: &[u8]) -> (usize, usize) {
         }
         if a < b && matches!(s[a], b'"' | b'\'' | b'`') {
             a += 1;
+        } else if a + 2 < b && s[a..].starts_with(b"\\\\n") {
+            a += 3;
         } else if a + 1 < b && s[a] == b'\\' && matches!(s[a + 1], b'n' | b'r' | b't' | b'"' | b'\'' | b'\\') {
             a += 2;
         } else if a < b && matches!(s[a], b'+' | b',' | b'.' | b'(' | b'-') && (a + 1 == b || sep(s[a + 1])) {
             a += 1;
         } else if let Some(p) = string_prefix(&s[a..b]) {
             a += p;
+        } else if let Some(p) = [&b"//"[..], b"--", b"#", b"*", b";", b">"]
+            .into_iter()
+            .find(|c| s[a..b].starts_with(c) && (a + c.len() == b || is_space(s[a + c.len()])))
+        {
+            a += p.len();
         } else {
             break;
         }
@@ -416,7 +592,11 @@ fn core(s: &[u8]) -> (usize, usize) {
 /// The length of a string-literal prefix (`b`, `r`, `rb`, `u8`, `@`…) at the
 /// start of `s`, when a quote follows it.
 fn string_prefix(s: &[u8]) -> Option<usize> {
-    let n = s.iter().take(3).take_while(|&&c| matches!(c, b'b' | b'B' | b'r' | b'R' | b'u' | b'U' | b'f' | b'F' | b'8' | b'@')).count();
+    let n = s
+        .iter()
+        .take(3)
+        .take_while(|&&c| matches!(c, b'b' | b'B' | b'r' | b'R' | b'u' | b'U' | b'f' | b'F' | b'8' | b'@'))
+        .count();
     (n > 0 && n <= 2 && matches!(s.get(n), Some(b'"' | b'\''))).then_some(n)
 }
 
@@ -500,23 +680,25 @@ fn block_at(doc: &Doc, v: usize) -> Block {
 fn key_block_edits(line: &[u8], v: usize, ms: &[Marker], state: &mut dyn FnMut() -> Block, edits: &mut Vec<Edit>) {
     let mut push = |a: usize, b: usize| {
         let (ca, cb) = core(&line[a..b]);
-        if ca < cb {
-            edits.push(Edit { start: v + a + ca, end: v + a + cb });
-        }
+        edits.push(Edit { start: v + a + ca, end: v + a + cb });
+    };
+    let body = |a: usize, b: usize| {
+        let (ca, cb) = core(&line[a..b]);
+        body_shaped(&line[a + ca..a + cb])
     };
     let mut at = 0;
     let mut inside = None;
     for m in ms {
         let (s, e) = (m.start - v, m.end - v);
-        let (ca, cb) = core(&line[at..s]);
-        if ca < cb && *inside.get_or_insert_with(|| matches!(state(), Block::Open(_))) {
+        if body(at, s) && *inside.get_or_insert_with(|| matches!(state(), Block::Open(_))) {
             push(at, s);
         }
         inside = Some(m.begin);
         at = e;
     }
-    let (ca, cb) = core(&line[at..]);
-    if ca < cb && body_shaped(&line[at + ca..at + cb]) && *inside.get_or_insert_with(|| matches!(state(), Block::Open(_))) {
+    // After a BEGIN on this line, only a one-line key's worth of body.
+    let enough = ms.is_empty() || core(&line[at..]).1 - core(&line[at..]).0 >= 16;
+    if enough && body(at, line.len()) && *inside.get_or_insert_with(|| matches!(state(), Block::Open(_))) {
         push(at, line.len());
     }
 }
@@ -549,7 +731,8 @@ fn key_at(line: &[u8], ks: usize, ke: usize) -> Result<Key, usize> {
     let kw = &line[ks..ke];
     if kw.eq_ignore_ascii_case(b"pass") {
         // A word part: db_pass, PASS, dbPass; not bypass, passenger, compass.
-        let start_ok = ks == s || !line[ks - 1].is_ascii_alphabetic() || (kw[0] == b'P' && line[ks - 1].is_ascii_lowercase());
+        let start_ok =
+            ks == s || !line[ks - 1].is_ascii_alphabetic() || (kw[0] == b'P' && line[ks - 1].is_ascii_lowercase());
         let end_ok = ke == e || !line[ke].is_ascii_alphabetic() || line[ke].is_ascii_uppercase() && kw[3] == b's';
         if !(start_ok && end_ok) {
             return Err(ke);
@@ -558,21 +741,22 @@ fn key_at(line: &[u8], ks: usize, ke: usize) -> Result<Key, usize> {
     if kw.eq_ignore_ascii_case(b"api") {
         // A word part: api_key, apiKey, API_KEY; not rapid, capital.
         let case_ok = kw == b"api" || kw == b"Api" || kw == b"API";
-        let start_ok = ks == s || matches!(line[ks - 1], b'_' | b'-' | b'.') || (kw[0] == b'A' && !line[ks - 1].is_ascii_uppercase());
+        let start_ok = ks == s
+            || matches!(line[ks - 1], b'_' | b'-' | b'.')
+            || (kw[0] == b'A' && !line[ks - 1].is_ascii_uppercase());
         if !(case_ok && start_ok) {
             return Err(ke);
         }
     }
     let name = &line[s..e];
-    if patterns().names_ok.is_match(name) {
+    if harmless_name(name) {
         return Err(e);
     }
     Ok(Key { start: s, end: e, password: key_at_password(name) })
 }
 
 fn key_at_password(name: &[u8]) -> bool {
-    let lower = name.to_ascii_lowercase();
-    [&b"pass"[..], b"pwd"].iter().any(|w| lower.windows(w.len()).any(|x| x == *w))
+    [&b"pass"[..], b"pwd"].iter().any(|w| name.windows(w.len()).any(|x| x.eq_ignore_ascii_case(w)))
 }
 
 /// What follows a key's operator.
@@ -598,18 +782,38 @@ enum Dangle {
 
 /// The operator after a key and where its value starts; `yaml` for `:`,
 /// `xml` for `<key>`.
-fn operator(line: &[u8], key: &Key) -> Option<(usize, bool, bool)> {
+fn operator(line: &[u8], key: &Key) -> Option<(usize, bool, bool, Option<u8>)> {
     let mut i = key.end;
     let mut quoted = false;
-    while i < line.len() && i < key.end + 4 && matches!(line[i], b'"' | b'\'' | b'`' | b']' | b'\\') {
+    // Closing quotes, and a closing bracket after one: `"key"`, `ENV["KEY"]`.
+    while i < line.len() && i < key.end + 4 && matches!(line[i], b'"' | b'\'' | b'`' | b'\\' | b']') {
+        if line[i] == b']' && !matches!(line[i - 1], b'"' | b'\'') {
+            break;
+        }
         quoted |= line[i] != b']';
         i += 1;
     }
+    // A key opened by a quote that does not close before the operator sits
+    // inside a string (`'Password: '`, `"API_TOKEN=…"`).
+    let opened = (key.start > 0 && !quoted).then(|| line[key.start - 1]).filter(|c| matches!(c, b'"' | b'\'' | b'`'));
     let gap = i;
     while i < line.len() && matches!(line[i], b' ' | b'\t') {
         i += 1;
     }
     let rest = &line[i..];
+    let found = operator_at(line, rest, i, gap, key, quoted)?;
+    // `'Password: '`: what follows ends the string the key is in.
+    let mut v = found.0;
+    while v < line.len() && matches!(line[v], b' ' | b'\t') {
+        v += 1;
+    }
+    if opened.is_some() && opened == line.get(v).copied() {
+        return None;
+    }
+    Some((found.0, found.1, found.2, opened))
+}
+
+fn operator_at(line: &[u8], rest: &[u8], i: usize, gap: usize, key: &Key, quoted: bool) -> Option<(usize, bool, bool)> {
     for op in [&b":::="[..], b"::=", b":=", b"=>", b"===", b"==", b"!=", b"?=", b".=", b"+=", b"||", b"="] {
         if rest.starts_with(op) {
             return Some((i + op.len(), false, false));
@@ -617,11 +821,22 @@ fn operator(line: &[u8], key: &Key) -> Option<(usize, bool, bool)> {
     }
     match rest.first() {
         // `key: v`, `"key":"v"`; not `a::b`, `urn:x:y`, `host:port`.
-        Some(b':') if matches!(rest.get(1), None | Some(b' ' | b'\t' | b'"' | b'\'' | b'`' | b'[' | b'{' | b'|' | b'>')) => {
+        Some(b':')
+            if matches!(rest.get(1), None | Some(b' ' | b'\t' | b'"' | b'\'' | b'`' | b'[' | b'{' | b'|' | b'>')) =>
+        {
             Some((i + 1, true, false))
         }
         Some(b',') if quoted => Some((i + 1, false, false)),
-        Some(b'>') if i == gap && key.start > 0 && line[key.start - 1] == b'<' => Some((i + 1, false, true)),
+        // `<apiToken>…</apiToken>`, not `Option<TokenTree>`.
+        Some(b'>')
+            if i == gap
+                && key.start > 0
+                && line[key.start - 1] == b'<'
+                && (key.start == 1 || !line[key.start - 2].is_ascii_alphanumeric())
+                && line[i..].windows(2).any(|w| w == b"</") =>
+        {
+            Some((i + 1, false, true))
+        }
         _ => None,
     }
 }
@@ -719,10 +934,12 @@ fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_start: bool) 
         };
     }
     if line_start {
-        // To the end of the line, less a comment.
+        // To the end of the line, less a comment (or an escaped newline).
         let mut end = line.len();
         for k in i..line.len() {
-            if matches!(line[k], b' ' | b'\t') && (line[k + 1..].starts_with(b"#") || line[k + 1..].starts_with(b"//")) {
+            let comment = matches!(line[k], b' ' | b'\t')
+                && (line[k + 1..].starts_with(b"#") || line[k + 1..].starts_with(b"//"));
+            if comment || line[k..].starts_with(b"\\n") || line[k..].starts_with(b"\\r") {
                 end = k;
                 break;
             }
@@ -739,8 +956,9 @@ fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_start: bool) 
     while end < line.len() {
         let c = line[end];
         let escaped_newline = c == b'\\' && matches!(line.get(end + 1), Some(b'n' | b'r'));
-        if depth == 0
-            && (is_space(c) || escaped_newline || matches!(c, b',' | b';' | b'&' | b')' | b']' | b'}' | b'"' | b'\'' | b'`' | b'<'))
+        if is_space(c)
+            || escaped_newline
+            || depth == 0 && matches!(c, b',' | b';' | b'&' | b'#' | b')' | b']' | b'}' | b'"' | b'\'' | b'`')
         {
             break;
         }
@@ -758,8 +976,23 @@ fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_start: bool) 
 /// end of the name when there is none.
 fn assignment(line: &[u8], ks: usize, ke: usize) -> Result<(Key, Val), usize> {
     let key = key_at(line, ks, ke)?;
-    let Some((i, yaml, xml)) = operator(line, &key) else { return Err(key.end) };
+    let Some((i, yaml, xml, opened)) = operator(line, &key) else { return Err(key.end) };
+    // A key inside a string: its value ends with the string.
+    let line = match opened {
+        Some(q) => &line[..line[i..].iter().position(|&c| c == q).map_or(line.len(), |p| i + p)],
+        None => line,
+    };
     let val = value_at(line, i, yaml, xml, starts_line(line, key.start));
+    // After `,` (an argument list), only a literal is the key's value, and
+    // it is an argument like any other: a name or a word is not a secret.
+    if line[..i].ends_with(b",") {
+        return match val {
+            Val::Span { start, end, form: Form::Literal } => {
+                Ok((Key { password: false, ..key }, Val::Span { start, end, form: Form::Argument }))
+            }
+            _ => Err(key.end),
+        };
+    }
     Ok((key, val))
 }
 
@@ -772,30 +1005,53 @@ enum Form {
     Config,
     /// Unquoted, in the middle of a line (code, command lines).
     Inline,
+    /// A literal argument after a quoted key: `setProperty("API_KEY", "…")`.
+    Argument,
 }
 
 /// Whether `v` (a value of a key that names a secret) is one.
 fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
-    let quoted = form == Form::Literal;
-    let p = patterns();
+    let quoted = matches!(form, Form::Literal | Form::Argument);
     let v = trim(v);
+    let v = if quoted {
+        v
+    } else {
+        let v = v.strip_suffix(b"\\").map_or(v, trim);
+        trim(v.strip_suffix(b",").or_else(|| v.strip_suffix(b";")).or_else(|| v.strip_suffix(b":")).unwrap_or(v))
+    };
+    let literal_default = shell_default_re().is_match(v);
     // Short, a placeholder, or holding a key block's marker (the block rule's).
-    if v.len() < 10 || p.placeholder.is_match(v) || p.marker.is_match(v) {
+    if v.len() < 10 || !literal_default && placeholder_re().is_match(v) || marker_re().is_match(v) {
         return false;
     }
-    let rest: Cow<[u8]> = if v.iter().any(|&c| matches!(c, b'{' | b'$' | b'%')) { p.interp.replace_all(v, &b""[..]) } else { Cow::Borrowed(v) };
+    let interpolated = !literal_default && v.iter().any(|&c| matches!(c, b'{' | b'$' | b'%'));
+    let rest: Cow<[u8]> = if interpolated { interp_re().replace_all(v, &b""[..]) } else { Cow::Borrowed(v) };
     let rest = trim(&rest);
-    if !quoted && code(rest, form == Form::Inline) {
+    if code(v, form)
+        || code(rest, form)
+        || rest.len() < 10
+        || not_secret_re().is_match(rest)
+        || regexy_re().is_match(rest)
+    {
         return false;
     }
-    if rest.len() < 10 || p.not_secret.is_match(rest) {
+    // Mostly punctuation: a character set, a separator line.
+    if rest.iter().filter(|c| c.is_ascii_alphanumeric()).count() * 4 < rest.len() {
         return false;
     }
-    let wordy = rest.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-' | b' ' | b'$' | b'@'));
-    if wordy && !(password && quoted && !p.dummy.is_match(rest)) {
+    if form != Form::Literal && rest.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_') && identifier_like(rest) {
         return false;
     }
-    if prose(rest, if password { 3 } else { 2 }) {
+    // Letters and separators only (gitleaks' allowlist): names, words, paths.
+    // A password of letters, though, is one unless it reads as a placeholder.
+    let wordy = rest.iter().all(|&c| {
+        c.is_ascii_alphabetic()
+            || matches!(c, b'_' | b'.' | b'-' | b' ' | b'$' | b'@' | b':' | b'/' | b'\\' | b'=' | b'*')
+    });
+    if wordy && !(password && form != Form::Inline && !dummy_word(rest)) {
+        return false;
+    }
+    if prose(rest, password) {
         return false;
     }
     entropy(rest) >= if password { 3.0 } else { 3.5 }
@@ -807,45 +1063,59 @@ fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
 /// space, a struct literal, a call left open at the end of the line), or
 /// starts with a keyword or sigil of code. In the middle of a line a
 /// snake_case identifier is a name too.
-fn code(v: &[u8], inline: bool) -> bool {
+fn code(v: &[u8], form: Form) -> bool {
     let v = trim(v);
-    let v = v.strip_suffix(b",").or_else(|| v.strip_suffix(b";")).unwrap_or(v);
     let Some(&first) = v.first() else { return false };
-    for kw in ["lambda", "new", "await", "function", "fn", "async", "yield", "not", "typeof", "match", "if", "move"] {
-        if v.starts_with(kw.as_bytes()) && matches!(v.get(kw.len()), Some(b' ' | b'(' | b'|' | b'{')) {
+    let literal = matches!(form, Form::Literal | Form::Argument);
+    if !literal {
+        for kw in [
+            "lambda", "new", "await", "function", "fn", "async", "yield", "not", "typeof", "match", "if", "move",
+            "ref", "mut", "impl", "dyn",
+        ] {
+            if v.starts_with(kw.as_bytes()) && matches!(v.get(kw.len()), Some(b' ' | b'(' | b'|' | b'{')) {
+                return true;
+            }
+        }
+        if matches!(first, b'&' | b'*' | b'!' | b'|' | b'(' | b'[' | b'{') {
+            return true;
+        }
+        // `<T as Trait>::f()`, `<Token![where]>::default()`.
+        if first == b'<' && closing(v, 0).is_some_and(|e| v[e..].starts_with(b"::")) {
             return true;
         }
     }
-    if matches!(first, b'&' | b'*' | b'!' | b'|' | b'(' | b'[' | b'{') {
-        return true;
-    }
-    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let ident = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'#');
     let mut i = usize::from(matches!(first, b'$' | b'@'));
-    let mut codey = false;
+    let (mut codey, mut called) = (false, false);
     loop {
         let s = i;
         while i < v.len() && ident(v[i]) {
             i += 1;
         }
-        if i == s || v[s].is_ascii_digit() {
+        if i == s || s == 0 && v[s].is_ascii_digit() {
             return false;
         }
         loop {
-            if v[i..].starts_with(b"!") && matches!(v.get(i + 1), Some(b'(' | b'[' | b'{')) {
-                i += 1;
+            if v[i..].starts_with(b"!") && matches!(v.get(i + 1), Some(b'(' | b'[' | b'{'))
+                || v[i..].starts_with(b"::<")
+            {
+                i += if v[i] == b'!' { 1 } else { 2 };
             }
             match v.get(i) {
                 Some(b'(' | b'[' | b'{' | b'<') => match closing(v, i) {
                     Some(e) => i = e,
-                    None => return true, // open at the end of the line
+                    None => return !literal, // open at the end of the line
                 },
                 _ => break,
             }
-            codey = true;
+            (codey, called) = (true, true);
         }
         let sep = [&b"::"[..], b"->", b"?.", b"."].into_iter().find(|s| v[i..].starts_with(s));
         match sep {
-            Some(sep) if v.get(i + sep.len()).is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_') => {
+            Some(sep)
+                if v.get(i + sep.len())
+                    .is_some_and(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'#' | b'$')) =>
+            {
                 i += sep.len();
                 codey = true;
             }
@@ -854,8 +1124,15 @@ fn code(v: &[u8], inline: bool) -> bool {
     }
     let rest = &v[i..];
     let rest = rest.strip_suffix(b"?").unwrap_or(rest);
+    let rest = rest.strip_suffix(b"\\").unwrap_or(rest);
+    let rest = &rest[..rest.iter().rposition(|&c| !is_space(c)).map_or(0, |i| i + 1)];
+    let rest = rest.strip_suffix(b".").unwrap_or(rest);
+    if literal {
+        // In quotes, only a whole call reads as code: `"foo.bar(x)"`.
+        return called && rest.is_empty();
+    }
     if rest.is_empty() {
-        return codey || inline && v.contains(&b'_') && !v.contains(&b'$');
+        return codey;
     }
     if rest.starts_with(b", ") || rest[0] == b')' {
         return true; // an argument list goes on
@@ -863,7 +1140,12 @@ fn code(v: &[u8], inline: bool) -> bool {
     let after = trim(rest);
     if after.len() < rest.len() {
         // An operator or keyword after a space.
-        if matches!(after.first(), Some(b'=' | b'+' | b'-' | b'*' | b'/' | b'%' | b'|' | b'&' | b'?' | b':' | b'<' | b'>' | b'{' | b'.')) {
+        if matches!(
+            after.first(),
+            Some(
+                b'=' | b'+' | b'-' | b'*' | b'/' | b'%' | b'|' | b'&' | b'?' | b':' | b'<' | b'>' | b'{' | b'.' | b'!'
+            )
+        ) {
             return true;
         }
         let word = after.split(|&c| c == b' ').next().unwrap_or(b"");
@@ -876,8 +1158,32 @@ fn code(v: &[u8], inline: bool) -> bool {
 fn closing(v: &[u8], i: usize) -> Option<usize> {
     let mut depth = 0usize;
     let angle = v[i] == b'<';
+    let mut inner = 0usize; // brackets inside generics: `Option<Token![>]>`
+    let mut quote = None;
     for (k, &c) in v.iter().enumerate().skip(i) {
-        let (open, close) = if angle { (c == b'<', c == b'>') } else { (matches!(c, b'(' | b'[' | b'{'), matches!(c, b')' | b']' | b'}')) };
+        // Skip string literals: `re.compile(r"\{([^}]+)")`.
+        match quote {
+            Some(q) if c == q && v[k - 1] != b'\\' => quote = None,
+            Some(_) => {}
+            None if matches!(c, b'"' | b'\'' | b'`') && !angle => quote = Some(c),
+            None => {}
+        }
+        if quote.is_some() || matches!(c, b'"' | b'\'' | b'`') {
+            continue;
+        }
+        if angle && matches!(c, b'(' | b'[' | b'{') {
+            inner += 1;
+        } else if angle && matches!(c, b')' | b']' | b'}') {
+            inner = inner.saturating_sub(1);
+        }
+        if angle && inner > 0 {
+            continue;
+        }
+        let (open, close) = if angle {
+            (c == b'<', c == b'>')
+        } else {
+            (matches!(c, b'(' | b'[' | b'{'), matches!(c, b')' | b']' | b'}'))
+        };
         if open {
             depth += 1;
         } else if close {
@@ -890,45 +1196,80 @@ fn closing(v: &[u8], i: usize) -> Option<usize> {
     None
 }
 
-/// `min` or more words of letters, as in a sentence.
-fn prose(v: &[u8], min: usize) -> bool {
-    let words = v.split(|&c| c == b' ' || c == b'\t').filter(|w| !w.is_empty());
-    let mut n = 0;
-    for w in words {
-        let a = w.iter().position(|c| !matches!(c, b'(' | b'"' | b'\'' | b'`')).unwrap_or(w.len());
-        let b = w.iter().rposition(|c| !matches!(c, b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b'"' | b'\'' | b'`')).map_or(a, |i| i + 1);
+/// Words, as in a sentence: two or more, three in four of them words of
+/// letters (mostly letters, for a key that is not a password's).
+fn prose(v: &[u8], password: bool) -> bool {
+    let (mut words, mut all) = (0, 0);
+    for w in v.split(|&c| c == b' ' || c == b'\t').filter(|w| !w.is_empty()) {
+        all += 1;
+        let a = w.iter().position(|c| !matches!(c, b'(' | b'"' | b'\'' | b'`' | b'<')).unwrap_or(w.len());
+        let b = w
+            .iter()
+            .rposition(|c| !matches!(c, b'.' | b',' | b';' | b':' | b'!' | b'?' | b')' | b'"' | b'\'' | b'`' | b'>'))
+            .map_or(a, |i| i + 1);
         let w = &w[a..b.max(a)];
-        if w.is_empty() || !w.iter().all(|&c| c.is_ascii_alphabetic() || c == b'\'' || c == b'-') {
-            return false;
-        }
-        n += 1;
+        let letters = w.iter().filter(|c| c.is_ascii_alphabetic()).count();
+        let word = if password {
+            !w.is_empty() && w.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'\'' | b'-' | b'_'))
+        } else {
+            letters >= 2 && letters * 5 >= w.len() * 3
+        };
+        words += usize::from(word);
     }
-    n >= min
+    words >= if password { 3 } else { 2 } && words * 4 >= all * 3
+}
+
+/// Whether a name made of letters, digits and underscores reads as an
+/// identifier (`X509SubjectKeyIDExtension`, `nl80211_key_attrs`) rather than
+/// random (`Zq8rT3vL0xN7aB2cD4eF`): its words, split at case and digit
+/// changes and underscores, are 3.5 characters long on average.
+fn identifier_like(v: &[u8]) -> bool {
+    let (mut runs, mut chars) = (0usize, 0usize);
+    let mut prev: Option<u8> = None;
+    for (i, &c) in v.iter().enumerate() {
+        if c == b'_' {
+            prev = None;
+            continue;
+        }
+        chars += 1;
+        let next_lower = v.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+        let new_run = match prev {
+            None => true,
+            Some(p) if p.is_ascii_digit() => !c.is_ascii_digit(),
+            Some(p) if p.is_ascii_lowercase() => !c.is_ascii_lowercase(),
+            // After a capital: lowercase goes on (Word); a capital goes on an
+            // acronym unless it starts a word (IDExtension).
+            Some(_) => c.is_ascii_digit() || c.is_ascii_uppercase() && next_lower,
+        };
+        runs += usize::from(new_run);
+        prev = Some(c);
+    }
+    runs > 0 && chars * 2 >= runs * 7
 }
 
 /// Redacts the values of secret-named keys in `text`, line by line.
 fn assignment_edits(text: &[u8], edits: &mut Vec<Edit>) {
-    for c in patterns().attr.captures_iter(text) {
+    for c in attr_re().captures_iter(text) {
         let name = c.get(1).unwrap().as_bytes();
         let value = (2..=4).find_map(|i| c.get(i)).unwrap();
-        let secret_name = patterns().keyword.find_iter(name).any(|m| key_at(name, m.start(), m.end()).is_ok());
+        let secret_name = keywords(name).any(|(s, e)| key_at(name, s, e).is_ok());
         if secret_name && secret_value(value.as_bytes(), key_at_password(name), Form::Literal) {
             edits.push(Edit { start: value.start(), end: value.end() });
         }
     }
     let mut skip_until = 0;
     let (mut ls, mut le) = (0, 0);
-    for m in patterns().keyword.find_iter(text) {
-        if m.start() < skip_until {
+    for (ms, me) in keywords(text) {
+        if ms < skip_until {
             continue;
         }
-        if m.start() >= le {
+        if ms >= le {
             // The line of this match (found going forward: lines can be long).
-            ls = text[le..m.start()].iter().rposition(|&c| c == b'\n').map_or(le, |i| le + i + 1);
-            le = text[m.end()..].iter().position(|&c| c == b'\n').map_or(text.len(), |i| m.end() + i);
+            ls = newline_back(&text[le..ms]).map_or(le, |i| le + i + 1);
+            le = newline(&text[me..]).map_or(text.len(), |i| me + i);
         }
         let line = content(&text[ls..le]);
-        match assignment(line, m.start() - ls, m.end() - ls) {
+        match assignment(line, ms - ls, me - ls) {
             Ok((key, val)) => {
                 skip_until = ls + key.end;
                 if let Val::Span { start, end, form } = val {
@@ -949,11 +1290,11 @@ fn dangling_key(line: &[u8]) -> Option<(bool, Dangle)> {
         return None;
     }
     let mut skip_until = 0;
-    for m in patterns().keyword.find_iter(line) {
-        if m.start() < skip_until {
+    for (ms, me) in keywords(line) {
+        if ms < skip_until {
             continue;
         }
-        match assignment(line, m.start(), m.end()) {
+        match assignment(line, ms, me) {
             // A YAML key starts its line (not `if not self.auth:`).
             Ok((key, Val::Dangling(Dangle::YamlBlock | Dangle::YamlPlain))) if !starts_line(line, key.start) => {
                 skip_until = key.end
@@ -964,6 +1305,11 @@ fn dangling_key(line: &[u8]) -> Option<(bool, Dangle)> {
         }
     }
     None
+}
+
+/// Whether a line ends with a comma (a list item, not a continued string).
+fn listed(line: &[u8]) -> bool {
+    trim(line).ends_with(b",")
 }
 
 /// A line that holds one value and nothing else: one literal, or one word
@@ -996,53 +1342,100 @@ fn lone_value(line: &[u8]) -> Option<(usize, usize, bool)> {
     Some((a, b, false))
 }
 
+/// What the walk up from a value needs to know about a line above it.
+#[derive(Clone, Copy)]
+struct Facts {
+    blank: bool,
+    indent: usize,
+    head: Option<(bool, Dangle)>,
+    /// Computed when first needed.
+    lone: Option<bool>,
+    listed: bool,
+}
+
+fn facts(line: &[u8]) -> Facts {
+    let blank = trim(line).is_empty();
+    Facts {
+        blank,
+        indent: indent(line),
+        head: if blank { None } else { dangling_key(line) },
+        lone: None,
+        listed: listed(line),
+    }
+}
+
 /// Redacts a line that is the value of a key on a line above it (YAML block
-/// scalars and indented values, continued assignments).
-fn continued_value(doc: &Doc, v: usize, line: &[u8], edits: &mut Vec<Edit>) {
-    let t = trim(line);
-    if t.len() < 10 {
+/// scalars and indented values, continued assignments). The line is `line`,
+/// at `v`; `above` holds the ranges of the lines of `text` before it and
+/// `cache` what is known of them.
+fn continued_value(
+    doc: &Doc,
+    v: usize,
+    line: &[u8],
+    above: &[(usize, usize)],
+    cache: &mut [Option<Facts>],
+    edits: &mut Vec<Edit>,
+) {
+    if trim(line).len() < 10 {
         return;
     }
-    let lone = lone_value(line);
     let i = indent(line);
+    let mut any_listed = listed(line);
     let lo = doc.window_start(v);
-    let mut at = v;
+    let n = doc.before.len();
+    let (mut j, mut at) = (above.len(), n);
     let mut all_values = true;
     for _ in 0..MAX_VALUE_LINES {
-        let Some((start, prev)) = doc.line_before(at, lo) else { return };
-        at = start;
-        if trim(prev).is_empty() {
+        // The line above, from the cache within `text`, else read in `before`.
+        let (f, prev) = if j > 0 {
+            j -= 1;
+            let (s, e) = above[j];
+            if n + s < lo {
+                return;
+            }
+            let prev = content(&doc.text[s..e]);
+            (cache[j].get_or_insert_with(|| facts(prev)), prev)
+        } else {
+            let Some((start, prev)) = doc.line_before(at, lo) else { return };
+            at = start;
+            (&mut facts(prev), prev)
+        };
+        if f.blank {
             continue;
         }
-        let ip = indent(prev);
-        if let Some((password, d)) = dangling_key(prev) {
+        if let Some((password, d)) = f.head {
+            let lone = lone_value(line);
             let ok = match d {
-                Dangle::YamlBlock => ip < i,
-                Dangle::YamlPlain => ip < i && all_values && lone.is_some(),
-                Dangle::Other => all_values && lone.is_some(),
+                Dangle::YamlBlock => f.indent < i,
+                Dangle::YamlPlain => f.indent < i && all_values && lone.is_some(),
+                // `KEY = (` then `"…"` lines: a string continued; with commas, a list.
+                Dangle::Other => all_values && lone.is_some() && !any_listed,
             };
             if !ok {
                 return;
             }
             let (a, b, form) = match lone {
-                Some((a, b, literal)) if d != Dangle::YamlBlock => (a, b, if literal { Form::Literal } else { Form::Config }),
-                _ => {
-                    let a = indent(line);
-                    (a, a + trim(&line[a..]).len(), Form::Literal)
+                Some((a, b, literal)) if d != Dangle::YamlBlock => {
+                    (a, b, if literal { Form::Literal } else { Form::Config })
                 }
+                _ => (i, i + trim(&line[i..]).len(), Form::Literal),
             };
             if secret_value(&line[a..b], password, form) {
-                edits.push(Edit { start: v - doc.before.len() + a, end: v - doc.before.len() + b });
+                edits.push(Edit { start: v - n + a, end: v - n + b });
             }
             return;
         }
-        if ip < i {
+        if f.indent < i {
             return;
         }
-        if lone_value(prev).is_none() {
-            all_values = false;
-            if i == 0 {
-                return;
+        if all_values {
+            any_listed |= f.listed;
+            let lone = *f.lone.get_or_insert_with(|| lone_value(prev).is_some());
+            if !lone {
+                all_values = false;
+                if i == 0 {
+                    return;
+                }
             }
         }
     }
@@ -1052,34 +1445,39 @@ fn continued_value(doc: &Doc, v: usize, line: &[u8], edits: &mut Vec<Edit>) {
 
 /// The ranges of `text` to redact, sorted and disjoint.
 fn find(before: &[u8], text: &[u8]) -> Vec<Edit> {
-    let p = patterns();
     let before = &before[before.len().saturating_sub(LOOKBACK)..];
+    // Whole lines only: a `before` that does not end with a newline (against
+    // the contract) loses its last, partial line.
+    let before = &before[..newline_back(before).map_or(0, |i| i + 1)];
     let doc = Doc { before, text };
     let n = before.len();
     let mut edits = Vec::new();
 
     // Rules within a line, over all lines at once.
-    for m in p.tokens.find_iter(text) {
+    for m in tokens_re().find_iter(text) {
         edits.push(Edit { start: m.start(), end: m.end() });
     }
-    for m in p.sk.find_iter(text) {
+    for m in sk_re().find_iter(text) {
         let s = m.as_bytes();
         if s.iter().filter(|c| c.is_ascii_digit()).count() >= 2 && entropy(s) >= 3.0 {
             edits.push(Edit { start: m.start(), end: m.end() });
         }
     }
-    for c in p.auth.captures_iter(text) {
+    for c in auth_re().captures_iter(text) {
         let g = c.get(1).unwrap();
         let s = g.as_bytes();
-        if !s.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-')) && !p.placeholder.is_match(s) {
+        let words = s.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-' | b'/'));
+        if !words && entropy(s) >= 3.0 && !placeholder_re().is_match(s) {
             edits.push(Edit { start: g.start(), end: g.end() });
         }
     }
-    for c in p.url.captures_iter(text) {
+    for c in url_re().captures_iter(text) {
         let g = c.get(1).unwrap();
         let s = g.as_bytes();
-        let dummy = [&b"password"[..], b"passwd", b"pass", b"pwd", b"secret", b"changeme"].iter().any(|w| s.eq_ignore_ascii_case(w));
-        if !dummy && !p.placeholder.is_match(s) {
+        let dummy = [&b"password"[..], b"passwd", b"pass", b"pwd", b"secret", b"changeme"]
+            .iter()
+            .any(|w| s.eq_ignore_ascii_case(w));
+        if !dummy && !placeholder_re().is_match(s) {
             edits.push(Edit { start: g.start(), end: g.end() });
         }
     }
@@ -1089,9 +1487,11 @@ fn find(before: &[u8], text: &[u8]) -> Vec<Edit> {
     let all_markers: Vec<Marker> = markers(text, n).collect();
     let mut mi = 0;
     let mut block: Option<Block> = None;
+    let mut above: Vec<(usize, usize)> = Vec::new();
+    let mut cache: Vec<Option<Facts>> = Vec::new();
     let mut start = 0;
     while start < text.len() {
-        let nl = text[start..].iter().position(|&c| c == b'\n').map_or(text.len(), |i| start + i);
+        let nl = newline(&text[start..]).map_or(text.len(), |i| start + i);
         let line = content(&text[start..nl]);
         let v = n + start;
         let first = mi;
@@ -1108,7 +1508,9 @@ fn find(before: &[u8], text: &[u8]) -> Vec<Edit> {
             e.end -= n;
         }
         edits.extend(line_edits);
-        continued_value(&doc, v, line, &mut edits);
+        continued_value(&doc, v, line, &above, &mut cache, &mut edits);
+        above.push((start, nl));
+        cache.push(None);
         start = nl + 1;
         // A block opened before the next line's window no longer counts.
         if let Some(Block::Open(b)) = block {
@@ -1129,51 +1531,6 @@ fn find(before: &[u8], text: &[u8]) -> Vec<Edit> {
     merged
 }
 
-// ---------------------------------------------------------------------------
-// Transitional shims so the old call sites (sink.rs, read.rs, ast.rs) still
-// build: delete them with those calls. Nothing above uses them.
-
-/// `text` redacted as if it started inside a private-key block or not.
-#[deprecated(note = "use redact_lines(before, text)")]
-pub fn redact(text: &[u8], starts_in_key: bool) -> (Vec<u8>, Vec<Edit>) {
-    redact_lines(if starts_in_key { b"-----BEGIN PRIVATE KEY-----\n" } else { b"" }, text)
-}
-
-#[deprecated(note = "redact_lines decides from `before` itself")]
-pub fn looks_like_key_body(line: &[u8]) -> bool {
-    let line = content(line.strip_suffix(b"\n").unwrap_or(line));
-    let (a, b) = core(line);
-    body_shaped(&line[a..b])
-}
-
-#[deprecated(note = "callers pass the LOOKBACK bytes before a range to redact_lines")]
-pub fn key_block_before(path: &std::path::Path, offset: u64) -> bool {
-    let start = offset.saturating_sub(LOOKBACK as u64);
-    #[allow(deprecated)]
-    let before = text_range(path, start, offset - start);
-    // Unreadable now: assume the worst.
-    before.map_or(true, |b| matches!(block_at(&Doc { before: &b, text: b"" }, b.len()), Block::Open(_)))
-}
-
-#[deprecated(note = "the filesystem layer hands redact_lines its bytes")]
-pub fn text_range(path: &std::path::Path, from: u64, len: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = std::fs::File::open(path)?;
-    let mut head = [0u8; 2];
-    let utf16 = file.read_exact(&mut head).is_ok() && (head == [0xFF, 0xFE] || head == [0xFE, 0xFF]);
-    let mut out = Vec::new();
-    if utf16 {
-        file.seek(SeekFrom::Start(0))?;
-        let mut text = encoding_rs_io::DecodeReaderBytesBuilder::new().bom_sniffing(true).build(file);
-        std::io::copy(&mut (&mut text).take(from), &mut std::io::sink())?;
-        text.take(len).read_to_end(&mut out)?;
-    } else {
-        file.seek(SeekFrom::Start(from))?;
-        file.take(len).read_to_end(&mut out)?;
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1190,7 +1547,7 @@ mod tests {
         let mut out = Vec::new();
         let mut start = 0;
         while start < bytes.len() {
-            let end = bytes[start..].iter().position(|&c| c == b'\n').map_or(bytes.len(), |i| start + i + 1);
+            let end = newline(&bytes[start..]).map_or(bytes.len(), |i| start + i + 1);
             let before = &bytes[start.saturating_sub(LOOKBACK)..start];
             let (text, _) = redact_lines(before, &bytes[start..end]);
             out.push(String::from_utf8(text).unwrap().trim_end_matches('\n').to_string());
@@ -1213,9 +1570,11 @@ mod tests {
                 .collect();
             let mut got = Vec::new();
             for chunk in starts.chunks(group) {
-                let (a, b) = (chunk[0], starts.iter().find(|&&s| s > *chunk.last().unwrap()).copied().unwrap_or(bytes.len()));
+                let (a, b) =
+                    (chunk[0], starts.iter().find(|&&s| s > *chunk.last().unwrap()).copied().unwrap_or(bytes.len()));
                 let (text, _) = redact_lines(&bytes[a.saturating_sub(LOOKBACK)..a], &bytes[a..b]);
-                got.extend(String::from_utf8(text).unwrap().trim_end_matches('\n').split('\n').map(str::to_string));
+                let text = String::from_utf8(text).unwrap();
+                got.extend(text.strip_suffix('\n').unwrap_or(&text).split('\n').map(str::to_string));
             }
             assert_eq!(got, lines, "blocks of {group} vs lines alone");
         }
@@ -1252,6 +1611,8 @@ mod tests {
                 "jwt [REDACTED] end",
             ),
             ("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "https://[REDACTED]"),
+            ("  id_rsa: LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0tLS0KYjNCbGJu", "  id_rsa: [REDACTED]"),
+            ("  tls.pem: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCk1JSUV2UUlC", "  tls.pem: [REDACTED]"),
         ] {
             assert_eq!(r(line), want, "{line}");
         }
@@ -1262,6 +1623,7 @@ mod tests {
             "xoxb is a prefix",
             "eyJ alone, eyJhbGciOiJIUzI1NiJ9 alone",
             "AIza",
+            "  ca.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM",
         ] {
             assert_eq!(r(line), line);
         }
@@ -1312,12 +1674,18 @@ mod tests {
             (format!(r#"string apiToken = "{s}";"#), r#"string apiToken = "[REDACTED]";"#.into()),
             (format!("apiToken := `{s}`"), "apiToken := `[REDACTED]`".into()),
             (format!(r#"$apiToken .= "{s}""#), r#"$apiToken .= "[REDACTED]""#.into()),
-            (format!(r#"System.setProperty("API_TOKEN", "{s}")"#), r#"System.setProperty("API_TOKEN", "[REDACTED]")"#.into()),
+            (
+                format!(r#"System.setProperty("API_TOKEN", "{s}")"#),
+                r#"System.setProperty("API_TOKEN", "[REDACTED]")"#.into(),
+            ),
             (format!(r#"  "apiToken" => "{s}""#), r#"  "apiToken" => "[REDACTED]""#.into()),
             (format!(r#"API_TOKEN ::= "{s}""#), r#"API_TOKEN ::= "[REDACTED]""#.into()),
             (format!(r#"API_TOKEN ?= "{s}""#), r#"API_TOKEN ?= "[REDACTED]""#.into()),
             (format!("<apiToken>{s}</apiToken>"), "<apiToken>[REDACTED]</apiToken>".into()),
-            (format!(r#"{{"config.ini": "API_TOKEN={s}\nBACKUP=true"}}"#), r#"{"config.ini": "API_TOKEN=[REDACTED]\nBACKUP=true"}"#.into()),
+            (
+                format!(r#"{{"config.ini": "API_TOKEN={s}\nBACKUP=true"}}"#),
+                r#"{"config.ini": "API_TOKEN=[REDACTED]\nBACKUP=true"}"#.into(),
+            ),
             (format!("creds = {s}"), "creds = [REDACTED]".into()),
             (format!("mySecretString={s}"), "mySecretString=[REDACTED]".into()),
             (format!("todo_secret_do_not_commit = {s}"), "todo_secret_do_not_commit = [REDACTED]".into()),
@@ -1424,10 +1792,20 @@ mod tests {
     #[test]
     fn pem_blocks_redact_their_body_and_keep_markers() {
         let pem = "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nxyz+/\n-----END RSA PRIVATE KEY-----\nb\n";
-        assert_eq!(r(pem), "a\n-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n[REDACTED]\n-----END RSA PRIVATE KEY-----\nb\n");
-        assert_eq!(r("x\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk"), "x\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED]");
-        let encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\nMIIEow\n";
-        assert_eq!(r(encrypted), "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n[REDACTED]\n");
+        assert_eq!(
+            r(pem),
+            "a\n-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n[REDACTED]\n-----END RSA PRIVATE KEY-----\nb\n"
+        );
+        assert_eq!(
+            r("x\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk"),
+            "x\n-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED]"
+        );
+        let encrypted =
+            "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\nMIIEow\n";
+        assert_eq!(
+            r(encrypted),
+            "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n[REDACTED]\n"
+        );
         let pgp = "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF+abc\n=Ab3d\n-----END PGP PRIVATE KEY BLOCK-----\n";
         assert!(!r(pgp).contains("lQOYBF") && !r(pgp).contains("=Ab3d"));
     }
@@ -1456,11 +1834,7 @@ mod tests {
 
     #[test]
     fn pem_short_last_line_alone() {
-        let file = key_file(
-            "-----BEGIN PRIVATE KEY-----\n",
-            |l| format!("{l}\n"),
-            "-----END PRIVATE KEY-----\n",
-        );
+        let file = key_file("-----BEGIN PRIVATE KEY-----\n", |l| format!("{l}\n"), "-----END PRIVATE KEY-----\n");
         let lines = consistent(&file);
         hidden(&lines.join("\n"), &BODY);
         assert_eq!(lines[8], "[REDACTED]");
@@ -1479,21 +1853,57 @@ mod tests {
         hidden(&lines.join("\n"), &BODY);
         assert_eq!(lines[1], "const KEY = \"-----BEGIN PRIVATE KEY-----\\n\" +");
         assert_eq!(lines[8], "  \"[REDACTED]\\n\" +");
-        let java = key_file("String k = \"-----BEGIN RSA PRIVATE KEY-----\\n\"\n", |l| format!("    + \"{l}\\n\"\n"), "    + \"-----END RSA PRIVATE KEY-----\";\n");
+        let java = key_file(
+            "String k = \"-----BEGIN RSA PRIVATE KEY-----\\n\"\n",
+            |l| format!("    + \"{l}\\n\"\n"),
+            "    + \"-----END RSA PRIVATE KEY-----\";\n",
+        );
         hidden(&consistent(&java).join("\n"), &BODY);
-        let py = key_file("KEY = (\n    b'-----BEGIN EC PRIVATE KEY-----\\n'\n", |l| format!("    b'{l}\\n'\n"), "    b'-----END EC PRIVATE KEY-----\\n'\n)\n");
+        let py = key_file(
+            "KEY = (\n    b'-----BEGIN EC PRIVATE KEY-----\\n'\n",
+            |l| format!("    b'{l}\\n'\n"),
+            "    b'-----END EC PRIVATE KEY-----\\n'\n)\n",
+        );
         hidden(&consistent(&py).join("\n"), &BODY);
-        let json = key_file("{\"key\": [\n  \"-----BEGIN PRIVATE KEY-----\\\\n\",\n", |l| format!("  \"{l}\\\\n\",\n"), "  \"-----END PRIVATE KEY-----\\\\n\"\n]}\n");
+        let json = key_file(
+            "{\"key\": [\n  \"-----BEGIN PRIVATE KEY-----\\\\n\",\n",
+            |l| format!("  \"{l}\\\\n\",\n"),
+            "  \"-----END PRIVATE KEY-----\\\\n\"\n]}\n",
+        );
         hidden(&consistent(&json).join("\n"), &BODY);
-        let json = key_file("{\"key\": [\n  \"-----BEGIN PRIVATE KEY-----\\n\",\n", |l| format!("  \"{l}\\n\",\n"), "  \"-----END PRIVATE KEY-----\\n\"\n]}\n");
+        let json = key_file(
+            "{\"key\": [\n  \"-----BEGIN PRIVATE KEY-----\\n\",\n",
+            |l| format!("  \"{l}\\n\",\n"),
+            "  \"-----END PRIVATE KEY-----\\n\"\n]}\n",
+        );
         hidden(&consistent(&json).join("\n"), &BODY);
-        let yaml = key_file("tls:\n  key: |\n    -----BEGIN EC PRIVATE KEY-----\n", |l| format!("    {l}\n"), "    -----END EC PRIVATE KEY-----\n");
+        let yaml = key_file(
+            "tls:\n  key: |\n    -----BEGIN EC PRIVATE KEY-----\n",
+            |l| format!("    {l}\n"),
+            "    -----END EC PRIVATE KEY-----\n",
+        );
         let lines = consistent(&yaml);
         hidden(&lines.join("\n"), &BODY);
         assert_eq!(lines[3], "    -----BEGIN EC PRIVATE KEY-----");
         let body = LINES.join("\\n");
-        let one = format!("{{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n\", \"id\": 3}}\n");
+        let one = format!(
+            "{{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----\\n\", \"id\": 3}}\n"
+        );
         assert_eq!(r(&one), "{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n[REDACTED]\\n-----END PRIVATE KEY-----\\n\", \"id\": 3}\n");
+    }
+
+    #[test]
+    fn commented_out_keys() {
+        for lead in ["# ", "// ", " * ", "; ", "-- ", "> "] {
+            let file = key_file(
+                &format!("{lead}-----BEGIN PRIVATE KEY-----\n"),
+                |l| format!("{lead}{l}\n"),
+                &format!("{lead}-----END PRIVATE KEY-----\n"),
+            );
+            let lines = consistent(&file);
+            hidden(&lines.join("\n"), &BODY);
+            assert_eq!(lines[8], format!("{lead}[REDACTED]").trim_end(), "{lead:?}");
+        }
     }
 
     #[test]
@@ -1558,15 +1968,128 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_window_does_not_misread_its_first_line() {
+        // The window of the value line starts inside `# the password:`,
+        // which cut reads `password:`; that line is not a key, so the
+        // value under it (six long lines further down) stays.
+        let head = "# the password:\n";
+        let cut = head.len() - "password:\n".len();
+        let each = (LOOKBACK - (head.len() - cut)) / 6;
+        assert_eq!(each * 6, LOOKBACK - (head.len() - cut));
+        let filler = format!("  {}\n", "x".repeat(each - 3)).repeat(6);
+        let value = "  Zq8!rT3#vL0@xN7$\n";
+        let file = format!("{head}{filler}");
+        assert_eq!(file.len() - cut, LOOKBACK);
+        let (shown, _) = redact_lines(&file.as_bytes()[cut..], value.as_bytes());
+        assert_eq!(shown, value.as_bytes());
+        let (whole, _) = redact_lines(b"", format!("{file}{value}").as_bytes());
+        assert!(whole.ends_with(value.as_bytes()));
+        // With the key line whole in the window, the same value goes.
+        let (whole, _) = redact_lines(b"", format!("password:\n{}{value}", &filler[each..]).as_bytes());
+        assert!(whole.ends_with(b"  [REDACTED]\n"));
+    }
+
+    #[test]
     fn a_mixed_file_reads_the_same_in_every_split() {
         let mut file = String::new();
         file += "# settings\naws = AKIAIOSFODNN7EXAMPLE\npassword:\n  Zq8!rT3#vL0@xN7$\n";
-        file += &key_file("k = \"-----BEGIN PRIVATE KEY-----\\n\" +\n", |l| format!("  \"{l}\\n\" +\n"), "  \"-----END PRIVATE KEY-----\\n\";\n");
+        file += &key_file(
+            "k = \"-----BEGIN PRIVATE KEY-----\\n\" +\n",
+            |l| format!("  \"{l}\\n\" +\n"),
+            "  \"-----END PRIVATE KEY-----\\n\";\n",
+        );
         file += "DB_PASSWORD='Tr0ub4dor&3;horse?'\nurl = postgres://a:b3cr3tpw@h/db\r\nplain line\n";
         file += &"filler line of ordinary text, nothing to see\n".repeat(50);
         let lines = consistent(&file);
         hidden(&lines.join("\n"), &["AKIAIOSF", "Zq8!", "Tr0ub", "b3cr3t"]);
         hidden(&lines.join("\n"), &BODY);
+    }
+
+    #[test]
+    fn edits_stay_inside_lines() {
+        let text = "<entry key=\"password\">\nZq8rT3vL0xN7aB2cD4eF\n</entry>\n<add key=\"ApiKey\" value=\"\nZq8rT3vL0xN7aB2cD4eF\"/>\n";
+        let lines = consistent(text);
+        assert!(lines.iter().all(|l| !l.contains("[REDACTED]")), "{lines:?}");
+        assert_eq!(
+            r("<entry key=\"password\">Zq8rT3vL0xN7aB2cD4eF</entry>"),
+            "<entry key=\"password\">[REDACTED]</entry>"
+        );
+    }
+
+    #[test]
+    fn random_files_split_the_same_and_keep_the_invariants() {
+        const BITS: [&str; 40] = [
+            "password",
+            "API_KEY",
+            "token",
+            "secret",
+            "key",
+            "auth",
+            "pass",
+            " = ",
+            ": ",
+            ":=",
+            "=>",
+            "=",
+            ":",
+            "\"",
+            "'",
+            "`",
+            "\\\"",
+            "(",
+            ")",
+            "[",
+            "]",
+            "{",
+            "}",
+            ",",
+            ";",
+            " ",
+            "  ",
+            "    ",
+            "-----BEGIN PRIVATE KEY-----",
+            "-----END PRIVATE KEY-----",
+            "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+            "Ab3d==",
+            "Zq8!rT3#vL0@xN7$",
+            "|",
+            ">-",
+            "\\n",
+            "# ",
+            "self.x()",
+            "https://u:p4ss@h/",
+            "\r",
+        ];
+        let mut seed = 11u64;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..300 {
+            let mut file = String::new();
+            for _ in 0..next(12) + 1 {
+                for _ in 0..next(8) {
+                    file += BITS[next(BITS.len())];
+                }
+                if next(9) == 0 {
+                    file.push(char::from(b"\x00\x1b\xff\t"[next(4)] as char));
+                }
+                file += "\n";
+            }
+            if next(4) == 0 {
+                file.pop(); // no newline at the end of the file
+            }
+            let lines = consistent(&file);
+            let (out, edits) = redact_lines(b"", file.as_bytes());
+            let mut at = 0;
+            for e in &edits {
+                assert!(at <= e.start && e.start < e.end && e.end <= file.len(), "{edits:?} in {file:?}");
+                assert!(!file.as_bytes()[e.start..e.end].contains(&b'\n'), "an edit across lines in {file:?}");
+                at = e.end;
+            }
+            assert_eq!(out.iter().filter(|&&c| c == b'\n').count(), file.matches('\n').count());
+            assert_eq!(lines.len(), file.lines().count().max(usize::from(!file.is_empty())));
+        }
     }
 
     #[test]
@@ -1580,43 +2103,115 @@ mod tests {
     }
 
     #[test]
-    fn zz_show() {
-        let f = std::fs::read_to_string("/tmp/show.txt").unwrap_or_default();
-        for (l, o) in f.lines().zip(alone(&f)) {
-            println!("{:<70} => {}", l.chars().take(70).collect::<String>(), o.chars().take(90).collect::<String>());
+    fn keywords_scan_like_their_pattern() {
+        let re =
+            Regex::new(r"(?i-u)access|auth|api|credential|creds|key|pass(?:w(?:or)?d|phrase)?|pwd|secret|token|bearer")
+                .unwrap();
+        let mut seed = 7u64;
+        let alphabet = b"aAcCeEkKpPsStTbBrRwWdDoOhHiIyYnNlL_ -=";
+        for _ in 0..2000 {
+            let text: Vec<u8> = (0..40)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    alphabet[(seed >> 33) as usize % alphabet.len()]
+                })
+                .collect();
+            let want: Vec<(usize, usize)> = re.find_iter(&text).map(|m| (m.start(), m.end())).collect();
+            assert_eq!(keywords(&text).collect::<Vec<_>>(), want, "{}", String::from_utf8_lossy(&text));
         }
+        let text = b"PASSWORD passphrase passwd pass apiKey Bearer CREDS";
+        let found: Vec<&[u8]> = keywords(text).map(|(s, e)| &text[s..e]).collect();
+        assert_eq!(found, [&b"PASSWORD"[..], b"passphrase", b"passwd", b"pass", b"api", b"Key", b"Bearer", b"CREDS"]);
     }
 
     #[test]
-    fn zz_sweep() {
-        let list = std::fs::read_to_string("/tmp/files.txt").unwrap_or_default();
-        let (mut n, mut bytes, mut changed) = (0, 0, 0);
-        let t = std::time::Instant::now();
-        for path in list.lines() {
-            let Ok(f) = std::fs::read(path) else { continue };
-            n += 1;
-            bytes += f.len();
-            let (out, edits) = redact_lines(b"", &f);
-            if edits.is_empty() {
-                continue;
-            }
-            for (a, b) in f.split(|&c| c == b'\n').zip(out.split(|&c| c == b'\n')) {
-                if a != b {
-                    changed += 1;
-                    let a = String::from_utf8_lossy(a);
-                    let b = String::from_utf8_lossy(b);
-                    println!("{path}\n  - {}\n  + {}", a.chars().take(160).collect::<String>(), b.chars().take(160).collect::<String>());
+    fn newlines_found_eight_bytes_at_a_time() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut s = vec![b'x'; len];
+                if at < len {
+                    s[at] = b'\n';
                 }
+                let want = (at < len).then_some(at);
+                assert_eq!(newline(&s), want);
+                assert_eq!(newline_back(&s), want);
             }
         }
-        println!("SWEEP {n} files {bytes} bytes {changed} lines changed in {:?}", t.elapsed());
+        assert_eq!(newline(b"a\nb\nc"), Some(1));
+        assert_eq!(newline_back(b"a\nb\nc"), Some(3));
+        assert_eq!(newline_back(b"\n\x8a\x0a\xff\xffabcdefgh"), Some(2));
     }
 
     #[test]
-    #[allow(deprecated)]
-    fn the_shims_keep_the_old_answers() {
-        let (t, _) = redact(b"MIIEowIBAAKCAQEA\n-----END PRIVATE KEY-----\nafter", true);
-        assert_eq!(t, b"[REDACTED]\n-----END PRIVATE KEY-----\nafter");
-        assert!(looks_like_key_body(b"MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"));
+    fn names_that_hold_a_keyword_but_no_secret() {
+        for name in [
+            "keyboard_layout",
+            "author",
+            "authority",
+            "public_key",
+            "pubKey",
+            "key_id",
+            "keyId",
+            "apiVersion",
+            "api_version_number",
+            "token_url",
+            "tokenType",
+            "max_tokens",
+            "next_page_token",
+            "password_length",
+            "secret_name",
+            "csrf_token",
+            "capital",
+            "rapidjson",
+            "KEY_LEFT",
+            "monkey",
+            "random_access",
+            "credentials_file",
+            "accessor",
+            "unauthorized",
+        ] {
+            assert!(harmless_name(name.as_bytes()), "{name}");
+        }
+        for name in [
+            "api_key",
+            "apiKey",
+            "API_KEY",
+            "private_key",
+            "secret_key",
+            "access_token",
+            "auth_token",
+            "password",
+            "db_password",
+            "client_secret",
+            "secret_id",
+            "key",
+            "tokens",
+            "keyIdentity",
+            "authorization",
+            "authentication_token",
+            "session_key",
+            "passwordHash",
+        ] {
+            assert!(!harmless_name(name.as_bytes()), "{name}");
+        }
+    }
+
+    #[test]
+    fn identifiers_read_apart_from_random_strings() {
+        for v in ["X509SubjectKeyIDExtension", "nl80211_key_attributes", "URLPatternComponentResult", "CorrectHorse1"] {
+            assert!(identifier_like(v.as_bytes()), "{v}");
+        }
+        for v in ["Zq8rT3vL0xN7aB2cD4eF", "6da89121079f83b2eb6acccf8219ea98", "Tr0ub4dorHorse", "wJalrXUtnFEMIK7MDENG"]
+        {
+            assert!(!identifier_like(v.as_bytes()), "{v}");
+        }
+    }
+
+    #[test]
+    fn a_before_without_its_newline_loses_the_partial_line() {
+        let (a, _) = redact_lines(b"-----BEGIN PRIVATE KEY-----\nMIIE", b"Ab3d==\n");
+        let (b, _) = redact_lines(b"-----BEGIN PRIVATE KEY-----\n", b"Ab3d==\n");
+        assert_eq!(a, b);
+        assert_eq!(a, b"[REDACTED]\n");
     }
 }

@@ -13,7 +13,7 @@ use crate::fs::{FileAt, SearchFile};
 use crate::request::{TextQuery, HEAP_LIMIT, MAX_OUTPUT_BYTES};
 use crate::shape::{json_len, match_cost, named_warning, RESULT_OVERHEAD};
 use crate::sink::{FileSink, SinkConfig};
-use crate::walk::{self, Walker};
+use crate::walk::{self, walk_deadline, Walker};
 use crate::{
     CaseMode, FileCount, FileOutcome, OutputMode, QueryMode, SearchError, SearchStats, SearchTextRequest,
     SearchTextResponse, ShardEvent, ShardEventKind, ShardResult, ShardStop, SkipCounts, Workspace,
@@ -101,7 +101,7 @@ fn run(
     let matcher = build_matcher(&q)?;
     let mut searcher = build_searcher(&q);
     let deadline = started + q.timeout;
-    let walker = Walker::new(ws, &q.walk)?.with_deadline(deadline);
+    let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
     let roots = walker.roots(&q.paths)?;
     let cfg = SinkConfig {
         matcher: &matcher,

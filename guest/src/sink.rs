@@ -43,6 +43,17 @@ pub struct FileResults {
     pub text_bytes: usize,
 }
 
+/// One searcher buffer redacted whole.
+#[derive(Default)]
+struct BufferRedaction {
+    /// Where the buffer starts in the file's text.
+    start: Option<u64>,
+    /// Matches seen in it.
+    matches: u32,
+    shown: Vec<u8>,
+    edits: Option<Vec<Edit>>,
+}
+
 pub struct FileSink<'a, 'm> {
     cfg: &'a SinkConfig<'m>,
     path: &'a str,
@@ -51,6 +62,9 @@ pub struct FileSink<'a, 'm> {
     file: FileAt,
     /// The last text read for that: (offset, bytes).
     lookback: Option<(u64, Vec<u8>)>,
+    /// Counts and file lists: the searcher's buffer redacted whole, once
+    /// it holds many matches (see [`FileSink::visible`]).
+    buffer_redaction: BufferRedaction,
     /// Lines up to this one were delivered on an earlier page.
     min_line: u64,
     /// Results to collect from this file.
@@ -81,6 +95,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             path,
             file,
             lookback: None,
+            buffer_redaction: BufferRedaction::default(),
             min_line,
             limit,
             deadline,
@@ -92,10 +107,17 @@ impl<'a, 'm> FileSink<'a, 'm> {
     }
 
     /// `bytes` — whole lines, starting at byte `offset` of the file's text —
-    /// with secrets redacted, and the edits made.
-    fn redacted(&mut self, bytes: &[u8], offset: u64) -> (Vec<u8>, Vec<Edit>) {
+    /// with secrets redacted, and the edits made. The text before them comes
+    /// from `buffer` (the searcher's, which holds `bytes` at `at`) when it
+    /// reaches back far enough, else from the file.
+    fn redacted(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> (Vec<u8>, Vec<Edit>) {
         if !self.cfg.redact {
             return (bytes.to_vec(), Vec::new());
+        }
+        if let Some((buffer, at)) = buffer {
+            if at >= redact::LOOKBACK || at as u64 == offset {
+                return redact::redact_lines(&buffer[at.saturating_sub(redact::LOOKBACK)..at], bytes);
+            }
         }
         let from = offset.saturating_sub(redact::LOOKBACK as u64);
         // Lines close together share one read of what comes before them.
@@ -113,13 +135,46 @@ impl<'a, 'm> FileSink<'a, 'm> {
         redact::redact_lines(&text[skip..upto], bytes)
     }
 
+    /// Whether the match `block` (at byte `offset`; at `at` in the
+    /// searcher's `buffer`) is still a match once redacted — for outputs
+    /// that return no text. Lines are redacted one by one until a buffer
+    /// has shown many matches; then the whole buffer is redacted once (a
+    /// line's redaction depends only on it and the text before it, so the
+    /// answer is the same) and later matches in it are looked up.
+    fn visible(&mut self, block: &[u8], offset: u64, buffer: &[u8], at: usize) -> bool {
+        const PER_LINE: u32 = 400;
+        let body = strip_terminator(block);
+        let start = offset - at as u64;
+        if self.buffer_redaction.start != Some(start) {
+            self.buffer_redaction = BufferRedaction { start: Some(start), ..Default::default() };
+        }
+        self.buffer_redaction.matches += 1;
+        if self.buffer_redaction.matches <= PER_LINE {
+            let (shown, edits) = self.redacted(body, offset, Some((buffer, at)));
+            return edits.is_empty() || self.cfg.matcher.is_match(&shown).unwrap_or(true);
+        }
+        if self.buffer_redaction.edits.is_none() {
+            let end = buffer.iter().rposition(|&c| c == b'\n').map_or(buffer.len(), |i| i + 1).max(at + block.len());
+            let (shown, edits) = self.redacted(&buffer[..end], start, None);
+            (self.buffer_redaction.shown, self.buffer_redaction.edits) = (shown, Some(edits));
+        }
+        let b = &self.buffer_redaction;
+        let edits = b.edits.as_ref().expect("just set");
+        let (s, e) = (at, at + body.len());
+        if !edits.iter().any(|x| x.start < e && x.end > s) {
+            return true;
+        }
+        let (rs, re) = (redact::remap(s, edits, false), redact::remap(e, edits, true));
+        self.cfg.matcher.is_match(&b.shown[rs..re]).unwrap_or(true)
+    }
+
     /// Records one line the searcher reported (matched or context), which
     /// starts at byte `offset`, for the context of matches around it.
-    fn saw_line(&mut self, number: u64, offset: u64, bytes: &[u8]) {
+    fn saw_line(&mut self, number: u64, offset: u64, bytes: &[u8], buffer: Option<(&[u8], usize)>) {
         if self.cfg.output != OutputMode::Content || (self.cfg.before == 0 && self.owed.is_empty()) {
             return;
         }
-        let text = context_text(&self.redacted(bytes, offset).0, self.cfg.max_columns);
+        let text = context_text(&self.redacted(bytes, offset, buffer).0, self.cfg.max_columns);
         let mut still_owed = Vec::with_capacity(self.owed.len());
         for &(i, last) in &self.owed {
             let m = &mut self.results.matches[i];
@@ -155,7 +210,9 @@ impl<'a, 'm> FileSink<'a, 'm> {
         out
     }
 
-    fn record_match(&mut self, line: u64, offset: u64, block: &[u8]) {
+    /// Records a match: `block` at byte `offset`, starting at `line`, and
+    /// its redacted text (`shown`, made by `edits`).
+    fn record_match(&mut self, line: u64, block: &[u8], shown: Vec<u8>, edits: Vec<Edit>) {
         let body = strip_terminator(block);
         let mut spans = Vec::new();
         let _ = self.cfg.matcher.find_iter(body, |m| {
@@ -164,7 +221,6 @@ impl<'a, 'm> FileSink<'a, 'm> {
         });
         let lines_in_block = body.iter().filter(|&&b| b == b'\n').count() + 1;
         // Positions are the file's; text and spans are the redacted line's.
-        let (shown, edits) = self.redacted(body, offset);
         let shown_spans: Vec<(usize, usize)> =
             spans.iter().map(|&(s, e)| (redact::remap(s, &edits, false), redact::remap(e, &edits, true))).collect();
         let (text, mut submatches) = match_text(&shown, &shown_spans, self.cfg.max_columns * lines_in_block);
@@ -229,23 +285,38 @@ impl Sink for FileSink<'_, '_> {
         let offset = mat.absolute_byte_offset();
         let block = mat.bytes();
         if line > self.min_line && !self.results.more {
-            if self.results.count >= self.limit || self.results.text_bytes > self.budget {
+            // A line matches only as callers see it: redaction is no oracle
+            // for what it hides (a pattern that matched only inside a secret
+            // finds nothing).
+            let buffer = (mat.buffer(), mat.bytes_range_in_buffer().start);
+            let shaped = match self.cfg.output {
+                OutputMode::Content => Some(self.redacted(strip_terminator(block), offset, Some(buffer))),
+                _ => None,
+            };
+            let visible = match &shaped {
+                Some((shown, edits)) => edits.is_empty() || self.cfg.matcher.is_match(shown).unwrap_or(true),
+                None => !self.cfg.redact || self.visible(block, offset, buffer.0, buffer.1),
+            };
+            if !visible {
+            } else if self.results.count >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
             } else {
                 self.results.count += 1;
-                match self.cfg.output {
-                    OutputMode::Content => self.record_match(line, offset, block),
-                    OutputMode::FilesWithMatches => return Ok(false),
+                match (self.cfg.output, shaped) {
+                    (OutputMode::Content, Some((shown, edits))) => self.record_match(line, block, shown, edits),
+                    (OutputMode::Content, None) => unreachable!("content is always shaped"),
+                    (OutputMode::FilesWithMatches, _) => return Ok(false),
                     // As `rg -c`: one per matching line (with -U, per match block).
-                    OutputMode::Count => {}
+                    (OutputMode::Count, _) => {}
                 }
             }
         }
         // After record_match, so a match's own lines are not its context.
-        let mut at = offset;
+        let (mut at, mut in_buffer) = (offset, mat.bytes_range_in_buffer().start);
         for (i, l) in mat.lines().enumerate() {
-            self.saw_line(line + i as u64, at, l);
+            self.saw_line(line + i as u64, at, l, Some((mat.buffer(), in_buffer)));
             at += l.len() as u64;
+            in_buffer += l.len();
         }
         Ok(self.go_on())
     }
@@ -254,7 +325,7 @@ impl Sink for FileSink<'_, '_> {
         if self.expired() {
             return Ok(false);
         }
-        self.saw_line(ctx.line_number().unwrap_or(0), ctx.absolute_byte_offset(), ctx.bytes());
+        self.saw_line(ctx.line_number().unwrap_or(0), ctx.absolute_byte_offset(), ctx.bytes(), None);
         Ok(self.go_on())
     }
 

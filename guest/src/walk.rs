@@ -395,6 +395,17 @@ impl<'a> Walker<'a> {
     }
 }
 
+/// The least time a walk gets to find a first file, whatever the timeout:
+/// a search stops at its own deadline once it has searched one file (so
+/// paging always makes progress), and the walk's deadline only ends walks
+/// that find no file to search at all.
+const MIN_WALK: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// When a walk for a call started at `started` with `deadline` stops.
+pub fn walk_deadline(started: Instant, deadline: Instant) -> Instant {
+    deadline.max(started + MIN_WALK)
+}
+
 fn join(dir: &str, name: &str) -> String {
     if dir == "." {
         name.to_string()
