@@ -29,7 +29,7 @@ impl Drop for Server {
     }
 }
 
-fn command(config: &Path) -> Command {
+pub fn command(config: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgrep"));
     cmd.env("SANDGREP_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache"))
         .args(["serve", "--config"])
@@ -196,8 +196,19 @@ fn tokens_select_the_tenant_and_nothing_else_gets_in() {
     assert_eq!(http(&s.addr, "POST", "/v1/search-text", Some(ALPHA), b"{not json").0, 400);
     assert_eq!(post(&s.addr, "search-text", ALPHA, json!({"query": "x", "bogus": 1})).0, 400);
     assert_eq!(post(&s.addr, "read-file", ALPHA, json!({"path": "nope.txt"})).0, 404);
-    let big = format!("{{\"query\": \"{}\"}}", "x".repeat(2 << 20));
-    assert_eq!(http(&s.addr, "POST", "/v1/search-text", Some(ALPHA), big.as_bytes()).0, 413);
+    // A body declared over 1 MiB is refused on the headers, before it is sent
+    // (a client still sending it would see its connection reset).
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    write!(
+        c,
+        "POST /v1/search-text HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {ALPHA}\r\nContent-Length: {}\r\n\r\n",
+        s.addr,
+        2 << 20
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    c.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 413");
 }
 
 #[test]
@@ -254,6 +265,7 @@ fn bad_configs_are_refused_with_a_clear_message() {
         (tenant("a", "a", ALPHA) + &tenant("b", "a/inner", BETA), "overlaps tenant a's"),
         (tenant("a", "a", ALPHA) + &tenant("a", "b", BETA), "listed twice"),
         (tenant("a", "a", "short"), "at least 16"),
+        (tenant("a", "a", &" ".repeat(17)), "at least 16"),
         ("listen = \"127.0.0.1:0\"\n".to_string(), "no [[tenant]]"),
         ("this is not toml".to_string(), "sandgrep.toml"),
     ] {

@@ -8,6 +8,7 @@ mod cli;
 mod conformance;
 mod files;
 mod hostile;
+mod hostile_server;
 mod hosts;
 mod json;
 mod mcp;

@@ -335,7 +335,8 @@ fn main() -> ExitCode {
         Ok(found) => ExitCode::from(if found { 0 } else { 1 }),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("sandgrep: {e}");
+            // A message may quote a workspace path: escaped like any output.
+            eprintln!("sandgrep: {}", render::path(&e.to_string()));
             ExitCode::from(2)
         }
     }
@@ -386,10 +387,11 @@ fn json_line(out: &mut impl Write, response: &impl serde::Serialize) -> io::Resu
     writeln!(out)
 }
 
-/// Warnings and where to continue go to stderr, as rg's messages do.
+/// Warnings and where to continue go to stderr, as rg's messages do
+/// (escaped: a warning may quote a file's name).
 fn notes(warnings: &[String], continuation: Option<String>) {
     for w in warnings {
-        eprintln!("sandgrep: warning: {w}");
+        eprintln!("sandgrep: warning: {}", render::path(w));
     }
     if let Some(c) = continuation {
         eprintln!("sandgrep: {c}");

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::serve::{Refusal, Tenant};
 use crate::tools::{self, ToolError};
-use crate::Sandbox;
+use crate::{render, Sandbox};
 
 /// The MCP server for one workspace.
 #[derive(Clone)]
@@ -93,7 +93,10 @@ impl ServerHandler for McpServer {
             Err(Refusal::Tool(e @ ToolError::UnknownTool(_))) => {
                 return Err(ErrorData::invalid_params(e.to_string(), None));
             }
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("Error: {e}"))]),
+            // A message may quote a workspace path: escaped like the results.
+            Err(e) => {
+                CallToolResult::error(vec![ContentBlock::text(format!("Error: {}", render::path(&e.to_string())))])
+            }
         };
         Ok(result.into())
     }

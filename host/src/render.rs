@@ -1,10 +1,112 @@
 //! Text renderings of responses, in one place: the CLI prints them, the MCP
 //! server returns them beside the structured result.
+//!
+//! Every path and every piece of file text goes through [`escape`] first: the
+//! workspace may be hostile, and a file name such as `a.txt:1:1:FAKE\nsrc`
+//! or one holding `ESC ] 52 ; c ; … BEL` (OSC 52, "set the clipboard") must
+//! neither forge a result line nor drive the terminal that shows it. JSON
+//! output needs none of this: serde escapes every control character.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use crate::{ListFilesResponse, ReadFileResponse, SearchAstResponse, SearchTextResponse};
+
+/// Where a string is shown, which decides what stays raw.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Field {
+    /// A path (or a message, which may quote one): nothing stays raw, not
+    /// even a tab (it would forge a column of `ls --metadata`).
+    Path,
+    /// One line of file text: tabs stay, as rg prints them, and so does a
+    /// carriage return that ends the line (a CRLF file's line, harmless
+    /// before the newline the renderer adds).
+    Line,
+    /// Several lines of file text (a byte range as read): tabs and newlines
+    /// stay, and a carriage return right before a newline or at the end.
+    Block,
+}
+
+/// Whether `c` is shown escaped in every field: C0 controls (tab, newline
+/// and carriage return are decided by the field), DEL, C1 controls, and the
+/// invisible format characters that reorder or hide text (bidi embeddings,
+/// overrides and isolates — "Trojan Source" —, zero-width characters, the
+/// line and paragraph separators, BOM, interlinear annotations, tags). The
+/// list follows fd's `sanitize.rs`, plus U+061C and U+2028/U+2029.
+fn unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{ad}'
+                | '\u{61c}'
+                | '\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{feff}'
+                | '\u{fff9}'..='\u{fffb}'
+                | '\u{e0000}'..='\u{e007f}'
+        )
+}
+
+/// `s` as it may be shown on a terminal or to an agent: every unsafe
+/// character (see [`Field`] for the ones a field keeps) written as an escape
+/// — `\t`, `\n`, `\r`; `\xHH` (two lower-case hex digits) for other C0
+/// controls and DEL; `\u{H…}` (lower-case hex, Rust's spelling) for
+/// anything else, e.g. `\u{9b}` (C1 CSI) or `\u{202e}` (right-to-left
+/// override). Backslashes are not escaped: an escape is for reading, and the
+/// exact name is in the JSON output. Borrows `s` when nothing needs escaping.
+pub fn escape(s: &str, field: Field) -> Cow<'_, str> {
+    let keep = |c: char, next: Option<char>| match c {
+        '\t' => field != Field::Path,
+        '\n' => field == Field::Block,
+        '\r' => field != Field::Path && (next.is_none() || (field == Field::Block && next == Some('\n'))),
+        _ => false,
+    };
+    let mut chars = s.char_indices().peekable();
+    let first = loop {
+        match chars.next() {
+            None => return Cow::Borrowed(s),
+            // The common case: printable ASCII.
+            Some((_, ' '..='~')) => {}
+            Some((i, c)) if unsafe_char(c) && !keep(c, chars.peek().map(|&(_, n)| n)) => break i,
+            Some(_) => {}
+        }
+    };
+    let mut out = String::with_capacity(s.len() + 8);
+    out.push_str(&s[..first]);
+    let mut chars = s[first..].chars().peekable();
+    while let Some(c) = chars.next() {
+        if !unsafe_char(c) || keep(c, chars.peek().copied()) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\0'..='\x1f' | '\x7f' => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            _ => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path or message, escaped ([`Field::Path`]).
+pub fn path(s: &str) -> Cow<'_, str> {
+    escape(s, Field::Path)
+}
+
+/// One line of file text, escaped ([`Field::Line`]).
+pub fn line(s: &str) -> Cow<'_, str> {
+    escape(s, Field::Line)
+}
 
 /// ripgrep's text format: `path:line:col:text` for matches, `path-line-text`
 /// for context, `--` between groups of lines that are not adjacent; `path`
@@ -12,9 +114,9 @@ use crate::{ListFilesResponse, ReadFileResponse, SearchAstResponse, SearchTextRe
 pub fn search(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io::Result<()> {
     for f in &r.files {
         if counts {
-            writeln!(out, "{}:{}", f.path, f.count)?;
+            writeln!(out, "{}:{}", path(&f.path), f.count)?;
         } else {
-            writeln!(out, "{}", f.path)?;
+            writeln!(out, "{}", path(&f.path))?;
         }
     }
     let mut first_group = true;
@@ -38,6 +140,7 @@ pub fn search(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io:
             }
         }
         let has_context = group.iter().any(|m| !m.context_before.is_empty() || !m.context_after.is_empty());
+        let name = path(&group[0].path);
         let mut prev: Option<u64> = None;
         for (&n, &(col, text)) in &lines {
             let gap = prev.map_or(!first_group, |p| n > p + 1);
@@ -45,8 +148,8 @@ pub fn search(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io:
                 writeln!(out, "--")?;
             }
             match col {
-                Some(col) => writeln!(out, "{}:{}:{}:{}", group[0].path, n, col, text)?,
-                None => writeln!(out, "{}-{}-{}", group[0].path, n, text)?,
+                Some(col) => writeln!(out, "{name}:{n}:{col}:{}", line(text))?,
+                None => writeln!(out, "{name}-{n}-{}", line(text))?,
             }
             prev = Some(n);
         }
@@ -62,7 +165,7 @@ pub fn ast(out: &mut impl Write, r: &SearchAstResponse) -> io::Result<()> {
         let mut lines = m.text.lines();
         let first = lines.next().unwrap_or_default();
         let more = if lines.next().is_some() { " …" } else { "" };
-        writeln!(out, "{}:{}:{}:{first}{more}", m.path, m.line, m.column)?;
+        writeln!(out, "{}:{}:{}:{}{more}", path(&m.path), m.line, m.column, line(first))?;
     }
     Ok(())
 }
@@ -72,33 +175,34 @@ pub fn ast(out: &mut impl Write, r: &SearchAstResponse) -> io::Result<()> {
 pub fn list(out: &mut impl Write, r: &ListFilesResponse) -> io::Result<()> {
     for e in &r.entries {
         let slash = if e.is_dir { "/" } else { "" };
+        let name = path(&e.path);
         match (e.size, e.modified) {
-            (Some(size), Some(modified)) => writeln!(out, "{}{slash}\t{size}\t{modified}", e.path)?,
-            _ => writeln!(out, "{}{slash}", e.path)?,
+            (Some(size), Some(modified)) => writeln!(out, "{name}{slash}\t{size}\t{modified}")?,
+            _ => writeln!(out, "{name}{slash}")?,
         }
     }
     Ok(())
 }
 
 /// Lines numbered as `cat -n` numbers them, so they can be cited; a byte
-/// range as it is.
+/// range as it is (but escaped, as every text).
 pub fn read(out: &mut impl Write, r: &ReadFileResponse) -> io::Result<()> {
     match r.range.start_line {
         Some(start) => {
             for (i, line) in r.content.split_inclusive('\n').enumerate() {
                 let line = line.strip_suffix('\n').unwrap_or(line);
-                writeln!(out, "{:>6}\t{}", start + i as u64, line.strip_suffix('\r').unwrap_or(line))?;
+                writeln!(out, "{:>6}\t{}", start + i as u64, self::line(line.strip_suffix('\r').unwrap_or(line)))?;
             }
             Ok(())
         }
-        None => out.write_all(r.content.as_bytes()),
+        None => out.write_all(escape(&r.content, Field::Block).as_bytes()),
     }
 }
 
 /// Where to go on from a truncated response, phrased for the front end
 /// (`cursor` is how it spells the cursor argument).
 pub fn continuation(next_cursor: Option<&str>, cursor: &str) -> Option<String> {
-    next_cursor.map(|c| format!("more results: continue with {cursor} {c}"))
+    next_cursor.map(|c| format!("more results: continue with {cursor} {}", path(c)))
 }
 
 /// Where a read goes on (`lines`/`bytes` are the front end's spellings).
@@ -107,5 +211,68 @@ pub fn read_continuation(r: &ReadFileResponse, lines: &str, bytes: &str) -> Opti
         (Some(line), _) => Some(format!("the file goes on: continue with {lines}{line}")),
         (None, Some(offset)) => Some(format!("the file goes on: continue with {bytes}{offset}")),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{escape, line, path, Field};
+    use std::borrow::Cow;
+
+    #[test]
+    fn plain_text_is_borrowed_as_it_is() {
+        for s in ["src/main.rs", "résumé.txt", "文档/🦀.rs", "a b", "", "heart\u{2764}\u{fe0f}", "\u{fffd}"] {
+            for field in [Field::Path, Field::Line, Field::Block] {
+                assert!(matches!(escape(s, field), Cow::Borrowed(_)), "{s:?} {field:?}");
+            }
+        }
+        assert!(matches!(line("\tindented\tcode"), Cow::Borrowed(_)));
+        assert!(matches!(escape("a\n\tb\r\n", Field::Block), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_name_cannot_forge_a_result_line() {
+        assert_eq!(path("a.txt:1:1:FAKE\nsrc"), "a.txt:1:1:FAKE\\nsrc");
+        assert_eq!(path("a\r\nb"), "a\\r\\nb");
+        assert_eq!(path("a\rb"), "a\\rb");
+        assert_eq!(path("tab\there"), "tab\\there");
+        assert_eq!(path("x\u{2028}y\u{2029}z"), "x\\u{2028}y\\u{2029}z");
+        assert_eq!(line("code\nmore"), "code\\nmore");
+    }
+
+    #[test]
+    fn terminal_sequences_are_escaped() {
+        let osc52 = "innocent\x1b]52;c;cHduZWQ=\x07.txt";
+        assert_eq!(path(osc52), "innocent\\x1b]52;c;cHduZWQ=\\x07.txt");
+        assert_eq!(line("\x1b[2J\x1b[31mred"), "\\x1b[2J\\x1b[31mred");
+        assert_eq!(path("a\x08\x08b\x7f\0"), "a\\x08\\x08b\\x7f\\x00");
+        // C1: CSI and OSC (and NEL) are 8-bit terminal controls.
+        assert_eq!(line("\u{9b}31m\u{9d}0;x\u{9c}\u{85}"), "\\u{9b}31m\\u{9d}0;x\\u{9c}\\u{85}");
+        for field in [Field::Path, Field::Line, Field::Block] {
+            let out = escape("\x1b]8;;https://evil\x1b\\x\u{80}\u{9f}", field);
+            assert!(!out.chars().any(|c| c.is_control()), "{out:?}");
+        }
+    }
+
+    #[test]
+    fn bidi_and_invisible_characters_are_escaped() {
+        assert_eq!(path("safe\u{202e}fdp.exe"), "safe\\u{202e}fdp.exe");
+        for c in ('\u{202a}'..='\u{202e}').chain('\u{2066}'..='\u{2069}') {
+            assert_eq!(line(&format!("x{c}y")), format!("x\\u{{{:x}}}y", c as u32));
+        }
+        assert_eq!(line("a\u{200b}b\u{feff}\u{ad}\u{61c}\u{e0041}"), "a\\u{200b}b\\u{feff}\\u{ad}\\u{61c}\\u{e0041}");
+    }
+
+    #[test]
+    fn fields_keep_what_they_show_as_is() {
+        // Tabs: kept in text, escaped in paths.
+        assert_eq!(line("a\tb"), "a\tb");
+        // A carriage return ending a line (CRLF) stays; one inside does not.
+        assert_eq!(line("crlf line\r"), "crlf line\r");
+        assert_eq!(line("over\rwrite"), "over\\rwrite");
+        assert_eq!(path("name\r"), "name\\r");
+        // A block keeps its lines, tabs and CRLF ends.
+        assert_eq!(escape("a\r\n\tb\rc\x1b\n\r", Field::Block), "a\r\n\tb\\rc\\x1b\n\r");
+        assert_eq!(escape("a\nb", Field::Line), "a\\nb");
     }
 }

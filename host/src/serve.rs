@@ -10,16 +10,25 @@
 //! `--json` object), MCP over streamable HTTP at `/mcp`, `GET /healthz`,
 //! `GET /metrics` (Prometheus text, with the admin token), and `GET /`: a
 //! search page for people, on the same endpoints.
+//!
+//! What an unauthenticated peer can hold is bounded: a request's headers must
+//! arrive within `header_timeout_ms` (so must its body, after them, and the
+//! next request on a kept-alive connection), and at most `max_connections`
+//! are open at once — past that, new connections get a 503 and are closed.
+//! Creating an MCP session counts against the tenant's rate like a call, and
+//! a tenant holds at most `max_sessions` sessions.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use axum::body::{Body, Bytes};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{header, HeaderMap, Request, StatusCode};
+use axum::http::{header, HeaderMap, Method, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
@@ -28,6 +37,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
+use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
 use crate::mcp::McpServer;
@@ -37,6 +47,14 @@ use crate::{Error, Policy, Sandbox, SearchError};
 /// Largest request body (the arguments of one call).
 const MAX_BODY: usize = 1 << 20;
 const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+/// How long a client may take to send a request's headers (default).
+const DEFAULT_HEADER_TIMEOUT_MS: u64 = 10_000;
+/// Connections open at once (default).
+const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// MCP sessions one tenant may hold at once (default).
+const DEFAULT_MAX_SESSIONS: usize = 64;
+/// The shortest token (and admin token) the server starts with.
+const MIN_TOKEN_CHARS: usize = 16;
 
 /// The config file (TOML). Unknown keys are allowed.
 #[derive(Deserialize, Debug)]
@@ -48,6 +66,13 @@ pub struct Config {
     /// protection); default: loopback names and the listen address.
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
+    /// How long a client may take to send a request's headers, ms (default
+    /// 10000); its body must follow within the same time, and a kept-alive
+    /// connection is closed when its next request takes longer to start.
+    pub header_timeout_ms: Option<u64>,
+    /// Connections open at once (default 512); past it, new connections get
+    /// a 503 and are closed.
+    pub max_connections: Option<usize>,
     #[serde(default)]
     pub tenant: Vec<TenantConfig>,
 }
@@ -69,6 +94,8 @@ pub struct TenantConfig {
     pub timeout_ms: Option<u64>,
     /// Memory cap of one call's instance (default 256).
     pub memory_mib: Option<usize>,
+    /// MCP sessions open at once (default 64); `initialize` past it is a 429.
+    pub max_sessions: Option<usize>,
 }
 
 impl Config {
@@ -84,6 +111,19 @@ impl Config {
         if self.tenant.is_empty() {
             return Err("no [[tenant]] in the config".into());
         }
+        if self.header_timeout_ms.is_some_and(|ms| ms == 0 || ms > 600_000) {
+            return Err("header_timeout_ms must be between 1 and 600000".into());
+        }
+        if self.max_connections.is_some_and(|n| n == 0 || n > 1_000_000) {
+            return Err("max_connections must be between 1 and 1000000".into());
+        }
+        let admin = match &self.admin_token {
+            Some(t) => {
+                check_token(t).map_err(|why| format!("admin_token {why}"))?;
+                Some(<[u8; 32]>::from(Sha256::digest(t.as_bytes())))
+            }
+            None => None,
+        };
         let mut names = HashMap::new();
         let mut tokens: HashMap<[u8; 32], &str> = HashMap::new();
         let mut workspaces: Vec<(PathBuf, &str)> = Vec::new();
@@ -115,12 +155,20 @@ impl Config {
                 return Err(format!("tenant {name}: no tokens (tokens or token_sha256)"));
             }
             for h in hashes {
+                if admin == Some(h) {
+                    return Err(format!("tenant {name}: a token is also the admin_token"));
+                }
                 if let Some(other) = tokens.insert(h, name) {
                     return Err(format!("tenant {name}: a token is also tenant {other}'s"));
                 }
             }
-            if t.max_concurrent == Some(0) || t.requests_per_second.is_some_and(|r| r.is_nan() || r <= 0.0) {
-                return Err(format!("tenant {name}: max_concurrent and requests_per_second must be positive"));
+            if t.max_concurrent == Some(0)
+                || t.max_sessions == Some(0)
+                || t.requests_per_second.is_some_and(|r| r.is_nan() || r <= 0.0)
+            {
+                return Err(format!(
+                    "tenant {name}: max_concurrent, max_sessions and requests_per_second must be positive"
+                ));
             }
         }
         Ok(())
@@ -130,10 +178,9 @@ impl Config {
 impl TenantConfig {
     fn token_hashes(&self) -> Result<Vec<[u8; 32]>, String> {
         let mut out = Vec::new();
-        for t in &self.tokens {
-            if t.len() < 16 {
-                return Err(format!("tenant {}: tokens must be at least 16 characters", self.name));
-            }
+        for (i, t) in self.tokens.iter().enumerate() {
+            check_token(t)
+                .map_err(|why| format!("tenant {}: token {} of {} {why}", self.name, i + 1, self.tokens.len()))?;
             out.push(Sha256::digest(t.as_bytes()).into());
         }
         for h in &self.token_sha256 {
@@ -149,6 +196,27 @@ impl TenantConfig {
     }
 }
 
+/// Whether `token` is one a client can send and an attacker cannot guess:
+/// at least 16 characters once surrounding whitespace is trimmed, and only
+/// visible ASCII (a space, a control character or a non-ASCII letter could
+/// never arrive intact in an `Authorization` header, so such a token would
+/// silently lock its tenant out). The reason names no part of the token.
+fn check_token(token: &str) -> Result<(), String> {
+    let len = token.trim().chars().count();
+    if len < MIN_TOKEN_CHARS {
+        return Err(format!(
+            "is too short: tokens must be at least {MIN_TOKEN_CHARS} characters, not counting surrounding \
+             whitespace (this one has {len})"
+        ));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("holds whitespace, a control character or non-ASCII: tokens are visible ASCII only \
+                    (a client could never send this one)"
+            .into());
+    }
+    Ok(())
+}
+
 /// One tenant at run time: its sandbox, limits and counters.
 pub struct Tenant {
     pub name: String,
@@ -158,6 +226,12 @@ pub struct Tenant {
     gate: Mutex<Gate>,
     metrics: Mutex<Metrics>,
     mcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    /// The MCP sessions `mcp` holds (rmcp's own map: a session leaves it
+    /// when it closes or idles out).
+    sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
+    /// `initialize` requests admitted and not yet answered.
+    opening: AtomicUsize,
 }
 
 struct Gate {
@@ -171,7 +245,7 @@ struct Gate {
 struct Metrics {
     /// (operation, HTTP status) → calls.
     calls: BTreeMap<(String, u16), u64>,
-    /// Refusals by limit: "concurrency", "rate".
+    /// Refusals by limit: "concurrency", "rate", "sessions".
     limit_hits: BTreeMap<&'static str, u64>,
     /// Durations of answered calls, ms, bucketed by the upper bounds below.
     buckets: [u64; BUCKETS_MS.len() + 1],
@@ -189,14 +263,30 @@ impl Drop for Permit {
     }
 }
 
+/// An MCP session being opened, counted against the tenant's cap until the
+/// session is in rmcp's map (or its creation failed).
+struct Opening(Arc<Tenant>);
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        self.0.opening.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 impl Tenant {
     /// Admits a call, or says which limit refused it.
     pub fn admit(self: &Arc<Self>) -> Result<Permit, &'static str> {
+        self.admit_within(true).map(|()| Permit(self.clone()))
+    }
+
+    /// Takes one call's worth of the tenant's rate (and a concurrency slot,
+    /// which the caller then owns, when `slot`), or says which limit refused.
+    fn admit_within(&self, slot: bool) -> Result<(), &'static str> {
         let mut g = self.gate.lock().unwrap();
         let now = Instant::now();
         g.allowance = (g.allowance + now.duration_since(g.refilled).as_secs_f64() * self.rate).min(self.rate.max(1.0));
         g.refilled = now;
-        let refused = if g.running >= self.max_concurrent {
+        let refused = if slot && g.running >= self.max_concurrent {
             Some("concurrency")
         } else if g.allowance < 1.0 {
             Some("rate")
@@ -209,8 +299,24 @@ impl Tenant {
             return Err(limit);
         }
         g.allowance -= 1.0;
-        g.running += 1;
-        Ok(Permit(self.clone()))
+        if slot {
+            g.running += 1;
+        }
+        Ok(())
+    }
+
+    /// Admits the creation of an MCP session: under the cap of sessions
+    /// open at once, and against the tenant's rate like any call.
+    async fn open_session(self: &Arc<Self>) -> Result<Opening, &'static str> {
+        // Counted first, so that concurrent `initialize`s cannot all pass.
+        let opening = self.opening.fetch_add(1, Ordering::SeqCst) + 1;
+        let guard = Opening(self.clone());
+        if self.sessions.sessions.read().await.len() + opening > self.max_sessions {
+            *self.metrics.lock().unwrap().limit_hits.entry("sessions").or_default() += 1;
+            return Err("sessions");
+        }
+        self.admit_within(false)?;
+        Ok(guard)
     }
 
     /// Counts a finished call and logs it (never contents, never tokens).
@@ -268,6 +374,13 @@ pub enum Refusal {
     Tool(ToolError),
 }
 
+/// A refusal by one of the tenant's limits: 429, retry shortly.
+fn limited(limit: &'static str) -> Response {
+    let mut r = error(StatusCode::TOO_MANY_REQUESTS, &Refusal::Limit(limit).to_string());
+    r.headers_mut().insert(header::RETRY_AFTER, "1".parse().unwrap());
+    r
+}
+
 impl Refusal {
     pub fn status(&self) -> StatusCode {
         match self {
@@ -291,6 +404,9 @@ impl Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Refusal::Limit("sessions") => {
+                write!(f, "this tenant has as many MCP sessions open as it may: close one (DELETE /mcp) or retry later")
+            }
             Refusal::Limit(limit) => write!(f, "over this tenant's {limit} limit: retry shortly"),
             Refusal::Tool(e) => write!(f, "{e}"),
         }
@@ -308,6 +424,16 @@ struct App {
     tenants: Vec<Arc<Tenant>>,
     by_token: HashMap<[u8; 32], usize>,
     admin: Option<[u8; 32]>,
+    /// How long a request's body may take to arrive after its headers.
+    body_timeout: Duration,
+    connections: Arc<Connections>,
+}
+
+/// The accept loop's counters, for `/metrics`.
+#[derive(Default)]
+struct Connections {
+    open: AtomicUsize,
+    refused: AtomicU64,
 }
 
 impl App {
@@ -337,6 +463,10 @@ fn unauthorized(message: &str) -> Response {
 
 /// Builds the router for `config` (tenants opened, MCP services made).
 pub fn router(config: &Config, listen: &SocketAddr) -> Result<Router, String> {
+    router_with(config, listen, Arc::default())
+}
+
+fn router_with(config: &Config, listen: &SocketAddr, connections: Arc<Connections>) -> Result<Router, String> {
     let mut tenants = Vec::new();
     let mut by_token = HashMap::new();
     let mut allowed_hosts = config.allowed_hosts.clone();
@@ -354,12 +484,13 @@ pub fn router(config: &Config, listen: &SocketAddr) -> Result<Router, String> {
         };
         let sandbox = Sandbox::open(&t.workspace, policy).map_err(|e| format!("tenant {}: {e}", t.name))?;
         let rate = t.requests_per_second.unwrap_or(20.0);
+        let sessions = Arc::new(LocalSessionManager::default());
         let tenant = Arc::new_cyclic(|weak: &std::sync::Weak<Tenant>| {
             let weak = weak.clone();
             let sandbox_for_mcp = sandbox.clone();
             let mcp = StreamableHttpService::new(
                 move || Ok(McpServer::for_tenant(sandbox_for_mcp.clone(), weak.clone())),
-                Arc::new(LocalSessionManager::default()),
+                sessions.clone(),
                 StreamableHttpServerConfig::default().with_allowed_hosts(allowed_hosts.clone()),
             );
             Tenant {
@@ -370,6 +501,9 @@ pub fn router(config: &Config, listen: &SocketAddr) -> Result<Router, String> {
                 gate: Mutex::new(Gate { running: 0, allowance: rate.max(1.0), refilled: Instant::now() }),
                 metrics: Mutex::new(Metrics::default()),
                 mcp,
+                sessions,
+                max_sessions: t.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+                opening: AtomicUsize::new(0),
             }
         });
         for h in t.token_hashes()? {
@@ -378,7 +512,8 @@ pub fn router(config: &Config, listen: &SocketAddr) -> Result<Router, String> {
         tenants.push(tenant);
     }
     let admin = config.admin_token.as_ref().map(|t| Sha256::digest(t.as_bytes()).into());
-    let app = Arc::new(App { tenants, by_token, admin });
+    let body_timeout = Duration::from_millis(config.header_timeout_ms.unwrap_or(DEFAULT_HEADER_TIMEOUT_MS));
+    let app = Arc::new(App { tenants, by_token, admin, body_timeout, connections });
     Ok(Router::new()
         .route("/", get(page))
         .route("/healthz", get(|| async { "ok\n" }))
@@ -408,13 +543,46 @@ async fn page() -> Response {
         .into_response()
 }
 
+/// A request's body, read only after its token was checked: at most
+/// `MAX_BODY` bytes (413 past it), arriving within `timeout` (408 past it,
+/// and the connection is closed: a slow body holds a connection like slow
+/// headers would).
+async fn read_body(headers: &HeaderMap, mut body: Body, timeout: Duration) -> Result<Bytes, Response> {
+    let too_large = || error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the body is over {} bytes", MAX_BODY));
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return Err(too_large());
+    }
+    let read = async {
+        let mut out = Vec::new();
+        while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+            let frame = frame.map_err(|e| error(StatusCode::BAD_REQUEST, &format!("reading the body: {e}")))?;
+            if let Ok(data) = frame.into_data() {
+                if out.len() + data.len() > MAX_BODY {
+                    return Err(too_large());
+                }
+                out.extend_from_slice(&data);
+            }
+        }
+        Ok(Bytes::from(out))
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(result) => result,
+        Err(_) => {
+            let mut r = error(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time");
+            r.headers_mut().insert(header::CONNECTION, "close".parse().unwrap());
+            Err(r)
+        }
+    }
+}
+
 async fn operation(
     State(app): State<Arc<App>>,
     axum::extract::Path(op): axum::extract::Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    request: Request<Body>,
 ) -> Response {
-    let tenant = match app.tenant(&headers) {
+    let (parts, body) = request.into_parts();
+    let tenant = match app.tenant(&parts.headers) {
         Ok(t) => t.clone(),
         Err(r) => return r,
     };
@@ -425,6 +593,10 @@ async fn operation(
         "read-file" => "read_file",
         _ => return error(StatusCode::NOT_FOUND, "no such operation (search-text, search-ast, list-files, read-file)"),
     };
+    let body = match read_body(&parts.headers, body, app.body_timeout).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let args = match serde_json::from_slice::<Value>(if body.is_empty() { b"{}" } else { &body }) {
         Ok(Value::Object(map)) => map,
         Ok(_) => return error(StatusCode::BAD_REQUEST, "the body must be a JSON object of arguments"),
@@ -432,22 +604,47 @@ async fn operation(
     };
     match tenant.call(tool, args).await {
         Ok(out) => axum::Json(out.response).into_response(),
-        Err(refusal) => {
-            let mut r = error(refusal.status(), &refusal.to_string());
-            if matches!(refusal, Refusal::Limit(_)) {
-                r.headers_mut().insert(header::RETRY_AFTER, "1".parse().unwrap());
-            }
-            r
-        }
+        Err(Refusal::Limit(limit)) => limited(limit),
+        Err(refusal) => error(refusal.status(), &refusal.to_string()),
+    }
+}
+
+/// Whether a JSON-RPC message (or batch) is an `initialize` request, the
+/// one that opens an MCP session.
+fn is_initialize(body: &[u8]) -> bool {
+    let is = |m: &Value| m.get("method").and_then(Value::as_str) == Some("initialize");
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Array(batch)) => batch.iter().any(is),
+        Ok(message) => is(&message),
+        Err(_) => false,
     }
 }
 
 async fn mcp(State(app): State<Arc<App>>, request: Request<Body>) -> Response {
-    let tenant = match app.tenant(request.headers()) {
+    let (parts, body) = request.into_parts();
+    let tenant = match app.tenant(&parts.headers) {
         Ok(t) => t.clone(),
         Err(r) => return r,
     };
-    match tenant.mcp.clone().oneshot(request).await {
+    let body = match read_body(&parts.headers, body, app.body_timeout).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    // Session creation is admitted like a call (and capped); the guard
+    // counts it until rmcp has put the session in its map.
+    let _opening = if parts.method == Method::POST && is_initialize(&body) {
+        let started = Instant::now();
+        match tenant.open_session().await {
+            Ok(guard) => Some(guard),
+            Err(limit) => {
+                tenant.record("initialize", StatusCode::TOO_MANY_REQUESTS.as_u16(), started.elapsed());
+                return limited(limit);
+            }
+        }
+    } else {
+        None
+    };
+    match tenant.mcp.clone().oneshot(Request::from_parts(parts, Body::from(body))).await {
         Ok(response) => response.map(Body::new),
         Err(e) => match e {},
     }
@@ -480,6 +677,15 @@ async fn metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
             out.push_str(&format!("sandgrep_limit_hits_total{{tenant=\"{}\",limit=\"{limit}\"}} {n}\n", t.name));
         }
     }
+    out.push_str("# TYPE sandgrep_mcp_sessions gauge\n");
+    for t in &app.tenants {
+        let n = t.sessions.sessions.read().await.len();
+        out.push_str(&format!("sandgrep_mcp_sessions{{tenant=\"{}\"}} {n}\n", t.name));
+    }
+    out.push_str("# TYPE sandgrep_connections_open gauge\n");
+    out.push_str(&format!("sandgrep_connections_open {}\n", app.connections.open.load(Ordering::Relaxed)));
+    out.push_str("# TYPE sandgrep_connections_refused_total counter\n");
+    out.push_str(&format!("sandgrep_connections_refused_total {}\n", app.connections.refused.load(Ordering::Relaxed)));
     out.push_str("# TYPE sandgrep_call_duration_ms histogram\n");
     for t in &app.tenants {
         let m = t.metrics.lock().unwrap();
@@ -505,20 +711,104 @@ pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
     let listen = listen.or(config.listen.as_deref()).unwrap_or(DEFAULT_LISTEN);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
+        let listener = TcpListener::bind(listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
-        let app = router(&config, &addr)?;
+        let connections = Arc::new(Connections::default());
+        let app = router_with(&config, &addr, connections.clone())?;
         if !addr.ip().is_loopback() && config.allowed_hosts.is_empty() {
             log(json!({"event": "warning", "message": "listening beyond loopback without allowed_hosts: /mcp accepts \
                 only Host names localhost, 127.0.0.1, ::1 and the listen address; set allowed_hosts to the names \
                 clients use"}));
         }
         log(json!({"event": "listening", "addr": addr.to_string(), "tenants": config.tenant.len()}));
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .map_err(|e| e.to_string())
+        let limits = ConnLimits {
+            header_timeout: Duration::from_millis(config.header_timeout_ms.unwrap_or(DEFAULT_HEADER_TIMEOUT_MS)),
+            max_connections: config.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+        };
+        accept_loop(listener, app, limits, connections).await;
+        Ok(())
     })
+}
+
+struct ConnLimits {
+    header_timeout: Duration,
+    max_connections: usize,
+}
+
+/// Accepts connections until interrupted and serves each with hyper's
+/// HTTP/1 server: a header-read timeout (which also closes a kept-alive
+/// connection whose next request does not come in time), and at most
+/// `max_connections` at once — one over gets a 503 and is closed, at once,
+/// without a task of its own. On Ctrl-C, open connections finish what they
+/// are answering (for up to 5 s).
+async fn accept_loop(listener: TcpListener, app: Router, limits: ConnLimits, connections: Arc<Connections>) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
+    let mut interrupted = pin!(tokio::signal::ctrl_c());
+    let mut last_refusal_log: Option<Instant> = None;
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors (or a connection reset before it
+                    // was accepted): wait a little instead of spinning.
+                    log(json!({"event": "warning", "message": format!("accept: {e}")}));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut interrupted => break,
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            refuse(stream);
+            let refused = connections.refused.fetch_add(1, Ordering::Relaxed) + 1;
+            if last_refusal_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                last_refusal_log = Some(Instant::now());
+                log(json!({"event": "warning", "message": "connection refused: max_connections are open",
+                    "max_connections": limits.max_connections, "refused_total": refused}));
+            }
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let mut stop = stop_rx.clone();
+        let connections = connections.clone();
+        let header_timeout = limits.header_timeout;
+        connections.open.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(async move {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+            let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                Ok(()) = stop.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.as_mut().await;
+                }
+            }
+            connections.open.fetch_sub(1, Ordering::Relaxed);
+            drop(slot);
+        });
+    }
+    log(json!({"event": "stopping", "open_connections": connections.open.load(Ordering::Relaxed)}));
+    let _ = stop_tx.send(());
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(Duration::from_secs(5), slots.acquire_many(all)).await;
+}
+
+/// Answers a connection over the cap with a 503 and closes it, without
+/// waiting on the peer: the answer fits the empty send buffer of a new
+/// socket, and whatever does not get through is dropped with it.
+fn refuse(stream: TcpStream) {
+    let body = r#"{"error": "too many connections: retry shortly"}"#;
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n\
+         connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.try_write(answer.as_bytes());
 }

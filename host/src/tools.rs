@@ -429,7 +429,7 @@ fn rendered(
         text.push('\n');
     }
     for w in warnings {
-        text.push_str(&format!("[warning: {w}]\n"));
+        text.push_str(&format!("[warning: {}]\n", render::path(w)));
     }
     if let Some(c) = continuation {
         text.push_str(&format!("[{c}]\n"));
