@@ -823,3 +823,55 @@ fn one_answer_stays_under_16_mib_whatever_the_bytes() {
         }
     }
 }
+
+/// Runs `args` and requires an answer (not a host kill) within `limit`.
+fn answered_within(root: &Path, args: &[&str], limit: Duration) -> Output {
+    let started = Instant::now();
+    let out = bounded(root, args, limit + Duration::from_secs(20));
+    assert!(started.elapsed() < limit, "{args:?} took {:?}: {}", started.elapsed(), stderr(&out));
+    assert!(!stderr(&out).contains("host deadline"), "{args:?}: {}", stderr(&out));
+    out
+}
+
+#[test]
+fn ignore_files_linked_into_long_link_chains_cost_bounded_time() {
+    let t = Tree::new();
+    let deep = "x/".repeat(1000);
+    t.mkdir(&deep);
+    symlink(format!("{deep}B"), t.path().join("A")).unwrap();
+    symlink(format!("{}A", "../".repeat(1000)), t.path().join(format!("{deep}B"))).unwrap();
+    for d in 0..30 {
+        t.write(&format!("d{d}/hello.txt"), "hello\n");
+        for f in [".gitignore", ".ignore", ".rgignore"] {
+            symlink("../A", t.path().join(format!("d{d}/{f}"))).unwrap();
+        }
+    }
+    let out = answered_within(t.path(), &["search", "--timeout", "2000", "hello"], Duration::from_secs(6));
+    assert_eq!(stdout(&out).lines().count(), 30, "{}", stderr(&out));
+    answered_within(t.path(), &["ls"], Duration::from_secs(12));
+    let out = answered_within(t.path(), &["read", "A"], Duration::from_secs(6));
+    assert!(stderr(&out).contains("A:"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_deep_named_path_costs_bounded_time() {
+    let t = Tree::new();
+    let deep = "x/".repeat(1000);
+    t.write(&format!("{deep}hello.txt"), "hello\n");
+    let out = answered_within(t.path(), &["search", "--timeout", "2000", "-c", "hello", &deep], Duration::from_secs(6));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn one_big_file_cannot_hold_a_call_past_its_timeout() {
+    let t = Tree::new();
+    t.write("x.txt", "x TODO\n".repeat(1_500_000));
+    for args in [
+        &["search", "-c", "--timeout", "1000", "TODO"][..],
+        &["search", "--json", "--timeout", "1000", "-m", "1000", "--max-results", "5000", "TODO"][..],
+        &["search", "-c", "x"][..],
+    ] {
+        let out = answered_within(t.path(), args, Duration::from_secs(15));
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: {}", stderr(&out));
+    }
+}

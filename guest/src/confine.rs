@@ -66,10 +66,17 @@ pub enum Target {
 pub struct Opened {
     pub real: String,
     pub target: Target,
+    /// The directories the real path passes through, outermost (the root)
+    /// first, with their workspace-relative paths.
+    pub ancestors: Vec<(String, Rc<Dir>)>,
 }
 
 /// Most links followed while resolving one path.
 const MAX_HOPS: usize = 40;
+
+/// Most path components one resolution goes through, links' included (a
+/// chain of links to long paths must not cost a call its time).
+const MAX_STEPS: usize = 1024;
 
 /// Opens the normalized workspace-relative path `rel` one component at a
 /// time, each relative to the directory opened before it and never letting
@@ -82,9 +89,13 @@ pub fn open(ws: &Workspace, rel: &str, must_be_dir: bool, shown: &str) -> Result
     let mut dirs = vec![ws.root_dir()?];
     let mut names: Vec<String> = Vec::new();
     let mut todo: VecDeque<String> = parts(rel).collect();
-    let mut hops = 0;
+    let (mut hops, mut steps) = (0, 0);
     let io = |e: std::io::Error| io_error(shown, &e);
     while let Some(part) = todo.pop_front() {
+        steps += 1;
+        if steps > MAX_STEPS {
+            return Err(SearchError::Io(format!("{shown}: too many path components through links")));
+        }
         if part == ".." {
             names.pop().ok_or_else(|| SearchError::OutsideWorkspace(shown.to_string()))?;
             dirs.pop();
@@ -92,12 +103,14 @@ pub fn open(ws: &Workspace, rel: &str, must_be_dir: bool, shown: &str) -> Result
         }
         let last = todo.is_empty();
         let dir = dirs.last().expect("the root is never popped").clone();
+        // The path so far passed: this name (in its parent) is what to check.
+        let parent = names.last().cloned();
         names.push(part);
         let real = names.join("/");
-        if ws.denied(&real) {
+        let name = names.last().expect("just pushed");
+        if ws.entry_denied(&real, name, parent.as_deref()) {
             return Err(SearchError::Denied(shown.to_string()));
         }
-        let name = names.last().expect("just pushed");
         match dir.kind(name).map_err(io)? {
             Kind::Symlink => {
                 hops += 1;
@@ -124,14 +137,27 @@ pub fn open(ws: &Workspace, rel: &str, must_be_dir: bool, shown: &str) -> Result
             }
             Kind::File if last && !must_be_dir => {
                 let name = names.pop().expect("just pushed");
-                return Ok(Opened { real, target: Target::File(dir, name) });
+                let ancestors = chain(&names, dirs);
+                return Ok(Opened { real, target: Target::File(dir, name), ancestors });
             }
-            Kind::Other if last && !must_be_dir => return Ok(Opened { real, target: Target::Other }),
+            Kind::Other if last && !must_be_dir => {
+                names.pop();
+                let ancestors = chain(&names, dirs);
+                return Ok(Opened { real, target: Target::Other, ancestors });
+            }
             Kind::File | Kind::Other => return Err(SearchError::Io(format!("{shown}: not a directory"))),
         }
     }
     let real = if names.is_empty() { ".".to_string() } else { names.join("/") };
-    Ok(Opened { real, target: Target::Dir(dirs.pop().expect("the root is never popped")) })
+    let dir = dirs.pop().expect("the root is never popped");
+    names.pop();
+    Ok(Opened { real, target: Target::Dir(dir), ancestors: chain(&names, dirs) })
+}
+
+/// The directories of a real path, paired with their paths: `dirs[0]` is
+/// the root, `dirs[i]` is `names[..i]`.
+fn chain(names: &[String], dirs: Vec<Rc<Dir>>) -> Vec<(String, Rc<Dir>)> {
+    dirs.into_iter().enumerate().map(|(i, d)| (if i == 0 { ".".to_string() } else { names[..i].join("/") }, d)).collect()
 }
 
 /// The components of a path that name something (`.` and empty ones dropped).

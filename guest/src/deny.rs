@@ -64,14 +64,44 @@ fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
     }
 }
 
-/// The name an editor's copy was made from: one layer of `.#x`, `#x#`,
-/// `x~`, `x.bak` …, or a leading dot (Vim's swap file of `x` is `.x.swp`).
+/// The name a copy was made from, one layer at a time: editors' backups
+/// and swap files (`x~`, `x.~1~`, `#x#`, `.#x`, `x.bak`, `x.swp`, `.x.swp`,
+/// `x.kate-swp`, `x,v`), file managers' copies (`x copy`, `x - Copy`,
+/// `x (1)`, `Copy of x`), package managers' (`x.dpkg-old`, `x.rpmsave`) and
+/// numbered ones (`x.1`).
 fn strip_backup(n: &str) -> Option<&str> {
-    const SUFFIXES: [&str; 9] = [".bak", ".backup", ".orig", ".old", ".save", ".tmp", ".swp", ".swo", ".swx"];
+    const SUFFIXES: [&str; 20] = [
+        ".bak", ".backup", ".orig", ".old", ".save", ".tmp", ".swp", ".swo", ".swx", ".swn", ".kate-swp", ",v",
+        ".dpkg-old", ".dpkg-dist", ".dpkg-new", ".rpmsave", ".rpmnew", ".rpmorig", " - copy", " copy",
+    ];
+    let numbered = |m: &str| -> Option<usize> {
+        let digits = m.bytes().rev().take_while(u8::is_ascii_digit).count();
+        (digits > 0).then_some(m.len() - digits)
+    };
     n.strip_prefix(".#")
-        .or_else(|| n.strip_prefix('#').and_then(|m| m.strip_suffix('#')))
+        .or_else(|| n.strip_prefix("copy of "))
+        .or_else(|| n.strip_prefix('#').map(|m| m.strip_suffix('#').unwrap_or(m)))
+        .or_else(|| n.strip_suffix('#'))
+        .or_else(|| {
+            // `x.~1~`
+            let m = n.strip_suffix('~')?;
+            let cut = numbered(m)?;
+            m[..cut].strip_suffix(".~")
+        })
         .or_else(|| n.strip_suffix('~'))
         .or_else(|| SUFFIXES.iter().find_map(|s| n.strip_suffix(s)))
+        .or_else(|| {
+            // `x (1)`, `x (copy)`, `x (copy 2)`
+            let m = n.strip_suffix(')')?;
+            let open = m.rfind(" (")?;
+            let inner = &m[open + 2..];
+            (inner.bytes().all(|b| b.is_ascii_digit()) || inner.starts_with("copy")).then_some(&m[..open])
+        })
+        .or_else(|| {
+            // `x.1`
+            let cut = numbered(n)?;
+            n[..cut].strip_suffix('.')
+        })
         .or_else(|| n.strip_prefix('.'))
 }
 
@@ -141,6 +171,22 @@ mod tests {
             "secrets.yml.bak~",
             ".secrets.yml.swp",
             ".netrc.old",
+            ".env copy",
+            ".env - Copy",
+            ".env (1)",
+            "Copy of .env",
+            ".netrc (copy)",
+            ".netrc.~1~",
+            "secrets.yml.~12~",
+            "server.pem.~1~",
+            ".npmrc.swn",
+            ".env.kate-swp",
+            ".env#",
+            "secrets.yml,v",
+            "server.pem.1",
+            ".npmrc.dpkg-old",
+            ".aws/credentials (copy)",
+            ".aws/credentials.bak",
         ] {
             assert!(path_is_denied(p), "{p} should be denied");
         }

@@ -112,6 +112,13 @@ impl Workspace {
         Ok((rel, opened))
     }
 
+    /// Whether the entry `name` at `rel`, in a directory named `parent`
+    /// whose own path was checked, is denied (as a file or a directory).
+    fn entry_denied(&self, rel: &str, name: &str, parent: Option<&str>) -> bool {
+        let rel = if self.deny.has_extra() { rel } else { "" };
+        self.deny.entry_denied(rel, name, parent, false) || self.deny.entry_denied(rel, name, parent, true)
+    }
+
     /// Whether a normalized path (as a file or a directory) is denied.
     fn denied(&self, rel: &str) -> bool {
         rel != "." && (self.deny.path_denied(rel, false) || self.deny.path_denied(rel, true))

@@ -152,12 +152,14 @@ fn run(
             }
             let Some((min_line, taken)) = page.resume_point(&entry.rel) else { continue };
             // Every call searches at least one file, so paging past a
-            // timeout always makes progress.
-            let deadline = (page.stats.files_scanned > 0).then_some(deadline);
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            // timeout always makes progress; the first gets at least the
+            // walk's time (see `Page::searched` for one that overruns it).
+            let first = page.stats.files_scanned == 0;
+            if !first && Instant::now() >= deadline {
                 page.timed_out = true;
                 break 'roots;
             }
+            let deadline = Some(if first { walk_deadline(started, deadline) } else { deadline });
             let limit = page.limit(taken);
             let budget = MAX_OUTPUT_BYTES.saturating_sub(page.text_bytes);
             let kind = search_file(&mut searcher, &cfg, &q, &entry, min_line, limit, deadline, budget);
@@ -435,6 +437,9 @@ impl<'q> Page<'q> {
             return;
         }
         let Some((_, taken)) = self.resume_point(&rel) else { return };
+        if r.timed_out && self.stats.files_scanned == 1 {
+            self.overran(&rel, &r);
+        }
         // A shard may have searched with a larger limit (it had fewer results
         // before this file): `take` cuts the results to this page's.
         let per_file_left = self.per_file_left(taken);
@@ -502,6 +507,21 @@ impl<'q> Page<'q> {
             self.capped_files.push(rel.clone());
         }
         self.position = Some(Position::file_done(rel));
+    }
+
+    /// The first file of a page ran out of time. Content up to there is
+    /// kept (the cursor goes on inside the file); a count, or a file that
+    /// gave nothing before the time ran out, would never get further on a
+    /// page of its own, so it is passed over with a warning naming it.
+    fn overran(&mut self, rel: &str, r: &FileOutcome) {
+        let progress = self.q.output == OutputMode::Content && !r.matches.is_empty();
+        if !progress {
+            self.stats.skipped.unreadable += 1;
+            self.unreadable.push(format!(
+                "{rel}: not searched to its end: the time limit ran out inside it (raise timeout-ms)"
+            ));
+            self.position = Some(Position::file_done(rel.to_string()));
+        }
     }
 
     /// Everything up to the walk event at `key` (ending in NUL) was walked:

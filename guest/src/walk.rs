@@ -215,7 +215,7 @@ impl<'a> Walker<'a> {
         walk.queue.push(Ok(entry));
         if let Target::Dir(dir) = &root.opened.target {
             let mut problems = Vec::new();
-            let parent = self.ancestor_levels(&root.rel, &mut problems);
+            let parent = self.ancestor_levels(root, &mut problems);
             walk.queue.extend(problems.into_iter().map(Err));
             // A root is entered even when it is a bare repository: it was named.
             walk.enter(root.rel.clone(), root.opened.real.clone(), dir.clone(), parent, 1);
@@ -224,21 +224,19 @@ impl<'a> Walker<'a> {
         walk
     }
 
-    /// The levels of `rel`'s ancestors inside the workspace, outermost first.
-    fn ancestor_levels(&self, rel: &str, problems: &mut Vec<WalkError>) -> Option<Rc<Level>> {
-        if rel == "." || self.opts.no_ignore {
+    /// The levels of the ancestors of a root inside the workspace,
+    /// outermost first: the directories its real path passes through, opened
+    /// on the way to it (a root reached through a link takes the rules of
+    /// where it really is).
+    fn ancestor_levels(&self, root: &Root, problems: &mut Vec<WalkError>) -> Option<Rc<Level>> {
+        if root.rel == "." || self.opts.no_ignore {
             return None;
         }
-        let parts: Vec<&str> = rel.split('/').collect();
         let mut level = None;
-        for i in 0..parts.len() {
-            let dir = if i == 0 { ".".to_string() } else { parts[..i].join("/") };
+        for (dir, handle) in &root.opened.ancestors {
             // An unreadable ancestor is no reason to fail: its rules are unknown.
-            let Ok(Opened { real, target: Target::Dir(handle) }) = confine::open(self.ws, &dir, true, &dir) else {
-                continue;
-            };
             if let Ok((names, _)) = handle.list() {
-                level = Some(Rc::new(self.level(&dir, &real, &handle, &names, level, problems)));
+                level = Some(Rc::new(self.level(dir, dir, handle, &names, level, problems)));
             }
         }
         level
@@ -521,7 +519,7 @@ impl Iterator for Walk<'_, '_> {
             // A followed link counts as what it leads to.
             let kind = match kind {
                 Kind::Symlink if walker.opts.follow_symlinks => match walker.follow(&rel, &real) {
-                    Some(Ok(Opened { real: target, target: Target::Dir(dir) })) => {
+                    Some(Ok(Opened { real: target, target: Target::Dir(dir), .. })) => {
                         // A loop: the link leads to a directory the walk is in.
                         if self.stack.iter().any(|f| f.real == target) || target == "." {
                             return Some(Err(WalkError { message: format!("{rel}: symbolic link loop"), unreadable: true }));
@@ -530,7 +528,7 @@ impl Iterator for Walk<'_, '_> {
                         opened_dir = Some(dir);
                         Kind::Dir
                     }
-                    Some(Ok(Opened { real: target, target: Target::File(dir, file) })) => {
+                    Some(Ok(Opened { real: target, target: Target::File(dir, file), .. })) => {
                         real = target;
                         at = (dir, file);
                         Kind::File

@@ -86,7 +86,13 @@ impl ServerHandler for McpServer {
         };
         let result = match outcome {
             Ok(out) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(out.text)]);
+                // The notes in a block of their own: a path or a line of the
+                // text cannot pass for one.
+                let mut content = vec![ContentBlock::text(out.text)];
+                if !out.notes.is_empty() {
+                    content.push(ContentBlock::text(out.notes));
+                }
+                let mut r = CallToolResult::success(content);
                 r.structured_content = Some(out.structured);
                 r
             }

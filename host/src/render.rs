@@ -31,23 +31,33 @@ pub enum Field {
 
 /// Whether `c` is shown escaped in every field: C0 controls (tab, newline
 /// and carriage return are decided by the field), DEL, C1 controls, and the
-/// invisible format characters that reorder or hide text (bidi embeddings,
-/// overrides and isolates — "Trojan Source" —, zero-width characters, the
-/// line and paragraph separators, BOM, interlinear annotations, tags). The
-/// list follows fd's `sanitize.rs`, plus U+061C and U+2028/U+2029.
+/// invisible characters that reorder or hide text: Unicode's default-
+/// ignorable code points (bidi embeddings, overrides and isolates — "Trojan
+/// Source" —, zero-width characters, variation selectors, Hangul fillers,
+/// tags), the line and paragraph separators, BOM, interlinear annotations,
+/// and the blank braille pattern. The list starts from fd's `sanitize.rs`.
 fn unsafe_char(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
             '\u{ad}'
+                | '\u{34f}'
                 | '\u{61c}'
-                | '\u{180e}'
+                | '\u{115f}'..='\u{1160}'
+                | '\u{17b4}'..='\u{17b5}'
+                | '\u{180b}'..='\u{180f}'
                 | '\u{200b}'..='\u{200f}'
                 | '\u{2028}'..='\u{202e}'
                 | '\u{2060}'..='\u{206f}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{fe00}'..='\u{fe0f}'
                 | '\u{feff}'
-                | '\u{fff9}'..='\u{fffb}'
-                | '\u{e0000}'..='\u{e007f}'
+                | '\u{ffa0}'
+                | '\u{fff0}'..='\u{fffb}'
+                | '\u{1bca0}'..='\u{1bca3}'
+                | '\u{1d173}'..='\u{1d17a}'
+                | '\u{e0000}'..='\u{e0fff}'
         )
 }
 

@@ -27,12 +27,20 @@ pub struct ToolDef {
 }
 
 /// A tool's answer: the structured result (the tool guide's shape), its text
-/// rendering, and the response as the CLI's `--json` prints it.
+/// rendering, the notes on it (warnings, where to go on) — apart, so that no
+/// path or line in the text can pass for one — and the response as the CLI's
+/// `--json` prints it.
 pub struct ToolOutput {
     pub structured: Value,
     pub text: String,
+    pub notes: String,
     pub response: Value,
 }
+
+/// The longest text rendering (bytes). Escaped again as JSON it is at most
+/// twice this (the renderer writes printable ASCII for anything unsafe), so
+/// with the structured result the answer stays under 16 MiB.
+const MAX_TEXT: usize = 3 << 20;
 
 #[derive(Debug)]
 pub enum ToolError {
@@ -299,7 +307,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
     let response = sandbox.search_text(&r).map_err(ToolError::Failed)?;
 
     let empty = response.matches.is_empty() && response.files.is_empty();
-    let text = rendered(
+    let (text, notes) = rendered(
         |out| render::search(out, &response, r.output == Some(OutputMode::Count)),
         empty.then_some("No matches found"),
         &response.warnings,
@@ -327,7 +335,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
         "stats": full["stats"],
         "warnings": response.warnings,
     });
-    Ok(ToolOutput { structured, text, response: full })
+    Ok(ToolOutput { structured, text, notes, response: full })
 }
 
 fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
@@ -345,7 +353,7 @@ fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
     r.timeout_ms = a.u32("timeout_ms")?;
     let response = sandbox.search_ast(&r).map_err(ToolError::Failed)?;
-    let text = rendered(
+    let (text, notes) = rendered(
         |out| render::ast(out, &response),
         response.matches.is_empty().then_some("No matches found"),
         &response.warnings,
@@ -354,7 +362,7 @@ fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     let full = to_value(&response);
     let mut structured = full.clone();
     structured["has_more"] = response.next_cursor.is_some().into();
-    Ok(ToolOutput { structured, text, response: full })
+    Ok(ToolOutput { structured, text, notes, response: full })
 }
 
 fn full_submatches(m: &crate::TextMatch) -> Value {
@@ -374,7 +382,7 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     r.hidden = a.bool("hidden")?.unwrap_or(false);
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
     let response = sandbox.list_files(&r).map_err(ToolError::Failed)?;
-    let text = rendered(
+    let (text, notes) = rendered(
         |out| render::list(out, &response),
         response.entries.is_empty().then_some("No files found"),
         &response.warnings,
@@ -390,7 +398,7 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
             e.remove("modified");
         }
     }
-    Ok(ToolOutput { structured, text, response: full })
+    Ok(ToolOutput { structured, text, notes, response: full })
 }
 
 fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
@@ -405,22 +413,30 @@ fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
     r.max_lines = a.u64("max_lines")?;
     let response = sandbox.read_file(&r).map_err(ToolError::Failed)?;
     let go_on = render::read_continuation(&response, "start_line=", "offset_bytes=");
-    let text = rendered(|out| render::read(out, &response), None, &response.warnings, go_on);
+    let (text, notes) = rendered(|out| render::read(out, &response), None, &response.warnings, go_on);
     let full = to_value(&response);
-    Ok(ToolOutput { structured: full.clone(), text, response: full })
+    Ok(ToolOutput { structured: full.clone(), text, notes, response: full })
 }
 
-/// A response's text: its rendering (or `empty` when it has nothing), then
-/// warnings and where to go on, at the end where agents look.
+/// A response's text — its rendering (or `empty` when it has nothing), cut
+/// at [`MAX_TEXT`] — and its notes: warnings and where to go on.
 fn rendered(
     render: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
     empty: Option<&str>,
     warnings: &[String],
     continuation: Option<String>,
-) -> String {
+) -> (String, String) {
     let mut out = Vec::new();
     render(&mut out).expect("writes to memory");
     let mut text = String::from_utf8(out).expect("rendered text is UTF-8");
+    let mut notes = String::new();
+    if text.len() > MAX_TEXT {
+        let cut = text[..MAX_TEXT].rfind('\n').map_or(0, |i| i + 1);
+        text.truncate(cut);
+        notes.push_str(&format!(
+            "[the text was cut at {MAX_TEXT} bytes: structuredContent holds every result of this page]\n"
+        ));
+    }
     if let Some(empty) = empty {
         text.push_str(empty);
         text.push('\n');
@@ -429,12 +445,12 @@ fn rendered(
         text.push('\n');
     }
     for w in warnings {
-        text.push_str(&format!("[warning: {}]\n", render::path(w)));
+        notes.push_str(&format!("[warning: {}]\n", render::path(w)));
     }
     if let Some(c) = continuation {
-        text.push_str(&format!("[{c}]\n"));
+        notes.push_str(&format!("[{c}]\n"));
     }
-    text
+    (text, notes)
 }
 
 /// The arguments of one call, read by canonical name (aliases folded in),
