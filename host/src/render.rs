@@ -51,7 +51,6 @@ fn unsafe_char(c: char) -> bool {
                 | '\u{2060}'..='\u{206f}'
                 | '\u{2800}'
                 | '\u{3164}'
-                | '\u{fe00}'..='\u{fe0f}'
                 | '\u{feff}'
                 | '\u{ffa0}'
                 | '\u{fff0}'..='\u{fffb}'
@@ -59,6 +58,13 @@ fn unsafe_char(c: char) -> bool {
                 | '\u{1d173}'..='\u{1d17a}'
                 | '\u{e0000}'..='\u{e0fff}'
         )
+}
+
+/// A variation selector after another (or first): a run of them carries
+/// hidden data; one after a character picks its look (an emoji's) and stays.
+fn hidden_selector(c: char, prev: Option<char>) -> bool {
+    let selector = |c: char| matches!(c, '\u{fe00}'..='\u{fe0f}');
+    selector(c) && prev.is_none_or(selector)
 }
 
 /// `s` as it may be shown on a terminal or to an agent: every unsafe
@@ -75,21 +81,27 @@ pub fn escape(s: &str, field: Field) -> Cow<'_, str> {
         '\r' => field != Field::Path && (next.is_none() || (field == Field::Block && next == Some('\n'))),
         _ => false,
     };
+    let escaped = |c: char, prev: Option<char>, next: Option<char>| {
+        (unsafe_char(c) || hidden_selector(c, prev)) && !keep(c, next)
+    };
     let mut chars = s.char_indices().peekable();
+    let mut prev = None;
     let first = loop {
         match chars.next() {
             None => return Cow::Borrowed(s),
             // The common case: printable ASCII.
-            Some((_, ' '..='~')) => {}
-            Some((i, c)) if unsafe_char(c) && !keep(c, chars.peek().map(|&(_, n)| n)) => break i,
-            Some(_) => {}
+            Some((_, c @ ' '..='~')) => prev = Some(c),
+            Some((i, c)) if escaped(c, prev, chars.peek().map(|&(_, n)| n)) => break i,
+            Some((_, c)) => prev = Some(c),
         }
     };
     let mut out = String::with_capacity(s.len() + 8);
     out.push_str(&s[..first]);
     let mut chars = s[first..].chars().peekable();
     while let Some(c) = chars.next() {
-        if !unsafe_char(c) || keep(c, chars.peek().copied()) {
+        let (before, next) = (prev, chars.peek().copied());
+        prev = Some(c);
+        if !escaped(c, before, next) {
             out.push(c);
             continue;
         }
@@ -238,6 +250,14 @@ mod tests {
         }
         assert!(matches!(line("\tindented\tcode"), Cow::Borrowed(_)));
         assert!(matches!(escape("a\n\tb\r\n", Field::Block), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn runs_of_variation_selectors_are_escaped() {
+        assert_eq!(line("ok\u{2764}\u{fe0f}"), "ok\u{2764}\u{fe0f}");
+        assert_eq!(line("a\u{fe0f}\u{fe01}\u{fe02}"), "a\u{fe0f}\\u{fe01}\\u{fe02}");
+        assert_eq!(path("\u{fe0f}x"), "\\u{fe0f}x");
+        assert_eq!(line("x\u{e0101}\u{3164}"), "x\\u{e0101}\\u{3164}");
     }
 
     #[test]
