@@ -875,3 +875,49 @@ fn one_big_file_cannot_hold_a_call_past_its_timeout() {
         assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn redaction_is_no_oracle_for_any_pattern() {
+    // A right and a wrong guess at each secret must give the same answer,
+    // whatever the pattern does around the mark: alternations with the
+    // mark's own text, word-boundary assertions next to it, -U, -c, -l.
+    let t = Tree::new();
+    t.write("a.py", "aws = \"AKIAQZZZ5555ZZZZ5555\"\npassword = \"Xq9!vR2#pL7$wM4&\"\nok = 1\n");
+    t.write("b.go", "package main\n\nvar password = \"Xq9!vR2#pL7$wM4&\"\n");
+    let probes = [
+        ("REDACTED|AKIAQ", "REDACTED|AKIAB"),
+        ("\\[REDACTED\\]|AKIAQ", "\\[REDACTED\\]|AKIAB"),
+        ("password = \"(\\[REDACTED\\]|Xq9)", "password = \"(\\[REDACTED\\]|Aa0)"),
+        ("aws = \"\\B|AKIAQ", "aws = \"\\B|AKIAB"),
+        ("aws = \"\\b", "aws = \"\\B"),
+        ("REDACTED|Xq9", "REDACTED|Yq9"),
+    ];
+    for (right, wrong) in probes {
+        for mode in [&["-c"][..], &["-l"][..], &[][..], &["-U"][..], &["--json"][..]] {
+            let answer = |pattern: &str| {
+                let mut args = vec!["search"];
+                args.extend_from_slice(mode);
+                args.push(pattern);
+                let out = quick(t.path(), &args);
+                let text = stdout(&out).replace(pattern, "PATTERN");
+                // Time taken is not part of the answer.
+                let text = match text.find("\"elapsed_ms\":") {
+                    Some(i) => text[..i].to_string() + text[i..].split_once(',').map_or("", |x| x.1),
+                    None => text,
+                };
+                (out.status.code(), text)
+            };
+            assert_eq!(answer(right), answer(wrong), "{mode:?}: {right} vs {wrong}");
+        }
+    }
+    // Structural search matches the redacted text: a whole guess finds nothing.
+    for (right, wrong) in [("\"Xq9!vR2#pL7$wM4&\"", "\"Yq9!vR2#pL7$wM4&\"")] {
+        let a = quick(t.path(), &["ast", right, "--lang", "go"]);
+        let b = quick(t.path(), &["ast", wrong, "--lang", "go"]);
+        assert_eq!((a.status.code(), stdout(&a)), (b.status.code(), stdout(&b)));
+    }
+    // What the redacted text shows is still found, at the file's columns.
+    let v = json(t.path(), &["ast", "--json", "var password = $V", "--lang", "go"]);
+    assert_eq!(v["matches"][0]["meta_variables"][0]["text"], "\"[REDACTED]\"", "{v}");
+    assert_eq!((v["matches"][0]["line"].as_u64(), v["matches"][0]["end_column"].as_u64()), (Some(3), Some(34)), "{v}");
+}

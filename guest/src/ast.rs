@@ -14,7 +14,7 @@ use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 
 use crate::cursor::{self, Position};
-use crate::redact::{self, Edit};
+use crate::redact;
 use crate::request::{AstQuery, MAX_AST_TEXT, MAX_OUTPUT_BYTES};
 use crate::shape::{json_len, RESULT_OVERHEAD};
 use crate::search::empty_stats;
@@ -235,20 +235,31 @@ impl<'q> Page<'q> {
             return;
         };
         let lines = LineIndex::new(&src);
-        let tree = lang.ast_grep(&src);
+        let raw = lang.ast_grep(&src);
+        if raw.root().find_all(pattern).nth(taken as usize).is_none() {
+            return;
+        }
+        // Redaction is no oracle: in a file with secrets the pattern is
+        // matched against the redacted text (a guess at a secret finds
+        // nothing), and positions are mapped back onto the file.
+        let (shown, edits) = if ws.redact { redact::redact_lines(b"", src.as_bytes()) } else { (Vec::new(), Vec::new()) };
+        let (searched, tree) = if edits.is_empty() {
+            (src, raw)
+        } else {
+            // Redaction edits whole ASCII tokens: the text stays UTF-8.
+            let Ok(shown) = String::from_utf8(shown) else { return };
+            let tree = lang.ast_grep(&shown);
+            (shown, tree)
+        };
         let root = tree.root();
         let mut found = root.find_all(pattern).skip(taken as usize).peekable();
         if found.peek().is_none() {
             return;
         }
         self.stats.files_matched += 1;
-        // Secrets are found in the whole file (a key block's lines are known
-        // by what precedes them), then ranges are moved onto the result.
-        let (shown, edits) = if ws.redact { redact::redact_lines(b"", src.as_bytes()) } else { (Vec::new(), Vec::new()) };
-        let shown = if ws.redact { String::from_utf8_lossy(&shown).into_owned() } else { String::new() };
+        let at = |pos: usize, end_side: bool| lines.line_col(redact::unmap(pos, &edits, end_side));
         let text_of = |page: &mut Page, range: std::ops::Range<usize>| -> String {
-            let text = if ws.redact { slice(&shown, &edits, range) } else { src[range].to_string() };
-            bounded(text, &mut page.cut_texts)
+            bounded(searched[range].to_string(), &mut page.cut_texts)
         };
         let mut taken = taken;
         for m in found {
@@ -264,8 +275,8 @@ impl<'q> Page<'q> {
                 continue;
             }
             let range = m.range();
-            let (line, column) = lines.line_col(range.start);
-            let (end_line, end_column) = lines.line_col(range.end);
+            let (line, column) = at(range.start, false);
+            let (end_line, end_column) = at(range.end, true);
             let env = m.get_env();
             let mut vars: Vec<MetaVar> = Vec::new();
             for var in env.get_matched_variables() {
@@ -366,12 +377,6 @@ impl LineIndex {
         let line = self.0.partition_point(|&start| start <= at);
         (line as u64, (at - self.0[line - 1]) as u64 + 1)
     }
-}
-
-/// `range` of the original text, in its redacted form `shown`.
-fn slice(shown: &str, edits: &[Edit], range: std::ops::Range<usize>) -> String {
-    let (a, b) = (redact::remap(range.start, edits, false), redact::remap(range.end, edits, true));
-    shown.get(a..b).map_or_else(|| String::from_utf8_lossy(&shown.as_bytes()[a..b]).into_owned(), str::to_string)
 }
 
 /// `text` cut to [`MAX_AST_TEXT`] bytes (on a character boundary) with `…`.

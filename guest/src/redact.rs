@@ -144,6 +144,24 @@ pub fn redact_lines(before: &[u8], text: &[u8]) -> (Vec<u8>, Vec<Edit>) {
     (out, edits)
 }
 
+/// Where byte offset `pos` of the redacted text was in the original: the
+/// inverse of [`remap`]. A position inside a mark goes to the start of what
+/// it replaced (or, with `end_side`, to its end).
+pub fn unmap(pos: usize, edits: &[Edit], end_side: bool) -> usize {
+    let mut shift: isize = 0;
+    for e in edits {
+        let mark_start = (e.start as isize + shift) as usize;
+        if pos <= mark_start {
+            break;
+        }
+        if pos < mark_start + MARK.len() {
+            return if end_side { e.end } else { e.start };
+        }
+        shift += MARK.len() as isize - (e.end - e.start) as isize;
+    }
+    (pos as isize - shift) as usize
+}
+
 /// Where byte offset `pos` of the original text lands after `edits`. A
 /// position inside a redacted range moves to the start of its mark (or, with
 /// `end_side`, to its end).
@@ -2205,6 +2223,22 @@ mod tests {
         {
             assert!(!identifier_like(v.as_bytes()), "{v}");
         }
+    }
+
+    #[test]
+    fn unmap_inverts_remap() {
+        let text = b"a = ghp_0123456789abcdefghijABCDEFGHIJ012345 and AKIAIOSFODNN7EXAMPLE z";
+        let (shown, edits) = redact_lines(b"", text);
+        assert_eq!(edits.len(), 2);
+        for pos in [0, 1, 4, text.len() - 1, text.len()] {
+            if !edits.iter().any(|e| e.start < pos && pos < e.end) {
+                assert_eq!(unmap(remap(pos, &edits, false), &edits, false), pos, "{pos}");
+            }
+        }
+        let z = shown.iter().rposition(|&c| c == b'z').unwrap();
+        assert_eq!(unmap(z, &edits, false), text.len() - 1);
+        assert_eq!(unmap(5, &edits, false), edits[0].start);
+        assert_eq!(unmap(5, &edits, true), edits[0].end);
     }
 
     #[test]

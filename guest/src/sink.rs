@@ -151,7 +151,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         self.buffer_redaction.matches += 1;
         if self.buffer_redaction.matches <= PER_LINE {
             let (shown, edits) = self.redacted(body, offset, Some((buffer, at)));
-            return edits.is_empty() || self.cfg.matcher.is_match(&shown).unwrap_or(true);
+            return edits.is_empty() || clear_match(self.cfg.matcher, &shown, &marks(&edits));
         }
         if self.buffer_redaction.edits.is_none() {
             let end = buffer.iter().rposition(|&c| c == b'\n').map_or(buffer.len(), |i| i + 1).max(at + block.len());
@@ -165,7 +165,9 @@ impl<'a, 'm> FileSink<'a, 'm> {
             return true;
         }
         let (rs, re) = (redact::remap(s, edits, false), redact::remap(e, edits, true));
-        self.cfg.matcher.is_match(&b.shown[rs..re]).unwrap_or(true)
+        let marks: Vec<(usize, usize)> =
+            marks(edits).into_iter().filter(|&(a, z)| z > rs && a < re).map(|(a, z)| (a - rs, z - rs)).collect();
+        clear_match(self.cfg.matcher, &b.shown[rs..re], &marks)
     }
 
     /// Records one line the searcher reported (matched or context), which
@@ -294,7 +296,7 @@ impl Sink for FileSink<'_, '_> {
                 _ => None,
             };
             let visible = match &shaped {
-                Some((shown, edits)) => edits.is_empty() || self.cfg.matcher.is_match(shown).unwrap_or(true),
+                Some((shown, edits)) => edits.is_empty() || clear_match(self.cfg.matcher, shown, &marks(edits)),
                 None => !self.cfg.redact || self.visible(block, offset, buffer.0, buffer.1),
             };
             if !visible {
@@ -341,4 +343,32 @@ impl Sink for FileSink<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// Where the `[REDACTED]` marks of `edits` stand in the redacted text.
+fn marks(edits: &[Edit]) -> Vec<(usize, usize)> {
+    let mut shift = 0isize;
+    edits
+        .iter()
+        .map(|e| {
+            let start = (e.start as isize + shift) as usize;
+            shift += redact::MARK.len() as isize - (e.end - e.start) as isize;
+            (start, start + redact::MARK.len())
+        })
+        .collect()
+}
+
+/// Whether `matcher` matches the redacted text `shown` somewhere that
+/// neither overlaps nor touches a mark. Redaction is then no oracle: such a
+/// match sees the same bytes, and the same neighbours for `\b`, `^` or `$`,
+/// in the file itself, so whether a line is a hit depends on its redacted
+/// text alone — never on what the marks hide (`REDACTED|guess` finds
+/// nothing, whatever the guess).
+fn clear_match(matcher: &RegexMatcher, shown: &[u8], marks: &[(usize, usize)]) -> bool {
+    let mut clear = false;
+    let _ = matcher.find_iter(shown, |m| {
+        clear = marks.iter().all(|&(a, z)| m.end() < a || m.start() > z);
+        !clear
+    });
+    clear
 }
