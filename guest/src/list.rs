@@ -75,7 +75,8 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
             skip_left -= 1;
             continue;
         }
-        let (size, modified) = match entry.meta().filter(|_| q.include_metadata) {
+        let meta = if q.include_metadata { entry.meta() } else { None };
+        let (size, modified) = match meta {
             Some(m) => (Some(m.size), m.modified),
             None => (None, None),
         };
