@@ -6,6 +6,7 @@ mod util;
 mod ast;
 mod cli;
 mod conformance;
+mod features;
 mod files;
 mod hostile;
 mod hostile_server;

@@ -13,12 +13,12 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 
-use crate::cursor::{self, Position};
+use crate::cursor::Position;
+use crate::error::{error_message, io_error};
+use crate::page::{self, empty_stats, Paging};
 use crate::redact;
-use crate::request::{AstQuery, MAX_AST_TEXT, MAX_OUTPUT_BYTES};
-use crate::shape::{json_len, RESULT_OVERHEAD};
-use crate::search::empty_stats;
-use crate::shape::named_warning;
+use crate::request::{AstQuery, MAX_AST_TEXT};
+use crate::shape::{bounded, json_len, named_warning, LineIndex, RESULT_OVERHEAD};
 use crate::walk::{self, walk_deadline, Walker};
 use crate::{
     AstMatch, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats, Workspace,
@@ -65,7 +65,7 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
     let mut warnings = Vec::new();
     let q = AstQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
-    let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
+    let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
     let fixed = q.language.as_deref().map(language).transpose()?;
     // Patterns are compiled per language, when a file of it comes up.
     let mut patterns: HashMap<SupportLang, Result<Pattern, String>> = HashMap::new();
@@ -76,8 +76,9 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
     let deadline = started + q.timeout;
     let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
     let roots = walker.roots(&q.paths)?;
-    let mut page = Page::new(&q, warnings);
-    let after = resume.as_ref().map(|r| r.path.as_str());
+    let after = resume.as_ref().map(|r| r.path.clone());
+    let after = after.as_deref();
+    let mut page = Page::new(&q, resume, warnings);
     'roots: for root in &roots {
         if after.is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
             continue;
@@ -103,14 +104,7 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
             if fixed.is_some_and(|f| f != lang) {
                 continue;
             }
-            let taken = match &resume {
-                Some(r) if entry.rel < r.path => continue,
-                Some(r) if entry.rel == r.path => match r.line {
-                    u64::MAX => continue,
-                    _ => r.taken,
-                },
-                _ => 0,
-            };
+            let Some((_, taken)) = page.paging.resume_point(&entry.rel) else { continue };
             let Ok(pattern) =
                 patterns.entry(lang).or_insert_with(|| Pattern::try_new(&q.pattern, lang).map_err(|e| e.to_string()))
             else {
@@ -119,18 +113,18 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
             // Every call searches at least one file, so paging past a
             // timeout always makes progress.
             if page.stats.files_scanned > 0 && Instant::now() >= deadline {
-                page.timed_out = true;
+                page.paging.time_out();
                 break 'roots;
             }
             page.search_file(ws, &entry, lang, pattern, taken);
-            if page.done {
+            if page.paging.done() {
                 break 'roots;
             }
             // Matched, or skipped (too large, binary, unreadable): the stream is past it.
-            page.position = Some(Position::file_done(entry.rel));
+            page.paging.file_done(entry.rel);
         }
         if walk.timed_out() {
-            page.timed_out = true;
+            page.paging.time_out();
             break;
         }
     }
@@ -158,25 +152,21 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
 
 struct Page<'q> {
     q: &'q AstQuery,
+    paging: Paging,
     resp: SearchAstResponse,
     stats: SearchStats,
-    skip_left: u64,
-    position: Option<Position>,
-    done: bool,
-    timed_out: bool,
     unreadable: Vec<String>,
     problems: Vec<String>,
     not_utf8: Vec<String>,
     cut_texts: usize,
-    /// What the matches so far cost as JSON.
-    output_bytes: usize,
 }
 
 impl<'q> Page<'q> {
-    fn new(q: &'q AstQuery, warnings: Vec<String>) -> Page<'q> {
+    fn new(q: &'q AstQuery, resume: Option<Position>, warnings: Vec<String>) -> Page<'q> {
         let stats = empty_stats();
         Page {
             q,
+            paging: Paging::new(resume, q.skip, q.max_results),
             resp: SearchAstResponse {
                 matches: Vec::new(),
                 truncated: false,
@@ -186,31 +176,19 @@ impl<'q> Page<'q> {
                 warnings,
             },
             stats,
-            skip_left: q.skip,
-            position: None,
-            done: false,
-            timed_out: false,
             unreadable: Vec::new(),
             problems: Vec::new(),
             not_utf8: Vec::new(),
             cut_texts: 0,
-            output_bytes: 0,
         }
     }
 
     /// Parses one file and takes its matches past the first `taken`.
-    fn search_file(
-        &mut self,
-        ws: &Workspace,
-        entry: &walk::Entry,
-        lang: SupportLang,
-        pattern: &Pattern,
-        taken: u64,
-    ) {
+    fn search_file(&mut self, ws: &Workspace, entry: &walk::Entry, lang: SupportLang, pattern: &Pattern, taken: u64) {
         let rel = entry.rel.as_str();
         let unreadable = |page: &mut Page, e: std::io::Error| {
             page.stats.skipped.unreadable += 1;
-            page.unreadable.push(crate::error_message(&walk::io_error(rel, &e)));
+            page.unreadable.push(error_message(&io_error(rel, &e)));
         };
         let mut file = match entry.open() {
             Ok(f) => f,
@@ -242,7 +220,8 @@ impl<'q> Page<'q> {
         // Redaction is no oracle: in a file with secrets the pattern is
         // matched against the redacted text (a guess at a secret finds
         // nothing), and positions are mapped back onto the file.
-        let (shown, edits) = if ws.redact { redact::redact_lines(b"", src.as_bytes()) } else { (Vec::new(), Vec::new()) };
+        let (shown, edits) =
+            if ws.redact { redact::redact_lines(b"", src.as_bytes()) } else { (Vec::new(), Vec::new()) };
         let (searched, tree) = if edits.is_empty() {
             (src, raw)
         } else {
@@ -263,15 +242,12 @@ impl<'q> Page<'q> {
         };
         let mut taken = taken;
         for m in found {
-            if self.skip_left == 0 && self.resp.matches.len() >= self.q.max_results {
-                self.resp.truncated = true;
-                self.done = true;
+            if !self.paging.take() {
                 return;
             }
             taken += 1;
-            self.position = Some(Position { path: rel.to_string(), line: 0, taken });
-            if self.skip_left > 0 {
-                self.skip_left -= 1;
+            self.paging.reached(Position { path: rel.to_string(), line: 0, taken });
+            if self.paging.skipping() {
                 continue;
             }
             let range = m.range();
@@ -301,7 +277,7 @@ impl<'q> Page<'q> {
             vars.sort_by(|a, b| a.name.cmp(&b.name));
             vars.dedup_by(|a, b| a.name == b.name);
             let text = text_of(self, range);
-            self.output_bytes += RESULT_OVERHEAD
+            let cost = RESULT_OVERHEAD
                 + json_len(rel)
                 + json_len(&text)
                 + vars.iter().map(|v| json_len(&v.name) + json_len(&v.text) + 24).sum::<usize>();
@@ -314,10 +290,9 @@ impl<'q> Page<'q> {
                 text,
                 meta_variables: vars,
             });
-            if self.output_bytes > MAX_OUTPUT_BYTES {
-                self.resp.warnings.push(format!("output reached {MAX_OUTPUT_BYTES} bytes of text; continue with the cursor"));
-                self.resp.truncated = true;
-                self.done = true;
+            if self.paging.delivered(cost, 0) {
+                self.resp.warnings.push(page::output_reached());
+                self.paging.cut();
                 return;
             }
         }
@@ -340,57 +315,14 @@ impl<'q> Page<'q> {
         if self.cut_texts > 0 {
             w.push(format!("{} text(s) longer than {MAX_AST_TEXT} bytes were cut (…)", self.cut_texts));
         }
-        if self.timed_out {
-            w.push(format!("timed out after {} ms: partial results", self.q.timeout.as_millis()));
-        }
-        if let Some(pos) = self.position.as_ref().filter(|_| self.done || self.timed_out) {
-            self.resp.next_cursor = Some(cursor::encode(stream_key, pos));
-            if self.done {
-                w.push(format!(
-                    "more results exist past these {}: pass next-cursor to continue",
-                    self.resp.matches.len()
-                ));
-            }
-        }
-        self.resp.timed_out = self.timed_out;
-        self.stats.matches_returned = self.resp.matches.len() as u64;
+        self.resp.next_cursor = self.paging.finish(stream_key, self.q.timeout, w);
+        self.resp.truncated = self.paging.truncated();
+        self.resp.timed_out = self.paging.timed_out();
+        self.stats.matches_returned = self.paging.returned() as u64;
         self.stats.elapsed_ms = started.elapsed().as_millis() as u64;
         self.resp.stats = self.stats;
         self.resp
     }
-}
-
-/// Where the lines of a text start, for line and column of any byte.
-struct LineIndex(Vec<usize>);
-
-impl LineIndex {
-    fn new(src: &str) -> LineIndex {
-        LineIndex(
-            std::iter::once(0)
-                .chain(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1))
-                .collect(),
-        )
-    }
-
-    /// 1-based line and byte column of byte `at`.
-    fn line_col(&self, at: usize) -> (u64, u64) {
-        let line = self.0.partition_point(|&start| start <= at);
-        (line as u64, (at - self.0[line - 1]) as u64 + 1)
-    }
-}
-
-/// `text` cut to [`MAX_AST_TEXT`] bytes (on a character boundary) with `…`.
-fn bounded(mut text: String, cut: &mut usize) -> String {
-    if text.len() > MAX_AST_TEXT {
-        let mut end = MAX_AST_TEXT;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-        text.push('…');
-        *cut += 1;
-    }
-    text
 }
 
 #[cfg(test)]

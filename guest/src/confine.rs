@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use crate::error::io_error;
 use crate::fs::{Dir, Kind};
-use crate::walk::io_error;
 use crate::{SearchError, Workspace};
 
 /// Normalizes a caller-given path to `a/b/c` form (or `.` for the root).
@@ -157,7 +157,10 @@ pub fn open(ws: &Workspace, rel: &str, must_be_dir: bool, shown: &str) -> Result
 /// The directories of a real path, paired with their paths: `dirs[0]` is
 /// the root, `dirs[i]` is `names[..i]`.
 fn chain(names: &[String], dirs: Vec<Rc<Dir>>) -> Vec<(String, Rc<Dir>)> {
-    dirs.into_iter().enumerate().map(|(i, d)| (if i == 0 { ".".to_string() } else { names[..i].join("/") }, d)).collect()
+    dirs.into_iter()
+        .enumerate()
+        .map(|(i, d)| (if i == 0 { ".".to_string() } else { names[..i].join("/") }, d))
+        .collect()
 }
 
 /// The components of a path that name something (`.` and empty ones dropped).

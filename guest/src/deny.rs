@@ -1,6 +1,7 @@
-//! The secrets denylist (SPEC §3.2): never listed, searched or read, whatever
-//! the request says. Matching is by path component and case-insensitive. The
-//! host's policy may add globs; a request cannot remove anything.
+//! The secrets denylist (see "Safety model" in the README): never listed,
+//! searched or read, whatever the request says. Matching is by path component
+//! and case-insensitive. The host's policy may add globs; a request cannot
+//! remove anything.
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -71,8 +72,26 @@ fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
 /// numbered ones (`x.1`).
 fn strip_backup(n: &str) -> Option<&str> {
     const SUFFIXES: [&str; 20] = [
-        ".bak", ".backup", ".orig", ".old", ".save", ".tmp", ".swp", ".swo", ".swx", ".swn", ".kate-swp", ",v",
-        ".dpkg-old", ".dpkg-dist", ".dpkg-new", ".rpmsave", ".rpmnew", ".rpmorig", " - copy", " copy",
+        ".bak",
+        ".backup",
+        ".orig",
+        ".old",
+        ".save",
+        ".tmp",
+        ".swp",
+        ".swo",
+        ".swx",
+        ".swn",
+        ".kate-swp",
+        ",v",
+        ".dpkg-old",
+        ".dpkg-dist",
+        ".dpkg-new",
+        ".rpmsave",
+        ".rpmnew",
+        ".rpmorig",
+        " - copy",
+        " copy",
     ];
     let numbered = |m: &str| -> Option<usize> {
         let digits = m.bytes().rev().take_while(u8::is_ascii_digit).count();

@@ -229,7 +229,10 @@ mod raw {
             }
             // Opened again as `.`: some hosts (jco) cannot list a preopen itself.
             let preopen = dirs.swap_remove(i).0;
-            preopen.open_at(PathFlags::empty(), ".", OpenFlags::DIRECTORY, DescriptorFlags::READ).map(Dir).map_err(error)
+            preopen
+                .open_at(PathFlags::empty(), ".", OpenFlags::DIRECTORY, DescriptorFlags::READ)
+                .map(Dir)
+                .map_err(error)
         }
 
         pub fn list(&self) -> io::Result<(Vec<(String, Kind)>, usize)> {
@@ -259,7 +262,8 @@ mod raw {
         }
 
         pub fn open_file(&self, name: &str) -> io::Result<(File, u64)> {
-            let d = self.0.open_at(PathFlags::empty(), name, OpenFlags::empty(), DescriptorFlags::READ).map_err(error)?;
+            let d =
+                self.0.open_at(PathFlags::empty(), name, OpenFlags::empty(), DescriptorFlags::READ).map_err(error)?;
             let s = d.stat().map_err(error)?;
             match s.type_ {
                 DescriptorType::RegularFile => Ok((File(d), s.size)),

@@ -21,8 +21,10 @@ mod ast;
 mod confine;
 mod cursor;
 mod deny;
+mod error;
 mod fs;
 mod list;
+mod page;
 mod read;
 mod redact;
 mod request;
@@ -40,6 +42,8 @@ pub use bindings::exports::sandgrep::search::search::{
     Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
+
+pub use error::error_message;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -164,20 +168,6 @@ impl Workspace {
     /// Run `read-file` in this workspace.
     pub fn read_file(&self, request: ReadFileRequest) -> Result<ReadFileResponse, SearchError> {
         read::read_file(self, request)
-    }
-}
-
-/// The message for an error, as front ends show it.
-pub fn error_message(e: &SearchError) -> String {
-    match e {
-        SearchError::InvalidArgument(m) => format!("invalid argument: {m}"),
-        SearchError::InvalidPattern(m) => format!("invalid pattern: {m}"),
-        SearchError::NotFound(p) => format!("{p}: not found"),
-        SearchError::OutsideWorkspace(p) => format!("{p}: outside the workspace"),
-        SearchError::Denied(p) => format!("{p}: denied (on the secrets denylist)"),
-        SearchError::BinaryFile(p) => format!("{p}: binary file"),
-        SearchError::TooLarge(p) => format!("{p}: too large"),
-        SearchError::Io(m) => m.clone(),
     }
 }
 

@@ -2,10 +2,10 @@
 //! globs, the denylist, bytewise order), one page of entries at a time.
 
 use crate::confine::dir_sort_key;
-use crate::cursor::{self, Position};
-use crate::request::{ListQuery, DEFAULT_TIMEOUT_MS, LIST_COUNT_BUDGET, MAX_OUTPUT_BYTES};
-use crate::shape::{json_len, RESULT_OVERHEAD};
-use crate::shape::named_warning;
+use crate::cursor::Position;
+use crate::page::{self, Paging};
+use crate::request::{ListQuery, DEFAULT_TIMEOUT_MS, LIST_COUNT_BUDGET};
+use crate::shape::{json_len, named_warning, RESULT_OVERHEAD};
 use crate::walk::Walker;
 use crate::{FileEntry, ListFilesRequest, ListFilesResponse, SearchError, Workspace};
 
@@ -13,7 +13,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let mut warnings = Vec::new();
     let q = ListQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
-    let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
+    let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
     // A listing has no timeout field: it stops at the default search timeout
     // and hands out a cursor, whatever the tree holds.
     let started = std::time::Instant::now();
@@ -23,11 +23,11 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let root = &roots[0];
     // Entries are ordered by their sort key (a directory as `path/`); the
     // cursor holds the last key handed out and how many entries preceded it.
-    let after = resume.as_ref().map(|r| r.path.as_str());
+    let after = resume.as_ref().map(|r| r.path.clone());
+    let after = after.as_deref();
     let mut ordinal = resume.as_ref().map_or(0, |r| r.taken);
-    let mut skip_left = q.skip;
+    let mut paging = Paging::new(resume, q.skip, q.max_results);
     let mut entries = Vec::new();
-    let mut last: Option<Position> = None;
     let mut has_more = false;
     let mut counted_past_page = 0u64;
     let mut complete = true;
@@ -35,7 +35,6 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let mut problems = Vec::new();
     let mut walk = walker.walk(root, after);
     let mut walked: Option<String> = None;
-    let mut output_bytes = 0;
     for item in walk.by_ref() {
         let entry = match item {
             Ok(entry) => entry,
@@ -58,7 +57,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         if after.is_some_and(|a| key.as_str() <= a) {
             continue;
         }
-        if entries.len() == q.max_results || output_bytes > MAX_OUTPUT_BYTES {
+        if paging.full() {
             // The page is full: count on (within a budget) to learn the total.
             has_more = true;
             counted_past_page += 1;
@@ -70,9 +69,8 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         }
         // Saturating: a hand-edited cursor may carry any count.
         ordinal = ordinal.saturating_add(1);
-        last = Some(Position { path: key, line: 0, taken: ordinal });
-        if skip_left > 0 {
-            skip_left -= 1;
+        paging.reached(Position { path: key, line: 0, taken: ordinal });
+        if paging.skipping() {
             continue;
         }
         let meta = if q.include_metadata { entry.meta() } else { None };
@@ -80,7 +78,8 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
             Some(m) => (Some(m.size), m.modified),
             None => (None, None),
         };
-        output_bytes += RESULT_OVERHEAD + json_len(&entry.rel);
+        // A page over its budget is full at the next entry.
+        paging.delivered(RESULT_OVERHEAD + json_len(&entry.rel), 0);
         entries.push(FileEntry { path: entry.rel, is_dir: entry.is_dir, size, modified });
     }
     if walk.timed_out() {
@@ -90,10 +89,11 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
             "the listing stopped at the time limit ({DEFAULT_TIMEOUT_MS} ms): entries are partial; continue with the cursor"
         ));
         // Nothing listed on this page: go on past what was walked.
-        if entries.len() < q.max_results && last.as_ref().is_none_or(|l| walked.as_ref().is_some_and(|w| *w > l.path))
+        if paging.returned() < q.max_results
+            && paging.position().is_none_or(|l| walked.as_ref().is_some_and(|w| *w > l.path))
         {
             if let Some(w) = walked {
-                last = Some(Position { path: w, line: 0, taken: ordinal });
+                paging.reached(Position { path: w, line: 0, taken: ordinal });
             }
         }
     }
@@ -104,7 +104,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     named_warning(&mut warnings, "entries could not be read", &unreadable);
     named_warning(&mut warnings, "problems with ignore files", &problems);
     Ok(ListFilesResponse {
-        next_cursor: if has_more { last.as_ref().map(|p| cursor::encode(&stream_key, p)) } else { None },
+        next_cursor: if has_more { paging.cursor(&stream_key) } else { None },
         total: complete.then_some(ordinal.saturating_add(counted_past_page)),
         entries,
         has_more,

@@ -7,10 +7,10 @@ use std::io::{BufRead, BufReader, Read};
 use encoding_rs_io::DecodeReaderBytesBuilder;
 
 use crate::confine::Target;
+use crate::error::io_error;
 use crate::fs::FileAt;
 use crate::redact;
 use crate::request::{ReadPlan, MAX_READ_LINES_BYTES};
-use crate::walk::io_error;
 use crate::{RangeType, ReadFileRequest, ReadFileResponse, ReadRange, SearchError, Workspace};
 
 /// How much of a file's start is checked for a NUL byte (binary).

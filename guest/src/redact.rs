@@ -1,6 +1,6 @@
-//! Redaction (SPEC §3.3, §3.6): secrets in returned text — match lines,
-//! context, read content, structural matches — are replaced by `[REDACTED]`
-//! before anything leaves the component.
+//! Redaction (see "Safety model" in the README): secrets in returned text —
+//! match lines, context, read content, structural matches — are replaced by
+//! `[REDACTED]` before anything leaves the component.
 //!
 //! One pass serves every operation: [`redact_lines`] takes whole lines of a
 //! file's text and the [`LOOKBACK`] bytes before them, and decides each line

@@ -1,5 +1,6 @@
-//! Defaults and hard maxima of the contract (SPEC §2), in one place. Every
-//! request passes through here before anything touches the filesystem.
+//! Defaults and hard maxima of the contract (the table under "Limits" in the
+//! README), in one place. Every request passes through here before anything
+//! touches the filesystem.
 
 use std::time::Duration;
 

@@ -9,14 +9,16 @@ use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 use crate::confine::dir_sort_key;
 use crate::cursor::{self, Position};
+use crate::error::{error_message, io_error};
 use crate::fs::{FileAt, SearchFile};
-use crate::request::{TextQuery, HEAP_LIMIT, MAX_OUTPUT_BYTES};
+use crate::page::{self, empty_stats, Paging};
+use crate::request::{TextQuery, HEAP_LIMIT};
 use crate::shape::{json_len, match_cost, named_warning, RESULT_OVERHEAD};
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, walk_deadline, Walker};
 use crate::{
     CaseMode, FileCount, FileOutcome, OutputMode, QueryMode, SearchError, SearchStats, SearchTextRequest,
-    SearchTextResponse, ShardEvent, ShardEventKind, ShardResult, ShardStop, SkipCounts, Workspace,
+    SearchTextResponse, ShardEvent, ShardEventKind, ShardResult, ShardStop, Workspace,
 };
 
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
@@ -49,7 +51,7 @@ pub fn merge_shards(
     let mut warnings = Vec::new();
     let q = TextQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
-    let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
+    let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
     let cut = shards
         .iter()
         .filter_map(|s| Some((s.events.last().map_or(String::new(), |e| e.key.clone()), s.stopped?)))
@@ -59,22 +61,19 @@ pub fn merge_shards(
     events.sort_by(|a, b| a.key.cmp(&b.key));
     let mut page = Page::new(&q, resume, warnings);
     for event in events {
-        if cut.as_ref().is_some_and(|(key, _)| event.key > *key) || page.stopped() {
+        if cut.as_ref().is_some_and(|(key, _)| event.key > *key) || page.paging.stopped() {
             break;
         }
         page.accept(event);
     }
     if let Some((key, stop)) = cut {
-        if !page.stopped() {
+        if !page.paging.stopped() {
             match stop {
                 ShardStop::TimedOut => {
-                    page.timed_out = true;
-                    page.walked_to(&key);
+                    page.paging.time_out();
+                    page.paging.walked_to(&key);
                 }
-                ShardStop::PageFull => {
-                    page.done = true;
-                    page.resp.truncated = true;
-                }
+                ShardStop::PageFull => page.paging.cut(),
             }
         }
     }
@@ -97,7 +96,7 @@ fn run(
     let mut warnings = Vec::new();
     let q = TextQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
-    let resume = q.cursor.as_deref().map(|c| cursor::decode(&stream_key, c)).transpose()?;
+    let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
     let matcher = build_matcher(&q)?;
     let mut searcher = build_searcher(&q);
     let deadline = started + q.timeout;
@@ -150,21 +149,21 @@ fn run(
             if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
                 continue;
             }
-            let Some((min_line, taken)) = page.resume_point(&entry.rel) else { continue };
+            let Some((min_line, taken)) = page.paging.resume_point(&entry.rel) else { continue };
             // Every call searches at least one file, so paging past a
             // timeout always makes progress; the first gets at least the
             // walk's time (see `Page::searched` for one that overruns it).
             let first = page.stats.files_scanned == 0;
             if !first && Instant::now() >= deadline {
-                page.timed_out = true;
+                page.paging.time_out();
                 break 'roots;
             }
             let deadline = Some(if first { walk_deadline(started, deadline) } else { deadline });
             let limit = page.limit(taken);
-            let budget = MAX_OUTPUT_BYTES.saturating_sub(page.text_bytes);
+            let budget = page.paging.budget_left();
             let kind = search_file(&mut searcher, &cfg, &q, &entry, min_line, limit, deadline, budget);
             emit(&mut page, entry.rel, kind);
-            if page.stopped() {
+            if page.paging.stopped() {
                 break 'roots;
             }
         }
@@ -173,8 +172,8 @@ fn run(
             // entries): what was walked is done. The event marks how far
             // for a merge of shards.
             emit(&mut page, anchor.clone(), ShardEventKind::Denied(0));
-            page.timed_out = true;
-            page.walked_to(&anchor);
+            page.paging.time_out();
+            page.paging.walked_to(&anchor);
             break;
         }
     }
@@ -182,7 +181,11 @@ fn run(
     if denied > denied_seen && reports_walk {
         emit(&mut page, anchor, ShardEventKind::Denied(denied - denied_seen));
     }
-    let stopped = if page.done { Some(ShardStop::PageFull) } else { page.timed_out.then_some(ShardStop::TimedOut) };
+    let stopped = if page.paging.done() {
+        Some(ShardStop::PageFull)
+    } else {
+        page.paging.timed_out().then_some(ShardStop::TimedOut)
+    };
     Ok((page.finish(&stream_key, started), ShardResult { events, stopped }))
 }
 
@@ -202,7 +205,7 @@ fn search_file(
     let rel = entry.rel.as_str();
     let mut file = match entry.open() {
         Ok(f) => f,
-        Err(e) => return ShardEventKind::Problem((crate::error_message(&walk::io_error(rel, &e)), true)),
+        Err(e) => return ShardEventKind::Problem((error_message(&io_error(rel, &e)), true)),
     };
     if file.size() > q.max_filesize {
         return ShardEventKind::TooLarge;
@@ -225,7 +228,7 @@ fn search_file(
         if e.to_string().contains("allocation limit") {
             out.too_long = true;
         } else {
-            out.error = Some(crate::error_message(&walk::io_error(rel, &e)));
+            out.error = Some(error_message(&io_error(rel, &e)));
         }
         return ShardEventKind::Searched(out);
     }
@@ -298,21 +301,12 @@ fn build_searcher(q: &TextQuery) -> Searcher {
         .build()
 }
 
-/// One page of results being assembled from the search's events, and where
-/// the stream stands.
+/// One page of results being assembled from the search's events.
 struct Page<'q> {
     q: &'q TextQuery,
-    resume: Option<Position>,
+    paging: Paging,
     resp: SearchTextResponse,
     stats: SearchStats,
-    skip_left: u64,
-    returned: usize,
-    text_bytes: usize,
-    /// Everything up to here has been delivered or skipped.
-    position: Option<Position>,
-    /// A cap stopped the page with results left over: hand out a cursor.
-    done: bool,
-    timed_out: bool,
     capped_files: Vec<String>,
     unreadable: Vec<String>,
     too_long: Vec<String>,
@@ -323,7 +317,7 @@ impl<'q> Page<'q> {
     fn new(q: &'q TextQuery, resume: Option<Position>, warnings: Vec<String>) -> Page<'q> {
         Page {
             q,
-            resume,
+            paging: Paging::new(resume, q.skip, q.max_results),
             resp: SearchTextResponse {
                 matches: Vec::new(),
                 files: Vec::new(),
@@ -334,31 +328,10 @@ impl<'q> Page<'q> {
                 warnings,
             },
             stats: empty_stats(),
-            skip_left: q.skip,
-            returned: 0,
-            text_bytes: 0,
-            position: None,
-            done: false,
-            timed_out: false,
             capped_files: Vec::new(),
             unreadable: Vec::new(),
             too_long: Vec::new(),
             other_problems: Vec::new(),
-        }
-    }
-
-    fn stopped(&self) -> bool {
-        self.done || self.timed_out
-    }
-
-    /// Where to start in the file at `rel` — after line `min_line`, with
-    /// `taken` results already delivered from it — or `None` if the cursor
-    /// is past it.
-    fn resume_point(&self, rel: &str) -> Option<(u64, u64)> {
-        match &self.resume {
-            Some(r) if rel < r.path.as_str() => None,
-            Some(r) if rel == r.path => (r.line != u64::MAX).then_some((r.line, r.taken)),
-            _ => Some((0, 0)),
         }
     }
 
@@ -371,23 +344,19 @@ impl<'q> Page<'q> {
         }
     }
 
-    /// Results this page still wants from any file (skipped ones included).
-    fn wanted(&self) -> u64 {
-        self.skip_left + (self.q.max_results - self.returned) as u64
-    }
-
     fn per_file_left(&self, taken: u64) -> u64 {
         self.q.per_file.map_or(u64::MAX, |cap| (cap as u64).saturating_sub(taken))
     }
 
     /// Results to take from the next file, which had `taken` delivered.
     fn limit(&self, taken: u64) -> u64 {
+        let wanted = self.paging.wanted();
         match self.q.output {
-            OutputMode::Content => self.per_file_left(taken).min(self.wanted()),
+            OutputMode::Content => self.per_file_left(taken).min(wanted),
             // A file is one result: found or not, and how many lines.
-            OutputMode::FilesWithMatches => self.wanted().min(1),
+            OutputMode::FilesWithMatches => wanted.min(1),
             OutputMode::Count => {
-                if self.wanted() == 0 {
+                if wanted == 0 {
                     0
                 } else {
                     self.per_file_left(taken)
@@ -399,19 +368,18 @@ impl<'q> Page<'q> {
     fn accept(&mut self, event: ShardEvent) {
         // A file left out is behind the stream's position too, so a page cut
         // short (by time) after it hands out a cursor past it.
-        let file_done = |page: &mut Page, key: String| page.position = Some(Position::file_done(key));
         match event.kind {
             ShardEventKind::Denied(n) => self.stats.skipped.denied += n,
             ShardEventKind::Problem((message, unreadable)) => {
                 self.problem(message, unreadable);
                 // Keys of walk problems end in NUL; an open failure's is its file.
                 if !event.key.is_empty() && !event.key.ends_with('\0') {
-                    file_done(self, event.key);
+                    self.paging.file_done(event.key);
                 }
             }
             ShardEventKind::TooLarge => {
                 self.stats.skipped.too_large += 1;
-                file_done(self, event.key);
+                self.paging.file_done(event.key);
             }
             ShardEventKind::Searched(r) => self.searched(event.key, r),
         }
@@ -422,21 +390,21 @@ impl<'q> Page<'q> {
         self.stats.bytes_searched += r.bytes_searched;
         if let Some(message) = r.error {
             self.problem(message, true);
-            self.position = Some(Position::file_done(rel));
+            self.paging.file_done(rel);
             return;
         }
         if r.too_long {
             self.stats.skipped.too_large += 1;
             self.too_long.push(rel.clone());
-            self.position = Some(Position::file_done(rel));
+            self.paging.file_done(rel);
             return;
         }
         if r.binary {
             self.stats.skipped.binary += 1;
-            self.position = Some(Position::file_done(rel));
+            self.paging.file_done(rel);
             return;
         }
-        let Some((_, taken)) = self.resume_point(&rel) else { return };
+        let Some((_, taken)) = self.paging.resume_point(&rel) else { return };
         if r.timed_out && self.stats.files_scanned == 1 {
             self.overran(&rel, &r);
         }
@@ -446,26 +414,26 @@ impl<'q> Page<'q> {
         if r.count > 0 || r.more {
             self.stats.files_matched += 1;
         }
-        self.timed_out |= r.timed_out;
+        if r.timed_out {
+            self.paging.time_out();
+        }
         let file_capped = r.more && r.count >= per_file_left;
         match self.q.output {
             OutputMode::Content => {
                 let mut taken = taken;
                 for m in r.matches {
-                    if !self.take() {
+                    if !self.paging.take() {
                         return;
                     }
                     taken += 1;
-                    self.position = Some(Position { path: rel.clone(), line: m.end_line, taken });
-                    if self.skip_left > 0 {
-                        self.skip_left -= 1;
+                    self.paging.reached(Position { path: rel.clone(), line: m.end_line, taken });
+                    if self.paging.skipping() {
                         continue;
                     }
-                    self.text_bytes += match_cost(&m);
+                    let cost = match_cost(&m);
                     self.resp.matches.push(m);
-                    self.returned += 1;
                     // (A match the sink cut to fit leaves less than a line.)
-                    if self.text_bytes > MAX_OUTPUT_BYTES - 4096 {
+                    if self.paging.delivered(cost, 4096) {
                         self.output_full();
                         return;
                     }
@@ -476,16 +444,13 @@ impl<'q> Page<'q> {
             OutputMode::Count if r.timed_out => return,
             OutputMode::FilesWithMatches | OutputMode::Count => {
                 if r.count > 0 {
-                    if !self.take() {
+                    if !self.paging.take() {
                         return;
                     }
-                    if self.skip_left > 0 {
-                        self.skip_left -= 1;
-                    } else {
-                        self.text_bytes += RESULT_OVERHEAD + json_len(&rel);
+                    if !self.paging.skipping() {
+                        let cost = RESULT_OVERHEAD + json_len(&rel);
                         self.resp.files.push(FileCount { path: rel.clone(), count: r.count });
-                        self.returned += 1;
-                        if self.text_bytes > MAX_OUTPUT_BYTES {
+                        if self.paging.delivered(cost, 0) {
                             self.output_full();
                             return;
                         }
@@ -498,15 +463,14 @@ impl<'q> Page<'q> {
         }
         if r.more && !file_capped {
             // A result past this page's end exists in this file.
-            self.resp.truncated = true;
-            self.done = true;
+            self.paging.cut();
             return;
         }
         if file_capped && self.q.output != OutputMode::FilesWithMatches {
-            self.resp.truncated = true;
+            self.paging.truncate();
             self.capped_files.push(rel.clone());
         }
-        self.position = Some(Position::file_done(rel));
+        self.paging.file_done(rel);
     }
 
     /// The first file of a page ran out of time. Content up to there is
@@ -517,38 +481,16 @@ impl<'q> Page<'q> {
         let progress = self.q.output == OutputMode::Content && !r.matches.is_empty();
         if !progress {
             self.stats.skipped.unreadable += 1;
-            self.unreadable.push(format!(
-                "{rel}: not searched to its end: the time limit ran out inside it (raise timeout-ms)"
-            ));
-            self.position = Some(Position::file_done(rel.to_string()));
-        }
-    }
-
-    /// Everything up to the walk event at `key` (ending in NUL) was walked:
-    /// a cursor goes on past it.
-    fn walked_to(&mut self, key: &str) {
-        let Some(walked) = key.strip_suffix('\0').filter(|w| !w.is_empty()) else { return };
-        if self.position.as_ref().is_none_or(|p| p.path.as_str() < walked) {
-            self.position = Some(Position::file_done(walked.to_string()));
+            self.unreadable
+                .push(format!("{rel}: not searched to its end: the time limit ran out inside it (raise timeout-ms)"));
+            self.paging.file_done(rel.to_string());
         }
     }
 
     /// The response is as large as one may be: done, truncated.
     fn output_full(&mut self) {
-        self.resp.warnings.push(format!("output reached {MAX_OUTPUT_BYTES} bytes of text; pass next-cursor to continue"));
-        self.done = true;
-        self.resp.truncated = true;
-    }
-
-    /// Whether the page has room for one more result; if not, it is done and
-    /// truncated (a result exists past its end).
-    fn take(&mut self) -> bool {
-        if self.skip_left == 0 && self.returned >= self.q.max_results {
-            self.resp.truncated = true;
-            self.done = true;
-            return false;
-        }
-        true
+        self.resp.warnings.push(page::output_reached());
+        self.paging.cut();
     }
 
     fn finish(mut self, stream_key: &str, started: Instant) -> SearchTextResponse {
@@ -575,32 +517,13 @@ impl<'q> Page<'q> {
                 &self.capped_files,
             );
         }
-        if self.timed_out {
-            w.push(format!("timed out after {} ms: partial results", self.q.timeout.as_millis()));
-        }
-        if (self.done || self.timed_out) && self.position.is_some() {
-            let pos = self.position.as_ref().unwrap();
-            self.resp.next_cursor = Some(cursor::encode(stream_key, pos));
-            if self.done {
-                w.push(format!("more results exist past these {}: pass next-cursor to continue", self.returned));
-            }
-        }
-        self.resp.timed_out = self.timed_out;
-        self.stats.matches_returned = self.returned as u64;
+        self.resp.next_cursor = self.paging.finish(stream_key, self.q.timeout, w);
+        self.resp.truncated = self.paging.truncated();
+        self.resp.timed_out = self.paging.timed_out();
+        self.stats.matches_returned = self.paging.returned() as u64;
         self.stats.elapsed_ms = started.elapsed().as_millis() as u64;
         self.resp.stats = self.stats;
         self.resp
-    }
-}
-
-pub(crate) fn empty_stats() -> SearchStats {
-    SearchStats {
-        files_scanned: 0,
-        files_matched: 0,
-        bytes_searched: 0,
-        matches_returned: 0,
-        elapsed_ms: 0,
-        skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
     }
 }
 

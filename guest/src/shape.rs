@@ -1,9 +1,10 @@
 //! Output shaping: turning matched bytes into the text a caller gets back —
 //! line terminators stripped, invalid UTF-8 decoded lossily, long lines cut
 //! to a window around the match with `…` marks, submatch spans re-measured in
-//! the returned text.
+//! the returned text; structural matches bounded and placed by line and
+//! column.
 
-use crate::request::WARN_NAMES;
+use crate::request::{MAX_AST_TEXT, WARN_NAMES};
 use crate::{Submatch, TextMatch};
 
 pub const ELLIPSIS: &str = "…";
@@ -84,6 +85,39 @@ pub fn line_col(block: &[u8], first_line: u64, at: usize) -> (u64, u64) {
     let newlines = before.iter().filter(|&&b| b == b'\n').count() as u64;
     let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     (first_line + newlines, (at - line_start) as u64 + 1)
+}
+
+/// Where the lines of a text start, for line and column of any byte.
+pub struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    pub fn new(src: &str) -> LineIndex {
+        LineIndex(
+            std::iter::once(0)
+                .chain(src.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1))
+                .collect(),
+        )
+    }
+
+    /// 1-based line and byte column of byte `at`.
+    pub fn line_col(&self, at: usize) -> (u64, u64) {
+        let line = self.0.partition_point(|&start| start <= at);
+        (line as u64, (at - self.0[line - 1]) as u64 + 1)
+    }
+}
+
+/// `text` cut to [`MAX_AST_TEXT`] bytes (on a character boundary) with `…`.
+pub fn bounded(mut text: String, cut: &mut usize) -> String {
+    if text.len() > MAX_AST_TEXT {
+        let mut end = MAX_AST_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+        *cut += 1;
+    }
+    text
 }
 
 /// The length of `s` as a JSON string body: what it costs in a response.

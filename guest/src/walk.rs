@@ -31,6 +31,7 @@ use ignore::types::{Types, TypesBuilder};
 use ignore::Match;
 
 use crate::confine::{self, dir_sort_key, Opened, Target};
+use crate::error::{error_message, plain_io_message};
 use crate::fs::{Dir, Kind, SearchFile};
 use crate::request::WalkOptions;
 use crate::{SearchError, Workspace};
@@ -268,8 +269,12 @@ impl<'a> Walker<'a> {
             let from = root.join(name);
             let mut b = GitignoreBuilder::new(&root);
             for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-                let line = line.strip_suffix(b"
-").unwrap_or(line);
+                let line = line
+                    .strip_suffix(
+                        b"
+",
+                    )
+                    .unwrap_or(line);
                 // As `ignore` reads them: lines up to the first that is not UTF-8.
                 let Ok(line) = std::str::from_utf8(line) else {
                     problems.push(WalkError {
@@ -322,7 +327,7 @@ impl<'a> Walker<'a> {
                     self.denied.fetch_add(1, AtomicOrdering::Relaxed);
                     return Ok(None);
                 }
-                Err(e) => return Err(format!("left out: {}", crate::error_message(&e))),
+                Err(e) => return Err(format!("left out: {}", error_message(&e))),
             },
             Kind::Other => return Err("not a regular file; left out".into()),
         };
@@ -388,7 +393,7 @@ impl<'a> Walker<'a> {
                 self.denied.fetch_add(1, AtomicOrdering::Relaxed);
                 None
             }
-            Err(e) => Some(Err(WalkError { message: crate::error_message(&e), unreadable: true })),
+            Err(e) => Some(Err(WalkError { message: error_message(&e), unreadable: true })),
         }
     }
 }
@@ -433,14 +438,7 @@ impl Walk<'_, '_> {
 
     /// Lists the directory `rel` (really at `real`, open as `dir`) and pushes
     /// it, its children at `depth`. `false` if it holds a bare repository.
-    fn enter(
-        &mut self,
-        rel: String,
-        real: String,
-        dir: Rc<Dir>,
-        parent: Option<Rc<Level>>,
-        depth: usize,
-    ) -> bool {
+    fn enter(&mut self, rel: String, real: String, dir: Rc<Dir>, parent: Option<Rc<Level>>, depth: usize) -> bool {
         let walker = self.walker;
         if walker.opts.max_depth.is_some_and(|max| depth > max) {
             return true;
@@ -522,7 +520,10 @@ impl Iterator for Walk<'_, '_> {
                     Some(Ok(Opened { real: target, target: Target::Dir(dir), .. })) => {
                         // A loop: the link leads to a directory the walk is in.
                         if self.stack.iter().any(|f| f.real == target) || target == "." {
-                            return Some(Err(WalkError { message: format!("{rel}: symbolic link loop"), unreadable: true }));
+                            return Some(Err(WalkError {
+                                message: format!("{rel}: symbolic link loop"),
+                                unreadable: true,
+                            }));
                         }
                         real = target;
                         opened_dir = Some(dir);
@@ -616,28 +617,6 @@ fn sibling_order(walker: &Walker<'_>, dir: &str, a: &(String, Kind), b: &(String
         return if is_dir(b) { Ordering::Less } else { Ordering::Greater };
     }
     an.cmp(bn)
-}
-
-/// Phrases an I/O error on a workspace path for the caller.
-pub fn io_error(rel: &str, err: &std::io::Error) -> SearchError {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => SearchError::NotFound(rel.to_string()),
-        std::io::ErrorKind::PermissionDenied => SearchError::Io(format!(
-            "{rel}: not permitted (unreadable, a link leading outside the workspace, or changed while being read)"
-        )),
-        std::io::ErrorKind::Interrupted => SearchError::Io(format!(
-            "{rel}: not opened: it blocked until the time limit (a FIFO or device put there while searching?)"
-        )),
-        _ => SearchError::Io(format!("{rel}: {}", plain_io_message(err))),
-    }
-}
-
-/// An io::Error's message without the path some platforms append.
-pub fn plain_io_message(err: &std::io::Error) -> String {
-    match err.raw_os_error() {
-        Some(_) => std::io::Error::from(err.kind()).to_string(),
-        None => err.to_string(),
-    }
 }
 
 #[cfg(test)]

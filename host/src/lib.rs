@@ -6,6 +6,9 @@
 //! workspace directory, preopened read-only, with no environment, arguments,
 //! network or stdio, under a wall-clock deadline and a memory cap.
 //!
+//! The README's example (it needs none of the front-end features: depend
+//! with `default-features = false` for the library alone):
+//!
 //! ```no_run
 //! use sandgrep::{Policy, Sandbox, SearchTextRequest};
 //!
@@ -13,17 +16,28 @@
 //! let mut request = SearchTextRequest::new("fn main");
 //! request.include_globs = vec!["*.rs".into()];
 //! let response = sandbox.search_text(&request)?;
+//! let listing = sandbox.list_files(&sandgrep::ListFilesRequest::new("src"))?;
+//! let calls = sandbox.search_ast(&sandgrep::SearchAstRequest::new("$X.unwrap()"))?;
+//! let file = sandbox.read_file(&sandgrep::ReadFileRequest::new("src/main.rs"))?;
 //! for m in &response.matches {
 //!     println!("{}:{}:{}", m.path, m.line, m.text);
 //! }
+//! # let _ = (listing, calls, file);
 //! # Ok::<(), sandgrep::Error>(())
 //! ```
+//!
+//! Features: `cli` (the `sandgrep` binary), `mcp` (the agent tools over MCP
+//! on stdio) and `serve` (the multi-tenant HTTP server); all on by default.
 
 mod engine;
 pub mod json;
+#[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(any(feature = "cli", feature = "mcp"))]
 pub mod render;
+#[cfg(feature = "serve")]
 pub mod serve;
+#[cfg(feature = "mcp")]
 pub mod tools;
 
 use std::path::{Path, PathBuf};
@@ -94,6 +108,7 @@ impl Default for Policy {
 
 /// Why a call failed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// The request was refused or failed inside the sandbox.
     Search(SearchError),

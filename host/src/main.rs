@@ -47,8 +47,10 @@ enum Command {
     /// Structural search with an ast-grep pattern (`$X` one node, `$$$X` any).
     Ast(AstArgs),
     /// Serve search_text, search_ast, list_files and read_file to an MCP client on stdio.
+    #[cfg(feature = "mcp")]
     Mcp,
     /// Serve many tenants' workspaces over HTTP (JSON endpoints and MCP).
+    #[cfg(feature = "serve")]
     Serve(ServeArgs),
     /// Write the embedded component (sandgrep.wasm) for other hosts.
     Component {
@@ -95,6 +97,7 @@ struct LsArgs {
     json: bool,
 }
 
+#[cfg(feature = "serve")]
 #[derive(Args)]
 struct ServeArgs {
     /// The config file (TOML): listen address, tenants, their tokens and limits.
@@ -348,6 +351,7 @@ fn run(cli: &Cli) -> io::Result<bool> {
         eprintln!("wrote {} ({} bytes)", out.display(), sandgrep::component().len());
         return Ok(true);
     }
+    #[cfg(feature = "serve")]
     if let Command::Serve(args) = &cli.command {
         sandgrep::serve::run(&args.config, args.listen.as_deref()).map_err(io::Error::other)?;
         return Ok(true);
@@ -365,6 +369,7 @@ fn run(cli: &Cli) -> io::Result<bool> {
     }
     .map_err(io::Error::other)?
     .with_jobs(cli.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)));
+    #[cfg(feature = "mcp")]
     if let Command::Mcp = cli.command {
         sandgrep::mcp::serve_stdio(sandbox)?;
         return Ok(true);
@@ -372,7 +377,11 @@ fn run(cli: &Cli) -> io::Result<bool> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let found = match &cli.command {
-        Command::Mcp | Command::Serve(_) | Command::Component { .. } => unreachable!("handled above"),
+        Command::Component { .. } => unreachable!("handled above"),
+        #[cfg(feature = "mcp")]
+        Command::Mcp => unreachable!("handled above"),
+        #[cfg(feature = "serve")]
+        Command::Serve(_) => unreachable!("handled above"),
         Command::Search(args) => search(&sandbox, args, &mut out)?,
         Command::Ls(args) => ls(&sandbox, args, &mut out)?,
         Command::Read(args) => read(&sandbox, args, &mut out)?,

@@ -1,10 +1,12 @@
-//! `sandgrep mcp`: the agent tools (`tools.rs`) as an MCP server on stdio,
+//! `sandgrep mcp`: the agent tools (`tools`) as an MCP server on stdio,
 //! on the official Rust SDK (`rmcp`). Malformed arguments and failed
 //! operations are tool errors (`isError`) with the CLI's messages; only an
 //! unknown tool is a protocol error. Each call runs on the blocking pool in
 //! its own sandboxed instance, so a slow or failed call affects no other.
 
-use std::sync::{Arc, Weak};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
@@ -14,25 +16,55 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-use crate::serve::{Refusal, Tenant};
-use crate::tools::{self, ToolError};
+use crate::tools::{self, ToolError, ToolOutput};
 use crate::{render, Sandbox};
 
 /// The MCP server for one workspace.
 #[derive(Clone)]
 pub struct McpServer {
     sandbox: Sandbox,
-    /// In `serve`: the tenant whose limits and counters calls go through.
-    tenant: Option<Weak<Tenant>>,
+    /// Set by a server in front (`serve`): what admits and counts calls.
+    gate: Option<Arc<dyn CallGate>>,
+}
+
+/// What a server in front of an MCP server runs its tool calls through
+/// (`serve` passes one that admits each call under its tenant's limits and
+/// counts it), so that this server knows nothing of tenants.
+pub trait CallGate: Send + Sync + 'static {
+    /// Runs tool `name` with `args`; or, when the gate is gone (its server is
+    /// shutting down), gives `args` back for the call to run directly.
+    fn call(&self, name: &str, args: JsonObject) -> Result<GatedCall, JsonObject>;
+}
+
+/// A call running through a [`CallGate`].
+pub type GatedCall = Pin<Box<dyn Future<Output = Result<ToolOutput, CallError>> + Send>>;
+
+/// Why a call got no result.
+#[derive(Debug)]
+pub enum CallError {
+    /// The tool refused it or failed (an unknown tool is a protocol error).
+    Tool(ToolError),
+    /// The server in front refused it (a limit); the message says why.
+    Refused(String),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::Tool(e) => write!(f, "{e}"),
+            CallError::Refused(m) => f.write_str(m),
+        }
+    }
 }
 
 impl McpServer {
     pub fn new(sandbox: Sandbox) -> McpServer {
-        McpServer { sandbox, tenant: None }
+        McpServer { sandbox, gate: None }
     }
 
-    pub fn for_tenant(sandbox: Sandbox, tenant: Weak<Tenant>) -> McpServer {
-        McpServer { sandbox, tenant: Some(tenant) }
+    /// A server whose calls go through `gate`.
+    pub fn with_gate(sandbox: Sandbox, gate: Arc<dyn CallGate>) -> McpServer {
+        McpServer { sandbox, gate: Some(gate) }
     }
 }
 
@@ -74,14 +106,18 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
-        let outcome = match self.tenant.as_ref().and_then(Weak::upgrade) {
-            Some(tenant) => tenant.call(&name, args).await,
-            None => {
+        let gated = match &self.gate {
+            Some(gate) => gate.call(&name, args),
+            None => Err(args),
+        };
+        let outcome = match gated {
+            Ok(call) => call.await,
+            Err(args) => {
                 let sandbox = self.sandbox.clone();
                 tokio::task::spawn_blocking(move || tools::call(&sandbox, &name, &args))
                     .await
                     .map_err(|e| ErrorData::internal_error(format!("the call failed: {e}"), None))?
-                    .map_err(Refusal::Tool)
+                    .map_err(CallError::Tool)
             }
         };
         let result = match outcome {
@@ -96,7 +132,7 @@ impl ServerHandler for McpServer {
                 r.structured_content = Some(out.structured);
                 r
             }
-            Err(Refusal::Tool(e @ ToolError::UnknownTool(_))) => {
+            Err(CallError::Tool(e @ ToolError::UnknownTool(_))) => {
                 return Err(ErrorData::invalid_params(e.to_string(), None));
             }
             // A message may quote a workspace path: escaped like the results.

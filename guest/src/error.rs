@@ -1,0 +1,40 @@
+//! Error phrasing: the one message for each [`SearchError`] kind, and how an
+//! I/O error on a workspace path becomes one.
+
+use crate::SearchError;
+
+/// The message for an error, as front ends show it.
+pub fn error_message(e: &SearchError) -> String {
+    match e {
+        SearchError::InvalidArgument(m) => format!("invalid argument: {m}"),
+        SearchError::InvalidPattern(m) => format!("invalid pattern: {m}"),
+        SearchError::NotFound(p) => format!("{p}: not found"),
+        SearchError::OutsideWorkspace(p) => format!("{p}: outside the workspace"),
+        SearchError::Denied(p) => format!("{p}: denied (on the secrets denylist)"),
+        SearchError::BinaryFile(p) => format!("{p}: binary file"),
+        SearchError::TooLarge(p) => format!("{p}: too large"),
+        SearchError::Io(m) => m.clone(),
+    }
+}
+
+/// Phrases an I/O error on a workspace path for the caller.
+pub fn io_error(rel: &str, err: &std::io::Error) -> SearchError {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => SearchError::NotFound(rel.to_string()),
+        std::io::ErrorKind::PermissionDenied => SearchError::Io(format!(
+            "{rel}: not permitted (unreadable, a link leading outside the workspace, or changed while being read)"
+        )),
+        std::io::ErrorKind::Interrupted => SearchError::Io(format!(
+            "{rel}: not opened: it blocked until the time limit (a FIFO or device put there while searching?)"
+        )),
+        _ => SearchError::Io(format!("{rel}: {}", plain_io_message(err))),
+    }
+}
+
+/// An io::Error's message without the path some platforms append.
+pub fn plain_io_message(err: &std::io::Error) -> String {
+    match err.raw_os_error() {
+        Some(_) => std::io::Error::from(err.kind()).to_string(),
+        None => err.to_string(),
+    }
+}

@@ -1,0 +1,208 @@
+//! Paging, the same for `search-text`, `search-ast` and `list-files`: where a
+//! page starts (the position a cursor names, results to skip), what it takes
+//! (the result cap and the output-size budget), where the stream stands when
+//! it stops, the cursor that goes on from there, and the warnings that say
+//! so.
+
+use std::time::Duration;
+
+use crate::cursor::{self, Position};
+use crate::request::MAX_OUTPUT_BYTES;
+use crate::{SearchError, SearchStats, SkipCounts};
+
+/// The position a request's cursor names, if it passed one.
+pub fn resume_from(stream_key: &str, cursor: Option<&str>) -> Result<Option<Position>, SearchError> {
+    cursor.map(|c| cursor::decode(stream_key, c)).transpose()
+}
+
+/// One page of a sorted result stream: what it skipped, took and spent, and
+/// where the stream stands.
+pub struct Paging {
+    resume: Option<Position>,
+    max_results: usize,
+    skip_left: u64,
+    returned: usize,
+    /// What the results so far cost as JSON.
+    output_bytes: usize,
+    /// Everything up to here has been delivered or skipped.
+    position: Option<Position>,
+    /// A cap stopped the page with results left over: hand out a cursor.
+    done: bool,
+    timed_out: bool,
+    truncated: bool,
+}
+
+impl Paging {
+    pub fn new(resume: Option<Position>, skip: u64, max_results: usize) -> Paging {
+        Paging {
+            resume,
+            max_results,
+            skip_left: skip,
+            returned: 0,
+            output_bytes: 0,
+            position: None,
+            done: false,
+            timed_out: false,
+            truncated: false,
+        }
+    }
+
+    /// Where to start in the file at `rel` — after line `min_line`, with
+    /// `taken` results already delivered from it — or `None` if the cursor
+    /// is past it.
+    pub fn resume_point(&self, rel: &str) -> Option<(u64, u64)> {
+        match &self.resume {
+            Some(r) if rel < r.path.as_str() => None,
+            Some(r) if rel == r.path => (r.line != u64::MAX).then_some((r.line, r.taken)),
+            _ => Some((0, 0)),
+        }
+    }
+
+    /// Results this page still wants (skipped ones included).
+    pub fn wanted(&self) -> u64 {
+        self.skip_left + (self.max_results - self.returned) as u64
+    }
+
+    /// Results delivered on this page.
+    pub fn returned(&self) -> usize {
+        self.returned
+    }
+
+    /// Whether the page has room for one more result; if not, it is done and
+    /// truncated (a result exists past its end).
+    pub fn take(&mut self) -> bool {
+        if self.skip_left == 0 && self.returned >= self.max_results {
+            self.cut();
+            return false;
+        }
+        true
+    }
+
+    /// Whether the page holds as many results, or as many bytes, as it may.
+    pub fn full(&self) -> bool {
+        self.returned >= self.max_results || self.output_bytes > MAX_OUTPUT_BYTES
+    }
+
+    /// Whether the next result is one to skip (and counts it as skipped).
+    pub fn skipping(&mut self) -> bool {
+        if self.skip_left > 0 {
+            self.skip_left -= 1;
+            return true;
+        }
+        false
+    }
+
+    /// Counts a result of `cost` bytes delivered; whether the output has
+    /// reached its budget, less `headroom`.
+    pub fn delivered(&mut self, cost: usize, headroom: usize) -> bool {
+        self.returned += 1;
+        self.output_bytes += cost;
+        self.output_bytes > MAX_OUTPUT_BYTES - headroom
+    }
+
+    /// Bytes of output the page may still spend.
+    pub fn budget_left(&self) -> usize {
+        MAX_OUTPUT_BYTES.saturating_sub(self.output_bytes)
+    }
+
+    /// Where the stream stands.
+    pub fn position(&self) -> Option<&Position> {
+        self.position.as_ref()
+    }
+
+    /// The stream has reached `pos`.
+    pub fn reached(&mut self, pos: Position) {
+        self.position = Some(pos);
+    }
+
+    /// The stream is past the whole file (or entry) at `rel`.
+    pub fn file_done(&mut self, rel: String) {
+        self.position = Some(Position::file_done(rel));
+    }
+
+    /// Everything up to the walk event at `key` (ending in NUL) was walked:
+    /// a cursor goes on past it.
+    pub fn walked_to(&mut self, key: &str) {
+        let Some(walked) = key.strip_suffix('\0').filter(|w| !w.is_empty()) else { return };
+        if self.position.as_ref().is_none_or(|p| p.path.as_str() < walked) {
+            self.position = Some(Position::file_done(walked.to_string()));
+        }
+    }
+
+    /// The page ends with results left over: done and truncated.
+    pub fn cut(&mut self) {
+        self.done = true;
+        self.truncated = true;
+    }
+
+    /// Results were left out (a per-file cap), though the page goes on.
+    pub fn truncate(&mut self) {
+        self.truncated = true;
+    }
+
+    /// The time limit ran out.
+    pub fn time_out(&mut self) {
+        self.timed_out = true;
+    }
+
+    pub fn done(&self) -> bool {
+        self.done
+    }
+
+    pub fn timed_out(&self) -> bool {
+        self.timed_out
+    }
+
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.done || self.timed_out
+    }
+
+    /// A cursor that goes on past where the stream stands.
+    pub fn cursor(&self, stream_key: &str) -> Option<String> {
+        self.position.as_ref().map(|p| cursor::encode(stream_key, p))
+    }
+
+    /// The page's last warnings (its time-out, the results past it) and its
+    /// cursor, if the stream goes on.
+    pub fn finish(&self, stream_key: &str, timeout: Duration, warnings: &mut Vec<String>) -> Option<String> {
+        if self.timed_out {
+            warnings.push(timed_out(timeout));
+        }
+        let cursor = if self.stopped() { self.cursor(stream_key) } else { None };
+        if cursor.is_some() && self.done {
+            warnings.push(more_results(self.returned));
+        }
+        cursor
+    }
+}
+
+/// The warning for a page that stopped at its cap with `returned` results.
+pub fn more_results(returned: usize) -> String {
+    format!("more results exist past these {returned}: pass next-cursor to continue")
+}
+
+/// The warning for a page cut short by the time limit.
+pub fn timed_out(timeout: Duration) -> String {
+    format!("timed out after {} ms: partial results", timeout.as_millis())
+}
+
+/// The warning for a page that stopped at [`MAX_OUTPUT_BYTES`].
+pub fn output_reached() -> String {
+    format!("output reached {MAX_OUTPUT_BYTES} bytes of text; pass next-cursor to continue")
+}
+
+/// Statistics of a page before anything is searched.
+pub fn empty_stats() -> SearchStats {
+    SearchStats {
+        files_scanned: 0,
+        files_matched: 0,
+        bytes_searched: 0,
+        matches_returned: 0,
+        elapsed_ms: 0,
+        skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
+    }
+}

@@ -1,0 +1,179 @@
+//! The server's config file (TOML) and its checks: every problem is a clear
+//! message before the server starts.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+pub(super) const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+/// How long a client may take to send a request's headers (default).
+pub(super) const DEFAULT_HEADER_TIMEOUT_MS: u64 = 10_000;
+/// Connections open at once (default).
+pub(super) const DEFAULT_MAX_CONNECTIONS: usize = 512;
+/// MCP sessions one tenant may hold at once (default).
+pub(super) const DEFAULT_MAX_SESSIONS: usize = 64;
+/// The shortest token (and admin token) the server starts with.
+const MIN_TOKEN_CHARS: usize = 16;
+
+/// The config file (TOML). Unknown keys are allowed.
+#[derive(Deserialize, Debug)]
+pub struct Config {
+    pub listen: Option<String>,
+    /// A token for `/metrics`; without it, metrics are not served.
+    pub admin_token: Option<String>,
+    /// Host names the MCP endpoint accepts in `Host` (DNS-rebinding
+    /// protection); default: loopback names and the listen address.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// How long a client may take to send a request's headers, ms (default
+    /// 10000); its body must follow within the same time, and a kept-alive
+    /// connection is closed when its next request takes longer to start.
+    pub header_timeout_ms: Option<u64>,
+    /// Connections open at once (default 512); past it, new connections get
+    /// a 503 and are closed.
+    pub max_connections: Option<usize>,
+    #[serde(default)]
+    pub tenant: Vec<TenantConfig>,
+}
+
+#[derive(Deserialize, Debug)]
+pub struct TenantConfig {
+    pub name: String,
+    pub workspace: PathBuf,
+    #[serde(default)]
+    pub tokens: Vec<String>,
+    /// SHA-256 of tokens, hex, for configs that should not hold them.
+    #[serde(default)]
+    pub token_sha256: Vec<String>,
+    /// Calls running at once (default 4).
+    pub max_concurrent: Option<usize>,
+    /// Calls per second, sustained (default 20; bursts up to that many).
+    pub requests_per_second: Option<f64>,
+    /// Longest a call may run (default and cap 60000).
+    pub timeout_ms: Option<u64>,
+    /// Memory cap of one call's instance (default 256).
+    pub memory_mib: Option<usize>,
+    /// MCP sessions open at once (default 64); `initialize` past it is a 429.
+    pub max_sessions: Option<usize>,
+}
+
+impl Config {
+    /// Reads and checks a config file: every problem is a clear message.
+    pub fn load(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let config: Config = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        config.check()?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.tenant.is_empty() {
+            return Err("no [[tenant]] in the config".into());
+        }
+        if self.header_timeout_ms.is_some_and(|ms| ms == 0 || ms > 600_000) {
+            return Err("header_timeout_ms must be between 1 and 600000".into());
+        }
+        if self.max_connections.is_some_and(|n| n == 0 || n > 1_000_000) {
+            return Err("max_connections must be between 1 and 1000000".into());
+        }
+        let admin = match &self.admin_token {
+            Some(t) => {
+                check_token(t).map_err(|why| format!("admin_token {why}"))?;
+                Some(<[u8; 32]>::from(Sha256::digest(t.as_bytes())))
+            }
+            None => None,
+        };
+        let mut names = HashMap::new();
+        let mut tokens: HashMap<[u8; 32], &str> = HashMap::new();
+        let mut workspaces: Vec<(PathBuf, &str)> = Vec::new();
+        for t in &self.tenant {
+            let name = t.name.as_str();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                return Err(format!("tenant name {name:?}: use letters, digits, - and _"));
+            }
+            if names.insert(name, ()).is_some() {
+                return Err(format!("tenant {name:?} is listed twice"));
+            }
+            let ws = std::fs::canonicalize(&t.workspace)
+                .map_err(|e| format!("tenant {name}: workspace {}: {e}", t.workspace.display()))?;
+            if !ws.is_dir() {
+                return Err(format!("tenant {name}: workspace {} is not a directory", t.workspace.display()));
+            }
+            for (other_ws, other) in &workspaces {
+                if ws.starts_with(other_ws) || other_ws.starts_with(&ws) {
+                    return Err(format!(
+                        "tenant {name}: workspace {} overlaps tenant {other}'s {}",
+                        ws.display(),
+                        other_ws.display()
+                    ));
+                }
+            }
+            workspaces.push((ws, name));
+            let hashes = t.token_hashes()?;
+            if hashes.is_empty() {
+                return Err(format!("tenant {name}: no tokens (tokens or token_sha256)"));
+            }
+            for h in hashes {
+                if admin == Some(h) {
+                    return Err(format!("tenant {name}: a token is also the admin_token"));
+                }
+                if let Some(other) = tokens.insert(h, name) {
+                    return Err(format!("tenant {name}: a token is also tenant {other}'s"));
+                }
+            }
+            if t.max_concurrent == Some(0)
+                || t.max_sessions == Some(0)
+                || t.requests_per_second.is_some_and(|r| r.is_nan() || r <= 0.0)
+            {
+                return Err(format!(
+                    "tenant {name}: max_concurrent, max_sessions and requests_per_second must be positive"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl TenantConfig {
+    pub(super) fn token_hashes(&self) -> Result<Vec<[u8; 32]>, String> {
+        let mut out = Vec::new();
+        for (i, t) in self.tokens.iter().enumerate() {
+            check_token(t)
+                .map_err(|why| format!("tenant {}: token {} of {} {why}", self.name, i + 1, self.tokens.len()))?;
+            out.push(Sha256::digest(t.as_bytes()).into());
+        }
+        for h in &self.token_sha256 {
+            let bytes: Option<Vec<u8>> = (h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| (0..32).map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).ok()).collect())
+                .flatten();
+            match bytes {
+                Some(b) => out.push(b.try_into().expect("32 bytes")),
+                None => return Err(format!("tenant {}: token_sha256 entries are 64 hex digits", self.name)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Whether `token` is one a client can send and an attacker cannot guess:
+/// at least 16 characters once surrounding whitespace is trimmed, and only
+/// visible ASCII (a space, a control character or a non-ASCII letter could
+/// never arrive intact in an `Authorization` header, so such a token would
+/// silently lock its tenant out). The reason names no part of the token.
+fn check_token(token: &str) -> Result<(), String> {
+    let len = token.trim().chars().count();
+    if len < MIN_TOKEN_CHARS {
+        return Err(format!(
+            "is too short: tokens must be at least {MIN_TOKEN_CHARS} characters, not counting surrounding \
+             whitespace (this one has {len})"
+        ));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err("holds whitespace, a control character or non-ASCII: tokens are visible ASCII only \
+                    (a client could never send this one)"
+            .into());
+    }
+    Ok(())
+}

@@ -1,0 +1,202 @@
+//! A tool call: JSON arguments to a typed request, the call on the sandbox,
+//! and the response as the tool guide's structured result and as text.
+
+use serde_json::{json, Map, Value};
+
+use super::args::Args;
+use super::{definitions, ToolError, ToolOutput};
+use crate::json::to_value;
+use crate::{
+    render, CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, Sandbox, SearchAstRequest,
+    SearchTextRequest, TextMatch,
+};
+
+/// The longest text rendering (bytes). Escaped again as JSON it is at most
+/// twice this (the renderer writes printable ASCII for anything unsafe), so
+/// with the structured result the answer stays under 16 MiB.
+const MAX_TEXT: usize = 3 << 20;
+
+/// Runs tool `name` with JSON `args` against `sandbox` (blocking).
+pub fn call(sandbox: &Sandbox, name: &str, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+    let def = definitions().into_iter().find(|d| d.name == name).ok_or_else(|| ToolError::UnknownTool(name.into()))?;
+    let mut a = Args::new(args, &def.arguments(), name)?;
+    match name {
+        "search_text" => search_text(sandbox, &mut a),
+        "search_ast" => search_ast(sandbox, &mut a),
+        "list_files" => list_files(sandbox, &mut a),
+        _ => read_file(sandbox, &mut a),
+    }
+}
+
+fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
+    let query =
+        a.string("query")?.ok_or_else(|| ToolError::Arguments("query is required (the text to find)".into()))?;
+    let mut r = SearchTextRequest::new(query);
+    r.mode = a.choice("mode", &[("literal", QueryMode::Literal), ("regex", QueryMode::Regex)])?;
+    r.case = a.bool("case_sensitive")?.map(|s| if s { CaseMode::Sensitive } else { CaseMode::Insensitive });
+    r.paths = a.string("root")?.into_iter().collect();
+    r.include_globs = a.strings("include_globs")?;
+    r.exclude_globs = a.strings("exclude_globs")?;
+    r.max_results = a.u32("max_results")?;
+    let context = a.u32("context_lines")?;
+    (r.context_before, r.context_after) = (context, context);
+    r.skip = a.u32("skip")?;
+    r.cursor = a.string("cursor")?;
+    r.output = a.choice(
+        "output_mode",
+        &[
+            ("content", OutputMode::Content),
+            ("files_with_matches", OutputMode::FilesWithMatches),
+            ("count", OutputMode::Count),
+        ],
+    )?;
+    r.word = a.bool("word")?.unwrap_or(false);
+    r.multiline = a.bool("multiline")?.unwrap_or(false);
+    r.types = a.strings("types")?;
+    r.max_matches_per_file = a.u32("max_matches_per_file")?;
+    r.hidden = a.bool("hidden")?.unwrap_or(false);
+    r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
+    r.timeout_ms = a.u32("timeout_ms")?;
+    let response = sandbox.search_text(&r).map_err(ToolError::Failed)?;
+
+    let empty = response.matches.is_empty() && response.files.is_empty();
+    let (text, notes) = rendered(
+        |out| render::search(out, &response, r.output == Some(OutputMode::Count)),
+        empty.then_some("No matches found"),
+        &response.warnings,
+        render::continuation(response.next_cursor.as_deref(), "cursor"),
+    );
+    let hits: Vec<Value> = response
+        .matches
+        .iter()
+        .map(|m| {
+            json!({
+                "path": m.path, "line": m.line, "column": m.column, "end_line": m.end_line,
+                "end_column": m.end_column, "line_text": m.text, "submatches": submatches(m),
+                "context_before": m.context_before, "context_after": m.context_after,
+            })
+        })
+        .collect();
+    let structured = json!({
+        "hits": hits,
+        "files": response.files,
+        "has_more": response.next_cursor.is_some(),
+        "next_cursor": response.next_cursor,
+        "truncated": response.truncated,
+        "timed_out": response.timed_out,
+        "stats": response.stats,
+        "warnings": response.warnings,
+    });
+    Ok(ToolOutput { structured, text, notes, response: to_value(&response) })
+}
+
+fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
+    let pattern =
+        a.string("pattern")?.ok_or_else(|| ToolError::Arguments("pattern is required (an ast-grep pattern)".into()))?;
+    let mut r = SearchAstRequest::new(pattern);
+    r.language = a.string("language")?;
+    r.paths = a.string("root")?.into_iter().chain(a.strings("paths")?).collect();
+    r.include_globs = a.strings("include_globs")?;
+    r.exclude_globs = a.strings("exclude_globs")?;
+    r.max_results = a.u32("max_results")?;
+    r.skip = a.u32("skip")?;
+    r.cursor = a.string("cursor")?;
+    r.hidden = a.bool("hidden")?.unwrap_or(false);
+    r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
+    r.timeout_ms = a.u32("timeout_ms")?;
+    let response = sandbox.search_ast(&r).map_err(ToolError::Failed)?;
+    let (text, notes) = rendered(
+        |out| render::ast(out, &response),
+        response.matches.is_empty().then_some("No matches found"),
+        &response.warnings,
+        render::continuation(response.next_cursor.as_deref(), "cursor"),
+    );
+    let full = to_value(&response);
+    let mut structured = full.clone();
+    structured["has_more"] = response.next_cursor.is_some().into();
+    Ok(ToolOutput { structured, text, notes, response: full })
+}
+
+fn submatches(m: &TextMatch) -> Value {
+    m.submatches.iter().map(|s| json!({"start": s.start, "end": s.end})).collect()
+}
+
+fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
+    let mut r = ListFilesRequest::new(a.string("root")?.unwrap_or_else(|| ".".into()));
+    r.recursive = a.bool("recursive")?;
+    r.include_globs = a.strings("include_globs")?;
+    r.exclude_globs = a.strings("exclude_globs")?;
+    r.max_results = a.u32("max_results")?;
+    r.include_dirs = a.bool("include_dirs")?.unwrap_or(false);
+    r.include_metadata = a.bool("include_metadata")?.unwrap_or(false);
+    r.skip = a.u32("skip")?;
+    r.cursor = a.string("cursor")?;
+    r.hidden = a.bool("hidden")?.unwrap_or(false);
+    r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
+    let response = sandbox.list_files(&r).map_err(ToolError::Failed)?;
+    let (text, notes) = rendered(
+        |out| render::list(out, &response),
+        response.entries.is_empty().then_some("No files found"),
+        &response.warnings,
+        render::continuation(response.next_cursor.as_deref(), "cursor"),
+    );
+    let full = to_value(&response);
+    let mut structured = full.clone();
+    // As the tool guide: size and modified only when asked for.
+    if !r.include_metadata {
+        structured["entries"] = response.entries.iter().map(|e| json!({"path": e.path, "is_dir": e.is_dir})).collect();
+    }
+    Ok(ToolOutput { structured, text, notes, response: full })
+}
+
+fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
+    let path = a
+        .string("path")?
+        .ok_or_else(|| ToolError::Arguments("path is required (a file relative to the workspace)".into()))?;
+    let mut r = ReadFileRequest::new(path);
+    r.range_type = a.choice("range_type", &[("bytes", RangeType::Bytes), ("lines", RangeType::Lines)])?;
+    r.offset_bytes = a.u64("offset_bytes")?;
+    r.max_bytes = a.u64("max_bytes")?;
+    r.start_line = a.u64("start_line")?;
+    r.max_lines = a.u64("max_lines")?;
+    let response = sandbox.read_file(&r).map_err(ToolError::Failed)?;
+    let go_on = render::read_continuation(&response, "start_line=", "offset_bytes=");
+    let (text, notes) = rendered(|out| render::read(out, &response), None, &response.warnings, go_on);
+    let full = to_value(&response);
+    Ok(ToolOutput { structured: full.clone(), text, notes, response: full })
+}
+
+/// A response's text — its rendering (or `empty` when it has nothing), cut
+/// at [`MAX_TEXT`] — and its notes: warnings and where to go on.
+fn rendered(
+    render: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
+    empty: Option<&str>,
+    warnings: &[String],
+    continuation: Option<String>,
+) -> (String, String) {
+    let mut out = Vec::new();
+    render(&mut out).expect("writes to memory");
+    let mut text = String::from_utf8(out).expect("rendered text is UTF-8");
+    let mut notes = String::new();
+    if text.len() > MAX_TEXT {
+        let cut = text[..MAX_TEXT].rfind('\n').map_or(0, |i| i + 1);
+        text.truncate(cut);
+        notes.push_str(&format!(
+            "[the text was cut at {MAX_TEXT} bytes: structuredContent holds every result of this page]\n"
+        ));
+    }
+    if let Some(empty) = empty {
+        text.push_str(empty);
+        text.push('\n');
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for w in warnings {
+        notes.push_str(&format!("[warning: {}]\n", render::path(w)));
+    }
+    if let Some(c) = continuation {
+        notes.push_str(&format!("[{c}]\n"));
+    }
+    (text, notes)
+}
