@@ -12,7 +12,7 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").unwrap());
     // A target dir of its own: the outer build holds the lock on the main one.
     let target_dir = out_dir.join("guest-target");
-    for p in ["guest/src", "guest/Cargo.toml", "tests/runaway", "wit", "Cargo.lock", "Cargo.toml"] {
+    for p in ["guest/src", "guest/Cargo.toml", "contract", "tests/runaway", "wit", "Cargo.lock", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", workspace.join(p).display());
     }
 

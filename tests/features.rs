@@ -27,10 +27,11 @@ fn library_alone_compiles_no_front_end() {
     for front_end in ["axum", "hyper", "hyper-util", "tower", "rmcp", "clap", "toml"] {
         assert!(!all.contains(front_end), "{front_end} is in the library's tree: {all:?}");
     }
-    // Its own dependencies: the runtime and the types' serde, nothing else
+    // Its own dependencies: the runtime, the types' serde and the messages
+    // it shares with the component, nothing else
     // (libc is the engine's: the epoch ticker's signal).
     let direct = tree(&["--depth", "1"]);
-    let want = ["libc", "sandgrep", "serde", "serde_json", "wasmtime", "wasmtime-wasi"];
+    let want = ["libc", "sandgrep", "sandgrep-contract", "serde", "serde_json", "wasmtime", "wasmtime-wasi"];
     assert_eq!(direct, want.iter().map(|s| s.to_string()).collect(), "the library's direct dependencies");
     // tokio is wasmtime-wasi's own (its p2 implementation runs on it, with
     // no feature to leave it out); the library brings in no more of it.

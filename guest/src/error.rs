@@ -3,18 +3,21 @@
 
 use crate::SearchError;
 
-/// The message for an error, as front ends show it.
+/// The message for an error, as front ends show it (the host's too:
+/// `sandgrep-contract` words each kind once).
 pub fn error_message(e: &SearchError) -> String {
-    match e {
-        SearchError::InvalidArgument(m) => format!("invalid argument: {m}"),
-        SearchError::InvalidPattern(m) => format!("invalid pattern: {m}"),
-        SearchError::NotFound(p) => format!("{p}: not found"),
-        SearchError::OutsideWorkspace(p) => format!("{p}: outside the workspace"),
-        SearchError::Denied(p) => format!("{p}: denied (on the secrets denylist)"),
-        SearchError::BinaryFile(p) => format!("{p}: binary file"),
-        SearchError::TooLarge(p) => format!("{p}: too large"),
-        SearchError::Io(m) => m.clone(),
-    }
+    use sandgrep_contract::ErrorKind as K;
+    let (kind, detail) = match e {
+        SearchError::InvalidArgument(m) => (K::InvalidArgument, m),
+        SearchError::InvalidPattern(m) => (K::InvalidPattern, m),
+        SearchError::NotFound(p) => (K::NotFound, p),
+        SearchError::OutsideWorkspace(p) => (K::OutsideWorkspace, p),
+        SearchError::Denied(p) => (K::Denied, p),
+        SearchError::BinaryFile(p) => (K::BinaryFile, p),
+        SearchError::TooLarge(p) => (K::TooLarge, p),
+        SearchError::Io(m) => (K::Io, m),
+    };
+    sandgrep_contract::error_message(kind, detail)
 }
 
 /// Phrases an I/O error on a workspace path for the caller.

@@ -142,16 +142,18 @@ impl std::error::Error for Error {}
 
 /// The message for a guest error, naming workspace-relative paths only.
 pub fn search_error_message(e: &SearchError) -> String {
-    match e {
-        SearchError::InvalidArgument(m) => format!("invalid argument: {m}"),
-        SearchError::InvalidPattern(m) => format!("invalid pattern: {m}"),
-        SearchError::NotFound(p) => format!("{p}: not found in the workspace"),
-        SearchError::OutsideWorkspace(p) => format!("{p}: outside the workspace"),
-        SearchError::Denied(p) => format!("{p}: denied (secrets and .git internals are never read)"),
-        SearchError::BinaryFile(p) => format!("{p}: binary file"),
-        SearchError::TooLarge(p) => format!("{p}: too large"),
-        SearchError::Io(m) => m.clone(),
-    }
+    use sandgrep_contract::ErrorKind as K;
+    let (kind, detail) = match e {
+        SearchError::InvalidArgument(m) => (K::InvalidArgument, m),
+        SearchError::InvalidPattern(m) => (K::InvalidPattern, m),
+        SearchError::NotFound(p) => (K::NotFound, p),
+        SearchError::OutsideWorkspace(p) => (K::OutsideWorkspace, p),
+        SearchError::Denied(p) => (K::Denied, p),
+        SearchError::BinaryFile(p) => (K::BinaryFile, p),
+        SearchError::TooLarge(p) => (K::TooLarge, p),
+        SearchError::Io(m) => (K::Io, m),
+    };
+    sandgrep_contract::error_message(kind, detail)
 }
 
 /// One workspace, searched through the sandbox.

@@ -1,0 +1,31 @@
+//! What the component (`guest/`) and the host (`host/`) must say alike,
+//! written once: the message for each kind of `search-error` (the WIT
+//! variant, which each side binds to its own Rust type).
+
+/// The kinds of `search-error` (see `wit/sandgrep.wit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    InvalidArgument,
+    InvalidPattern,
+    NotFound,
+    OutsideWorkspace,
+    Denied,
+    BinaryFile,
+    TooLarge,
+    Io,
+}
+
+/// The message front ends show for an error of `kind` carrying `detail`
+/// (a workspace-relative path, or a message).
+pub fn error_message(kind: ErrorKind, detail: &str) -> String {
+    match kind {
+        ErrorKind::InvalidArgument => format!("invalid argument: {detail}"),
+        ErrorKind::InvalidPattern => format!("invalid pattern: {detail}"),
+        ErrorKind::NotFound => format!("{detail}: not found in the workspace"),
+        ErrorKind::OutsideWorkspace => format!("{detail}: outside the workspace"),
+        ErrorKind::Denied => format!("{detail}: denied (secrets and .git internals are never read)"),
+        ErrorKind::BinaryFile => format!("{detail}: binary file"),
+        ErrorKind::TooLarge => format!("{detail}: too large"),
+        ErrorKind::Io => detail.to_string(),
+    }
+}
