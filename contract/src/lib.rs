@@ -29,3 +29,23 @@ pub fn error_message(kind: ErrorKind, detail: &str) -> String {
         ErrorKind::Io => detail.to_string(),
     }
 }
+
+/// The message for `$error`, a value of the caller's own `SearchError` (the
+/// WIT variant as its bindings name it: guest and host each have one).
+#[macro_export]
+macro_rules! search_error_message {
+    ($error:expr) => {{
+        use $crate::ErrorKind as K;
+        let (kind, detail) = match $error {
+            SearchError::InvalidArgument(m) => (K::InvalidArgument, m),
+            SearchError::InvalidPattern(m) => (K::InvalidPattern, m),
+            SearchError::NotFound(p) => (K::NotFound, p),
+            SearchError::OutsideWorkspace(p) => (K::OutsideWorkspace, p),
+            SearchError::Denied(p) => (K::Denied, p),
+            SearchError::BinaryFile(p) => (K::BinaryFile, p),
+            SearchError::TooLarge(p) => (K::TooLarge, p),
+            SearchError::Io(m) => (K::Io, m),
+        };
+        $crate::error_message(kind, detail)
+    }};
+}

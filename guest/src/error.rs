@@ -6,18 +6,7 @@ use crate::SearchError;
 /// The message for an error, as front ends show it (the host's too:
 /// `sandgrep-contract` words each kind once).
 pub fn error_message(e: &SearchError) -> String {
-    use sandgrep_contract::ErrorKind as K;
-    let (kind, detail) = match e {
-        SearchError::InvalidArgument(m) => (K::InvalidArgument, m),
-        SearchError::InvalidPattern(m) => (K::InvalidPattern, m),
-        SearchError::NotFound(p) => (K::NotFound, p),
-        SearchError::OutsideWorkspace(p) => (K::OutsideWorkspace, p),
-        SearchError::Denied(p) => (K::Denied, p),
-        SearchError::BinaryFile(p) => (K::BinaryFile, p),
-        SearchError::TooLarge(p) => (K::TooLarge, p),
-        SearchError::Io(m) => (K::Io, m),
-    };
-    sandgrep_contract::error_message(kind, detail)
+    sandgrep_contract::search_error_message!(e)
 }
 
 /// Phrases an I/O error on a workspace path for the caller.

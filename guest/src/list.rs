@@ -88,7 +88,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         warnings.push(format!(
             "the listing stopped at the time limit ({DEFAULT_TIMEOUT_MS} ms): entries are partial; continue with the cursor"
         ));
-        // Nothing listed on this page: go on past what was walked.
+        // A page the time cut short goes on past what was walked.
         if paging.returned() < q.max_results
             && paging.position().is_none_or(|l| walked.as_ref().is_some_and(|w| *w > l.path))
         {

@@ -508,7 +508,6 @@ impl Iterator for Walk<'_, '_> {
             };
             let rel = join(&frame.rel, &name);
             let (depth, level) = (frame.depth, frame.level.clone());
-            let through_link = frame.real != frame.rel;
             let parent = frame.rel.rsplit('/').next().filter(|_| frame.rel != ".").map(str::to_string);
             let mut real = join(&frame.real, &name);
             let mut at = (frame.dir.clone(), name.clone());
@@ -547,9 +546,7 @@ impl Iterator for Walk<'_, '_> {
             let deny_rel = if ws.deny.has_extra() { rel.as_str() } else { "" };
             // Through a link, the entry's real path must pass too (a link
             // to `.aws` must not expose `credentials`).
-            if ws.deny.entry_denied(deny_rel, &name, parent.as_deref(), is_dir)
-                || ((through_link || real != rel) && ws.denied(&real))
-            {
+            if ws.deny.entry_denied(deny_rel, &name, parent.as_deref(), is_dir) || (real != rel && ws.denied(&real)) {
                 walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
                 continue;
             }

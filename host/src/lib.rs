@@ -142,18 +142,7 @@ impl std::error::Error for Error {}
 
 /// The message for a guest error, naming workspace-relative paths only.
 pub fn search_error_message(e: &SearchError) -> String {
-    use sandgrep_contract::ErrorKind as K;
-    let (kind, detail) = match e {
-        SearchError::InvalidArgument(m) => (K::InvalidArgument, m),
-        SearchError::InvalidPattern(m) => (K::InvalidPattern, m),
-        SearchError::NotFound(p) => (K::NotFound, p),
-        SearchError::OutsideWorkspace(p) => (K::OutsideWorkspace, p),
-        SearchError::Denied(p) => (K::Denied, p),
-        SearchError::BinaryFile(p) => (K::BinaryFile, p),
-        SearchError::TooLarge(p) => (K::TooLarge, p),
-        SearchError::Io(m) => (K::Io, m),
-    };
-    sandgrep_contract::error_message(kind, detail)
+    sandgrep_contract::search_error_message!(e)
 }
 
 /// One workspace, searched through the sandbox.
