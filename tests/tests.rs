@@ -12,6 +12,7 @@ mod hostile;
 mod hostile_server;
 mod hosts;
 mod json;
+mod limits;
 mod mcp;
 mod parallel;
 mod serve;

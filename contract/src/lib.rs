@@ -1,6 +1,9 @@
 //! What the component (`guest/`) and the host (`host/`) must say alike,
-//! written once: the message for each kind of `search-error` (the WIT
-//! variant, which each side binds to its own Rust type).
+//! written once: the table of defaults and hard maxima ([`limits`]), and the
+//! message for each kind of `search-error` (the WIT variant, which each side
+//! binds to its own Rust type).
+
+pub mod limits;
 
 /// The kinds of `search-error` (see `wit/sandgrep.wit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

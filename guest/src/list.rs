@@ -4,7 +4,7 @@
 use crate::confine::dir_sort_key;
 use crate::cursor::Position;
 use crate::page::{self, Paging};
-use crate::request::{ListQuery, DEFAULT_TIMEOUT_MS, LIST_COUNT_BUDGET};
+use crate::request::{ListQuery, LIST_COUNT_BUDGET, TIMEOUT_MS};
 use crate::shape::{json_len, named_warning, RESULT_OVERHEAD};
 use crate::walk::Walker;
 use crate::{FileEntry, ListFilesRequest, ListFilesResponse, SearchError, Workspace};
@@ -17,7 +17,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     // A listing has no timeout field: it stops at the default search timeout
     // and hands out a cursor, whatever the tree holds.
     let started = std::time::Instant::now();
-    let deadline = started + std::time::Duration::from_millis(DEFAULT_TIMEOUT_MS.into());
+    let deadline = started + std::time::Duration::from_millis(TIMEOUT_MS.default);
     let walker = Walker::new(ws, &q.walk)?.with_deadline(deadline);
     let roots = walker.roots(std::slice::from_ref(&q.root))?;
     let root = &roots[0];
@@ -86,7 +86,8 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         complete = false;
         has_more = true;
         warnings.push(format!(
-            "the listing stopped at the time limit ({DEFAULT_TIMEOUT_MS} ms): entries are partial; continue with the cursor"
+            "the listing stopped at the time limit ({} ms): entries are partial; continue with the cursor",
+            TIMEOUT_MS.default
         ));
         // A page the time cut short goes on past what was walked.
         if paging.returned() < q.max_results

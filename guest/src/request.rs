@@ -1,6 +1,6 @@
-//! Defaults and hard maxima of the contract (the table under "Limits" in the
-//! README), in one place. Every request passes through here before anything
-//! touches the filesystem.
+//! Requests with defaults applied and every number clamped, by the table of
+//! limits (`sandgrep_contract::limits`). Every request passes through here
+//! before anything touches the filesystem.
 
 use std::time::Duration;
 
@@ -9,48 +9,12 @@ use crate::{
     SearchTextRequest,
 };
 
-pub const MAX_QUERY_BYTES: usize = 64 * 1024;
-pub const MAX_PATHS: usize = 256;
-pub const MAX_GLOBS: usize = 256;
-pub const MAX_TYPES: usize = 256;
-pub const DEFAULT_CONTEXT: u32 = 2;
-pub const MAX_CONTEXT: u32 = 10;
-pub const DEFAULT_MAX_RESULTS: u32 = 200;
-pub const MAX_RESULTS: u32 = 5000;
-pub const DEFAULT_PER_FILE: u32 = 50;
-pub const MAX_PER_FILE: u32 = 1000;
-pub const DEFAULT_MAX_COLUMNS: u32 = 500;
-pub const MIN_MAX_COLUMNS: u32 = 20;
-pub const MAX_MAX_COLUMNS: u32 = 10_000;
-pub const DEFAULT_MAX_FILESIZE: u64 = 8 << 20;
-pub const MAX_MAX_FILESIZE: u64 = 256 << 20;
-pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
-pub const MAX_TIMEOUT_MS: u32 = 60_000;
-pub const DEFAULT_LIST_RESULTS: u32 = 500;
-pub const MAX_LIST_RESULTS: u32 = 10_000;
-/// Entries a listing walks past its page to learn `total`.
-pub const LIST_COUNT_BUDGET: u64 = 100_000;
-pub const DEFAULT_READ_BYTES: u64 = 64 * 1024;
-pub const MAX_READ_BYTES: u64 = 1 << 20;
-pub const DEFAULT_READ_LINES: u64 = 200;
-pub const MAX_READ_LINES: u64 = 5000;
-/// Bytes a lines-mode read returns at most (a 1 MiB line still fits).
-pub const MAX_READ_LINES_BYTES: u64 = 2 << 20;
-/// Largest buffer the searcher may grow to: the longest line it can hold,
-/// or (multiline) the largest file. Beyond it a file is skipped as too large.
-pub const HEAP_LIMIT: usize = 32 << 20;
-/// What the strings of one response (paths, match lines, context,
-/// meta-variables) may add up to, counted as JSON escapes them (a control
-/// byte is six). With the rest of the response, and a front end that also
-/// renders it as text (MCP), the answer stays under 16 MiB whatever the
-/// files hold.
-pub const MAX_OUTPUT_BYTES: usize = 6 << 20;
-/// Structural search parses whole files (a syntax tree is several times the
-/// text): its own default and hard maximum file size.
-pub const DEFAULT_AST_FILESIZE: u64 = 2 << 20;
-pub const MAX_AST_FILESIZE: u64 = 8 << 20;
-/// Bytes of source text one structural match (or meta-variable) returns.
-pub const MAX_AST_TEXT: usize = 4096;
+pub use sandgrep_contract::limits::{
+    Limit, AST_FILESIZE, CONTEXT, HEAP_LIMIT, LIST_COUNT_BUDGET, LIST_RESULTS, MAX_AST_TEXT, MAX_COLUMNS, MAX_FILESIZE,
+    MAX_GLOBS, MAX_OUTPUT_BYTES, MAX_PATHS, MAX_QUERY_BYTES, MAX_READ_LINES_BYTES, MAX_RESULTS, MAX_TYPES, PER_FILE,
+    READ_BYTES, READ_LINES, TIMEOUT_MS,
+};
+
 /// How many unreadable paths a warning names before it only counts.
 pub const WARN_NAMES: usize = 5;
 
@@ -90,19 +54,16 @@ pub struct WalkOptions {
     pub max_depth: Option<usize>,
 }
 
-/// Clamps `value` (or `default` when absent) into `min..=max`, noting any
-/// change in `warnings`.
-fn clamp<T>(name: &str, value: Option<T>, default: T, min: T, max: T, warnings: &mut Vec<String>) -> T
-where
-    T: PartialOrd + Copy + std::fmt::Display,
-{
-    let v = value.unwrap_or(default);
-    if v > max {
-        warnings.push(format!("{name} {v} lowered to the maximum, {max}"));
-        max
-    } else if v < min {
-        warnings.push(format!("{name} {v} raised to the minimum, {min}"));
-        min
+/// Clamps `value` (or the limit's default when absent) into the limit's
+/// range, noting any change in `warnings`.
+fn clamp<T: Into<u64>>(name: &str, value: Option<T>, limit: Limit, warnings: &mut Vec<String>) -> u64 {
+    let v = value.map_or(limit.default, Into::into);
+    if v > limit.max {
+        warnings.push(format!("{name} {v} lowered to the maximum, {}", limit.max));
+        limit.max
+    } else if v < limit.min {
+        warnings.push(format!("{name} {v} raised to the minimum, {}", limit.min));
+        limit.min
     } else {
         v
     }
@@ -119,7 +80,7 @@ fn check_query(name: &str, query: &str) -> Result<(), SearchError> {
 }
 
 fn timeout(ms: Option<u32>, warnings: &mut Vec<String>) -> Duration {
-    Duration::from_millis(clamp("timeout-ms", ms, DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS, warnings).into())
+    Duration::from_millis(clamp("timeout-ms", ms, TIMEOUT_MS, warnings))
 }
 
 fn check_count(name: &str, len: usize, max: usize) -> Result<(), SearchError> {
@@ -140,10 +101,10 @@ impl TextQuery {
         // The per-file cap bounds content output; counts are exact unless the
         // caller asks for a cap (as `rg -c -m N`).
         let per_file = match (output, r.max_matches_per_file) {
-            (OutputMode::Content, v) => Some(v.unwrap_or(DEFAULT_PER_FILE)),
-            (_, v) => v,
+            (OutputMode::Content, v) => Some(v.map_or(PER_FILE.default, u64::from)),
+            (_, v) => v.map(u64::from),
         }
-        .map(|v| clamp("max-matches-per-file", Some(v), DEFAULT_PER_FILE, 1, MAX_PER_FILE, warnings) as usize);
+        .map(|v| clamp("max-matches-per-file", Some(v), PER_FILE, warnings) as usize);
         let paths = if r.paths.is_empty() { vec![".".to_string()] } else { r.paths };
         Ok(TextQuery {
             query: r.query,
@@ -161,20 +122,13 @@ impl TextQuery {
                 follow_symlinks: r.follow_symlinks,
                 max_depth: None,
             },
-            before: clamp("context-before", r.context_before, DEFAULT_CONTEXT, 0, MAX_CONTEXT, warnings) as usize,
-            after: clamp("context-after", r.context_after, DEFAULT_CONTEXT, 0, MAX_CONTEXT, warnings) as usize,
+            before: clamp("context-before", r.context_before, CONTEXT, warnings) as usize,
+            after: clamp("context-after", r.context_after, CONTEXT, warnings) as usize,
             output,
-            max_results: clamp("max-results", r.max_results, DEFAULT_MAX_RESULTS, 1, MAX_RESULTS, warnings) as usize,
+            max_results: clamp("max-results", r.max_results, MAX_RESULTS, warnings) as usize,
             per_file,
-            max_columns: clamp(
-                "max-columns",
-                r.max_columns,
-                DEFAULT_MAX_COLUMNS,
-                MIN_MAX_COLUMNS,
-                MAX_MAX_COLUMNS,
-                warnings,
-            ) as usize,
-            max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_MAX_FILESIZE, 0, MAX_MAX_FILESIZE, warnings),
+            max_columns: clamp("max-columns", r.max_columns, MAX_COLUMNS, warnings) as usize,
+            max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
             cursor: r.cursor,
             skip: r.skip.unwrap_or(0).into(),
@@ -237,8 +191,8 @@ impl AstQuery {
                 follow_symlinks: r.follow_symlinks,
                 max_depth: None,
             },
-            max_results: clamp("max-results", r.max_results, DEFAULT_MAX_RESULTS, 1, MAX_RESULTS, warnings) as usize,
-            max_filesize: clamp("max-filesize", r.max_filesize, DEFAULT_AST_FILESIZE, 0, MAX_AST_FILESIZE, warnings),
+            max_results: clamp("max-results", r.max_results, MAX_RESULTS, warnings) as usize,
+            max_filesize: clamp("max-filesize", r.max_filesize, AST_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
             cursor: r.cursor,
             skip: r.skip.unwrap_or(0).into(),
@@ -280,7 +234,7 @@ impl ListQuery {
             },
             include_dirs: r.include_dirs,
             include_metadata: r.include_metadata,
-            max_results: clamp("max-results", r.max_results, DEFAULT_LIST_RESULTS, 1, MAX_LIST_RESULTS, warnings)
+            max_results: clamp("max-results", r.max_results, LIST_RESULTS, warnings)
                 as usize,
             skip: r.skip.unwrap_or(0).into(),
             cursor: r.cursor,
@@ -318,11 +272,11 @@ impl ReadPlan {
         Ok(match kind {
             RangeType::Bytes => ReadPlan::Bytes {
                 offset: r.offset_bytes.unwrap_or(0),
-                max: clamp("max-bytes", r.max_bytes, DEFAULT_READ_BYTES, 1, MAX_READ_BYTES, warnings),
+                max: clamp("max-bytes", r.max_bytes, READ_BYTES, warnings),
             },
             RangeType::Lines => ReadPlan::Lines {
-                start: clamp("start-line", r.start_line, 1, 1, u64::MAX, warnings),
-                max: clamp("max-lines", r.max_lines, DEFAULT_READ_LINES, 1, MAX_READ_LINES, warnings),
+                start: clamp("start-line", r.start_line, Limit { default: 1, min: 1, max: u64::MAX }, warnings),
+                max: clamp("max-lines", r.max_lines, READ_LINES, warnings),
             },
         })
     }
@@ -383,10 +337,10 @@ mod tests {
         r.max_filesize = Some(u64::MAX);
         let mut w = vec![];
         let q = TextQuery::from_request(r, &mut w).unwrap();
-        assert_eq!(q.max_results, MAX_RESULTS as usize);
-        assert_eq!(q.before, MAX_CONTEXT as usize);
-        assert_eq!(q.max_columns, MIN_MAX_COLUMNS as usize);
-        assert_eq!(q.max_filesize, MAX_MAX_FILESIZE);
+        assert_eq!(q.max_results, MAX_RESULTS.max as usize);
+        assert_eq!(q.before, CONTEXT.max as usize);
+        assert_eq!(q.max_columns, MAX_COLUMNS.min as usize);
+        assert_eq!(q.max_filesize, MAX_FILESIZE.max);
         assert_eq!(w.len(), 4, "{w:?}");
     }
 
@@ -414,8 +368,8 @@ mod tests {
 
     #[test]
     fn read_ranges_infer_their_mode_and_refuse_mixing() {
-        assert_eq!(read(None, None, None).unwrap(), ReadPlan::Bytes { offset: 0, max: DEFAULT_READ_BYTES });
-        assert_eq!(read(None, Some(5), None).unwrap(), ReadPlan::Lines { start: 5, max: DEFAULT_READ_LINES });
+        assert_eq!(read(None, None, None).unwrap(), ReadPlan::Bytes { offset: 0, max: READ_BYTES.default });
+        assert_eq!(read(None, Some(5), None).unwrap(), ReadPlan::Lines { start: 5, max: READ_LINES.default });
         assert_eq!(read(None, None, Some(RangeType::Lines)).unwrap(), ReadPlan::Lines { start: 1, max: 200 });
         assert!(read(Some(1), Some(1), None).is_err());
         assert!(read(Some(1), None, Some(RangeType::Lines)).is_err());
@@ -429,7 +383,7 @@ mod tests {
             start_line: None,
             max_lines: None,
         };
-        assert_eq!(ReadPlan::from_request(&r, &mut w).unwrap(), ReadPlan::Bytes { offset: 0, max: MAX_READ_BYTES });
+        assert_eq!(ReadPlan::from_request(&r, &mut w).unwrap(), ReadPlan::Bytes { offset: 0, max: READ_BYTES.max });
         assert_eq!(w.len(), 1);
     }
 

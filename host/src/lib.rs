@@ -61,6 +61,9 @@ pub use bindings::exports::sandgrep::search::search::{
 };
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
 pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
+/// Every default and hard maximum: what the component clamps requests to,
+/// and the library's and front ends' own defaults.
+pub use sandgrep_contract::limits;
 
 /// The embedded component (`sandgrep.wasm`, a `wasm32-wasip2` component of
 /// the `sandgrep` world), for other hosts: wasmtime's CLI, jco, wasmtime-py.
@@ -68,9 +71,7 @@ pub fn component() -> &'static [u8] {
     engine::WASM
 }
 
-/// The guest's own timeout is at most this; the host deadline sits behind it.
-const MAX_GUEST_TIMEOUT: Duration = Duration::from_secs(60);
-const DEFAULT_GUEST_TIMEOUT: Duration = Duration::from_secs(10);
+use limits::{DEADLINE_GRACE_MS, MEMORY, TIMEOUT_MS};
 
 /// What the host, not the request, decides. Front ends must never fill it
 /// from caller input.
@@ -98,9 +99,9 @@ impl Default for Policy {
         Policy {
             redact: true,
             extra_deny: Vec::new(),
-            memory_limit: 512 << 20,
-            deadline_grace: Duration::from_secs(5),
-            max_timeout: MAX_GUEST_TIMEOUT,
+            memory_limit: MEMORY.default as usize,
+            deadline_grace: Duration::from_millis(DEADLINE_GRACE_MS),
+            max_timeout: Duration::from_millis(TIMEOUT_MS.max),
             cursor_key: String::new(),
         }
     }
@@ -266,14 +267,14 @@ impl Sandbox {
 
     pub fn list_files(&self, request: &ListFilesRequest) -> Result<ListFilesResponse, Error> {
         let p = &self.guest_policy;
-        self.call(DEFAULT_GUEST_TIMEOUT.min(self.policy.max_timeout), |i, s| {
+        self.call(guest_timeout(None).min(self.policy.max_timeout), |i, s| {
             i.sandgrep_search_files().call_list_files(s, request, p)
         })
     }
 
     pub fn read_file(&self, request: &ReadFileRequest) -> Result<ReadFileResponse, Error> {
         let p = &self.guest_policy;
-        self.call(DEFAULT_GUEST_TIMEOUT.min(self.policy.max_timeout), |i, s| {
+        self.call(guest_timeout(None).min(self.policy.max_timeout), |i, s| {
             i.sandgrep_search_files().call_read_file(s, request, p)
         })
     }
@@ -289,7 +290,8 @@ impl Sandbox {
 }
 
 fn guest_timeout(ms: Option<u32>) -> Duration {
-    ms.map_or(DEFAULT_GUEST_TIMEOUT, |ms| Duration::from_millis(ms.into()).min(MAX_GUEST_TIMEOUT))
+    // The guest's own timeout, as it clamps it; the host deadline sits behind.
+    Duration::from_millis(ms.map_or(TIMEOUT_MS.default, u64::from).clamp(TIMEOUT_MS.min, TIMEOUT_MS.max))
 }
 
 impl ListFilesRequest {

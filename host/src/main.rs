@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, READ_BYTES, READ_LINES};
 use sandgrep::{
     render, CaseMode, ListFilesRequest, OutputMode, Policy, QueryMode, RangeType, ReadFileRequest, Sandbox,
     SearchAstRequest, SearchTextRequest,
@@ -83,8 +84,7 @@ struct LsArgs {
     /// Only the directory's own entries.
     #[arg(long)]
     no_recursive: bool,
-    /// Entries returned (default 500, max 10000).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = limit_help("Entries returned", LIST_RESULTS))]
     max_results: Option<u64>,
     /// Skip this many entries first.
     #[arg(long, value_name = "N")]
@@ -132,8 +132,7 @@ struct AstArgs {
     /// Follow symbolic links (escapes are still refused).
     #[arg(short = 'L', long)]
     follow: bool,
-    /// Matches returned (default 200, max 5000).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = limit_help("Matches returned", MAX_RESULTS))]
     max_results: Option<u64>,
     /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -157,15 +156,20 @@ struct ReadArgs {
     /// The file, relative to the workspace.
     #[arg(value_name = "PATH")]
     path: String,
-    /// Lines START (1-based) to START+COUNT-1; COUNT defaults to 200.
-    #[arg(long, value_name = "START:COUNT", value_parser = parse_range, conflicts_with = "bytes")]
+    #[arg(long, value_name = "START:COUNT", value_parser = parse_range, conflicts_with = "bytes",
+          help = format!("Lines START (1-based) to START+COUNT-1; COUNT defaults to {}", READ_LINES.default))]
     lines: Option<(u64, Option<u64>)>,
-    /// COUNT bytes from OFFSET (0-based); COUNT defaults to 64 KiB.
-    #[arg(long, value_name = "OFFSET:COUNT", value_parser = parse_range)]
+    #[arg(long, value_name = "OFFSET:COUNT", value_parser = parse_range,
+          help = format!("COUNT bytes from OFFSET (0-based); COUNT defaults to {}", READ_BYTES.default))]
     bytes: Option<(u64, Option<u64>)>,
     /// Print one JSON object (the full response) instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// "WHAT (default D, max M)", from the limits table.
+fn limit_help(what: &str, limit: Limit) -> String {
+    format!("{what} (default {}, max {})", limit.default, limit.max)
 }
 
 /// `N`, `N:` or `N:M`.
@@ -224,8 +228,7 @@ struct SearchArgs {
     /// Matching lines returned per file.
     #[arg(short = 'm', long = "max-count", value_name = "PER_FILE")]
     max_count: Option<u64>,
-    /// Results returned in all (default 200, max 5000).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = limit_help("Results returned in all", MAX_RESULTS))]
     max_results: Option<u64>,
     /// Longest line returned; longer lines are cut to a window around the match.
     #[arg(long, value_name = "N")]

@@ -7,15 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use sandgrep_contract::limits::{HEADER_TIMEOUT_MS, MAX_CONNECTIONS, MIN_TOKEN_CHARS};
+
 pub(super) const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
-/// How long a client may take to send a request's headers (default).
-pub(super) const DEFAULT_HEADER_TIMEOUT_MS: u64 = 10_000;
-/// Connections open at once (default).
-pub(super) const DEFAULT_MAX_CONNECTIONS: usize = 512;
-/// MCP sessions one tenant may hold at once (default).
-pub(super) const DEFAULT_MAX_SESSIONS: usize = 64;
-/// The shortest token (and admin token) the server starts with.
-const MIN_TOKEN_CHARS: usize = 16;
 
 /// The config file (TOML). Unknown keys are allowed.
 #[derive(Deserialize, Debug)]
@@ -28,11 +22,12 @@ pub struct Config {
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
     /// How long a client may take to send a request's headers, ms (default
-    /// 10000); its body must follow within the same time, and a kept-alive
-    /// connection is closed when its next request takes longer to start.
+    /// `HEADER_TIMEOUT_MS`); its body must follow within the same time, and a
+    /// kept-alive connection is closed when its next request takes longer to
+    /// start.
     pub header_timeout_ms: Option<u64>,
-    /// Connections open at once (default 512); past it, new connections get
-    /// a 503 and are closed.
+    /// Connections open at once (default `MAX_CONNECTIONS`); past it, new
+    /// connections get a 503 and are closed.
     pub max_connections: Option<usize>,
     #[serde(default)]
     pub tenant: Vec<TenantConfig>,
@@ -47,15 +42,18 @@ pub struct TenantConfig {
     /// SHA-256 of tokens, hex, for configs that should not hold them.
     #[serde(default)]
     pub token_sha256: Vec<String>,
-    /// Calls running at once (default 4).
+    // Defaults and ranges: `sandgrep_contract::limits`.
+    /// Calls running at once (default `MAX_CONCURRENT`).
     pub max_concurrent: Option<usize>,
-    /// Calls per second, sustained (default 20; bursts up to that many).
+    /// Calls per second, sustained (default `REQUESTS_PER_SECOND`; bursts
+    /// up to that many).
     pub requests_per_second: Option<f64>,
-    /// Longest a call may run (default and cap 60000).
+    /// Longest a call may run (default and cap: `TIMEOUT_MS`'s maximum).
     pub timeout_ms: Option<u64>,
-    /// Memory cap of one call's instance (default 256).
+    /// Memory cap of one call's instance, MiB (default and range: `MEMORY`).
     pub memory_mib: Option<usize>,
-    /// MCP sessions open at once (default 64); `initialize` past it is a 429.
+    /// MCP sessions open at once (default `MAX_SESSIONS`); `initialize` past
+    /// it is a 429.
     pub max_sessions: Option<usize>,
 }
 
@@ -72,11 +70,14 @@ impl Config {
         if self.tenant.is_empty() {
             return Err("no [[tenant]] in the config".into());
         }
-        if self.header_timeout_ms.is_some_and(|ms| ms == 0 || ms > 600_000) {
-            return Err("header_timeout_ms must be between 1 and 600000".into());
+        let out_of = |v: u64, l: sandgrep_contract::limits::Limit| v < l.min || v > l.max;
+        if self.header_timeout_ms.is_some_and(|ms| out_of(ms, HEADER_TIMEOUT_MS)) {
+            let l = HEADER_TIMEOUT_MS;
+            return Err(format!("header_timeout_ms must be between {} and {}", l.min, l.max));
         }
-        if self.max_connections.is_some_and(|n| n == 0 || n > 1_000_000) {
-            return Err("max_connections must be between 1 and 1000000".into());
+        if self.max_connections.is_some_and(|n| out_of(n as u64, MAX_CONNECTIONS)) {
+            let l = MAX_CONNECTIONS;
+            return Err(format!("max_connections must be between {} and {}", l.min, l.max));
         }
         let admin = match &self.admin_token {
             Some(t) => {

@@ -48,12 +48,10 @@ mod metrics;
 mod tenant;
 
 pub use config::{Config, TenantConfig};
-use config::{DEFAULT_HEADER_TIMEOUT_MS, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS};
+use config::DEFAULT_LISTEN;
+use sandgrep_contract::limits::{HEADER_TIMEOUT_MS, MAX_BODY, MAX_CONNECTIONS};
 use metrics::Connections;
 pub use tenant::{Permit, Refusal, Tenant};
-
-/// Largest request body (the arguments of one call).
-const MAX_BODY: usize = 1 << 20;
 
 /// One structured log line on stderr.
 fn log(mut event: Value) {
@@ -116,7 +114,7 @@ fn router_with(config: &Config, listen: &SocketAddr, connections: Arc<Connection
         tenants.push(tenant);
     }
     let admin = config.admin_token.as_ref().map(|t| Sha256::digest(t.as_bytes()).into());
-    let body_timeout = Duration::from_millis(config.header_timeout_ms.unwrap_or(DEFAULT_HEADER_TIMEOUT_MS));
+    let body_timeout = Duration::from_millis(config.header_timeout_ms.unwrap_or(HEADER_TIMEOUT_MS.default));
     let app = Arc::new(App { tenants, by_token, admin, body_timeout, connections });
     Ok(Router::new()
         .route("/", get(page))
@@ -292,8 +290,8 @@ pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
         }
         log(json!({"event": "listening", "addr": addr.to_string(), "tenants": config.tenant.len()}));
         let limits = ConnLimits {
-            header_timeout: Duration::from_millis(config.header_timeout_ms.unwrap_or(DEFAULT_HEADER_TIMEOUT_MS)),
-            max_connections: config.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+            header_timeout: Duration::from_millis(config.header_timeout_ms.unwrap_or(HEADER_TIMEOUT_MS.default)),
+            max_connections: config.max_connections.unwrap_or(MAX_CONNECTIONS.default as usize),
         };
         accept_loop(listener, app, limits, connections).await;
         Ok(())

@@ -11,7 +11,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{json, Map, Value};
 
-use super::config::{TenantConfig, DEFAULT_MAX_SESSIONS};
+use super::config::TenantConfig;
+use sandgrep_contract::limits::{
+    MAX_CONCURRENT, MAX_SESSIONS, MEMORY, REQUESTS_PER_SECOND, SERVE_DEADLINE_GRACE_MS, TIMEOUT_MS,
+};
 use super::log;
 use super::metrics::Metrics;
 use crate::mcp::{CallError, CallGate, GatedCall, McpServer};
@@ -150,16 +153,17 @@ impl Tenant {
     /// Opens the tenant `t` configures: its sandbox under its limits, and
     /// its MCP service (which accepts `allowed_hosts` in `Host`).
     pub(super) fn open(t: &TenantConfig, allowed_hosts: &[String]) -> Result<Arc<Tenant>, String> {
-        let timeout = Duration::from_millis(t.timeout_ms.unwrap_or(60_000).clamp(1, 60_000));
+        let timeout = Duration::from_millis(t.timeout_ms.unwrap_or(TIMEOUT_MS.max).clamp(TIMEOUT_MS.min, TIMEOUT_MS.max));
+        let memory = t.memory_mib.map_or(MEMORY.default, |mib| (mib as u64).saturating_mul(1 << 20));
         let policy = Policy {
-            memory_limit: t.memory_mib.unwrap_or(256).clamp(16, 4096) << 20,
+            memory_limit: memory.clamp(MEMORY.min, MEMORY.max) as usize,
             max_timeout: timeout,
-            deadline_grace: Duration::from_secs(2),
+            deadline_grace: Duration::from_millis(SERVE_DEADLINE_GRACE_MS),
             cursor_key: format!("tenant:{}", t.name),
             ..Policy::default()
         };
         let sandbox = Sandbox::open(&t.workspace, policy).map_err(|e| format!("tenant {}: {e}", t.name))?;
-        let rate = t.requests_per_second.unwrap_or(20.0);
+        let rate = t.requests_per_second.unwrap_or(REQUESTS_PER_SECOND as f64);
         let sessions = Arc::new(LocalSessionManager::default());
         Ok(Arc::new_cyclic(|weak: &Weak<Tenant>| {
             let gate: Arc<dyn CallGate> = Arc::new(TenantGate(weak.clone()));
@@ -172,13 +176,13 @@ impl Tenant {
             Tenant {
                 name: t.name.clone(),
                 sandbox,
-                max_concurrent: t.max_concurrent.unwrap_or(4),
+                max_concurrent: t.max_concurrent.unwrap_or(MAX_CONCURRENT),
                 rate,
                 gate: Mutex::new(Gate { running: 0, allowance: rate.max(1.0), refilled: Instant::now() }),
                 metrics: Mutex::new(Metrics::default()),
                 mcp,
                 sessions,
-                max_sessions: t.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+                max_sessions: t.max_sessions.unwrap_or(MAX_SESSIONS),
                 opening: AtomicUsize::new(0),
             }
         }))

@@ -14,7 +14,7 @@ use crate::{
 /// The longest text rendering (bytes). Escaped again as JSON it is at most
 /// twice this (the renderer writes printable ASCII for anything unsafe), so
 /// with the structured result the answer stays under 16 MiB.
-const MAX_TEXT: usize = 3 << 20;
+use sandgrep_contract::limits::MAX_TOOL_TEXT as MAX_TEXT;
 
 /// Runs tool `name` with JSON `args` against `sandbox` (blocking).
 pub fn call(sandbox: &Sandbox, name: &str, args: &Map<String, Value>) -> Result<ToolOutput, ToolError> {

@@ -29,7 +29,7 @@ pub use schema::{definitions, INSTRUCTIONS};
 pub struct ToolDef {
     pub name: &'static str,
     pub title: &'static str,
-    pub description: &'static str,
+    pub description: String,
     pub input_schema: Value,
     pub output_schema: Value,
 }

@@ -1,9 +1,36 @@
 //! What `tools/list` and `initialize` say: each tool's name, description and
 //! JSON Schemas of its arguments and result, and the instructions for agents.
 
-use serde_json::json;
+use sandgrep_contract::limits::{
+    Limit, CONTEXT, LIST_RESULTS, MAX_GLOBS, MAX_PATHS, MAX_QUERY_BYTES, MAX_RESULTS, PER_FILE, READ_BYTES, READ_LINES,
+    TIMEOUT_MS,
+};
+use serde_json::{json, Value};
 
 use super::ToolDef;
+
+/// An integer argument bounded by `limit`, described by `description`.
+fn int(limit: Limit, description: &str) -> Value {
+    let mut v = json!({"type": "integer", "minimum": limit.min, "maximum": limit.max, "default": limit.default});
+    if !description.is_empty() {
+        v["description"] = description.into();
+    }
+    v
+}
+
+/// A list of strings, at most `max` of them.
+fn strings(max: usize, description: &str) -> Value {
+    let mut v = json!({"type": "array", "items": {"type": "string"}, "maxItems": max});
+    if !description.is_empty() {
+        v["description"] = description.into();
+    }
+    v
+}
+
+/// The text of a query or pattern.
+fn query(description: &str) -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": MAX_QUERY_BYTES, "description": description})
+}
 
 pub const INSTRUCTIONS: &str = "sandgrep searches, lists and reads files of one workspace, read-only, inside a \
 sandbox. Work search → read: search_text narrowly (a specific identifier or phrase, include_globs or types to \
@@ -20,28 +47,29 @@ fn search_text_def() -> ToolDef {
         description: "Search text across files, gitignore-aware, sorted by path then line. Literal by default \
 (mode \"regex\" for Rust regex syntax), case-insensitive by default. Each hit has path, 1-based line and column, \
 the line text, and context lines. Search narrowly, then read_file the lines you need; to find files by name use \
-list_files. When has_more is true, pass next_cursor as cursor for the next page.",
+list_files. When has_more is true, pass next_cursor as cursor for the next page."
+            .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 65536, "description": "Text or regex to find. Aliases: pattern, regex."},
+                "query": query("Text or regex to find. Aliases: pattern, regex."),
                 "mode": {"type": "string", "enum": ["literal", "regex"], "default": "literal", "description": "literal: the query as is; regex: Rust regex syntax, line-based unless multiline."},
                 "case_sensitive": {"type": "boolean", "default": false},
                 "root": {"type": "string", "default": ".", "description": "Directory or file to search, relative to the workspace. Aliases: directory, dir, path."},
-                "include_globs": {"type": "array", "items": {"type": "string"}, "maxItems": 256, "description": "Only files matching any of these gitignore-style globs, e.g. [\"**/*.rs\"]. Alias: include."},
-                "exclude_globs": {"type": "array", "items": {"type": "string"}, "maxItems": 256, "description": "Skip paths matching these globs."},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200, "description": "Hits (or files) per page."},
-                "context_lines": {"type": "integer", "minimum": 0, "maximum": 10, "default": 2, "description": "Lines of context before and after each hit."},
+                "include_globs": strings(MAX_GLOBS, "Only files matching any of these gitignore-style globs, e.g. [\"**/*.rs\"]. Alias: include."),
+                "exclude_globs": strings(MAX_GLOBS, "Skip paths matching these globs."),
+                "max_results": int(MAX_RESULTS, "Hits (or files) per page."),
+                "context_lines": int(CONTEXT, "Lines of context before and after each hit."),
                 "skip": {"type": "integer", "minimum": 0, "default": 0, "description": "Skip this many hits first (simple paging)."},
                 "cursor": {"type": "string", "description": "next_cursor of the previous page of the same search."},
                 "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"], "default": "content", "description": "content: hits with context; files_with_matches: paths only; count: matching lines per file."},
                 "word": {"type": "boolean", "default": false, "description": "Whole words only."},
                 "multiline": {"type": "boolean", "default": false, "description": "Let a match span lines ((?s) makes . cross them)."},
                 "types": {"type": "array", "items": {"type": "string"}, "description": "ripgrep file types, e.g. [\"rust\", \"py\", \"ts\"]."},
-                "max_matches_per_file": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 50},
+                "max_matches_per_file": int(PER_FILE, ""),
                 "hidden": {"type": "boolean", "default": false, "description": "Search dotfiles and dot-directories."},
                 "no_ignore": {"type": "boolean", "default": false, "description": "Do not apply .gitignore/.ignore/.rgignore."},
-                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 60000, "default": 10000, "description": "Return what was found after this long (timed_out: true; pass next_cursor to go on)."}
+                "timeout_ms": int(TIMEOUT_MS, "Return what was found after this long (timed_out: true; pass next_cursor to go on).")
             },
             "required": ["query"]
         }),
@@ -78,22 +106,23 @@ syntax trees, so formatting and comments do not matter. `$X` matches one node, `
 without capturing; e.g. \"$OBJ.unwrap()\" or \"def $F($$$ARGS): $$$BODY\". Languages: rust, python, javascript, \
 typescript, tsx, go, java, c, cpp, json (by file extension unless language is given). Each match has path, \
 1-based line and column, end, the matched text and the meta-variables by name. Sorted by path then position; \
-when has_more is true, pass next_cursor as cursor.",
+when has_more is true, pass next_cursor as cursor."
+            .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "minLength": 1, "maxLength": 65536, "description": "An ast-grep pattern, valid code of the language with meta-variables. Alias: query."},
+                "pattern": query("An ast-grep pattern, valid code of the language with meta-variables. Alias: query."),
                 "language": {"type": "string", "description": "The pattern's language (rust, python, javascript, typescript, tsx, go, java, c, cpp, json; or rs, py, js, ts). Default: every file's own, by extension. Alias: lang."},
                 "root": {"type": "string", "default": ".", "description": "Directory or file to search, relative to the workspace. Aliases: directory, dir, path."},
-                "paths": {"type": "array", "items": {"type": "string"}, "maxItems": 256, "description": "Several directories or files to search instead of root."},
-                "include_globs": {"type": "array", "items": {"type": "string"}, "maxItems": 256, "description": "Only files matching any of these globs. Alias: include."},
-                "exclude_globs": {"type": "array", "items": {"type": "string"}, "maxItems": 256},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
+                "paths": strings(MAX_PATHS, "Several directories or files to search instead of root."),
+                "include_globs": strings(MAX_GLOBS, "Only files matching any of these globs. Alias: include."),
+                "exclude_globs": strings(MAX_GLOBS, ""),
+                "max_results": int(MAX_RESULTS, ""),
                 "skip": {"type": "integer", "minimum": 0, "default": 0},
                 "cursor": {"type": "string", "description": "next_cursor of the previous page of the same search."},
                 "hidden": {"type": "boolean", "default": false},
                 "no_ignore": {"type": "boolean", "default": false},
-                "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 60000, "default": 10000}
+                "timeout_ms": int(TIMEOUT_MS, "")
             },
             "required": ["pattern"]
         }),
@@ -124,15 +153,16 @@ fn list_files_def() -> ToolDef {
         title: "List files",
         description: "List files (and optionally directories) under a directory, gitignore-aware like `rg --files`, \
 sorted by path. Use it to find files by name or glob (include_globs: [\"**/*.rs\"]), not search_text. When \
-has_more is true, pass next_cursor as cursor (or raise skip) for the next page.",
+has_more is true, pass next_cursor as cursor (or raise skip) for the next page."
+            .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
                 "root": {"type": "string", "default": ".", "description": "Directory to list, relative to the workspace. Aliases: directory, dir, path."},
                 "recursive": {"type": "boolean", "default": true},
-                "include_globs": {"type": "array", "items": {"type": "string"}, "maxItems": 256, "description": "Only paths matching any of these gitignore-style globs. Alias: include."},
-                "exclude_globs": {"type": "array", "items": {"type": "string"}, "maxItems": 256},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 500},
+                "include_globs": strings(MAX_GLOBS, "Only paths matching any of these gitignore-style globs. Alias: include."),
+                "exclude_globs": strings(MAX_GLOBS, ""),
+                "max_results": int(LIST_RESULTS, ""),
                 "include_dirs": {"type": "boolean", "default": false, "description": "List directories too."},
                 "include_metadata": {"type": "boolean", "default": false, "description": "Add size (bytes) and modified (UNIX seconds)."},
                 "skip": {"type": "integer", "minimum": 0, "default": 0},
@@ -162,19 +192,23 @@ fn read_file_def() -> ToolDef {
     ToolDef {
         name: "read_file",
         title: "Read a file",
-        description: "Read a file or a range of it, by lines (start_line, max_lines: 1-based, default 1 and 200) or \
-by bytes (offset_bytes, max_bytes: default 0 and 65536). Line fields imply range_type \"lines\"; do not mix \
+        description: format!(
+            "Read a file or a range of it, by lines (start_line, max_lines: 1-based, default 1 and {}) or \
+by bytes (offset_bytes, max_bytes: default 0 and {}). Line fields imply range_type \"lines\"; do not mix \
 the two kinds. Read only the lines you need, around a search hit. is_truncated says the file goes on; \
 next_line / next_offset say where.",
+            READ_LINES.default,
+            READ_BYTES.default
+        ),
         input_schema: json!({
             "type": "object",
             "properties": {
                 "path": {"type": "string", "minLength": 1, "description": "File path relative to the workspace. Aliases: file, file_path."},
                 "range_type": {"type": "string", "enum": ["bytes", "lines"]},
                 "offset_bytes": {"type": "integer", "minimum": 0, "default": 0},
-                "max_bytes": {"type": "integer", "minimum": 1, "maximum": 1048576, "default": 65536},
+                "max_bytes": int(READ_BYTES, ""),
                 "start_line": {"type": "integer", "minimum": 1, "default": 1},
-                "max_lines": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200}
+                "max_lines": int(READ_LINES, "")
             },
             "required": ["path"]
         }),
