@@ -36,10 +36,10 @@ mod walk;
 pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
+pub use bindings::exports::sandgrep::search::parallel::{FileOutcome, ShardEvent, ShardEventKind, ShardResult, ShardStop};
 pub use bindings::exports::sandgrep::search::search::{
-    AstMatch, CaseMode, FileCount, FileOutcome, MetaVariable, OutputMode, QueryMode, SearchAstRequest,
-    SearchAstResponse, SearchTextRequest, SearchTextResponse, ShardEvent, ShardEventKind, ShardResult, ShardStop,
-    Submatch, TextMatch,
+    AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
+    SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
@@ -186,7 +186,9 @@ mod component {
         fn search_ast(request: SearchAstRequest, policy: Policy) -> Result<SearchAstResponse, SearchError> {
             Workspace::new(".").with_policy(&policy)?.search_ast(request)
         }
+    }
 
+    impl super::bindings::exports::sandgrep::search::parallel::Guest for Component {
         fn search_shard(
             request: SearchTextRequest,
             policy: Policy,

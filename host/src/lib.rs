@@ -228,7 +228,7 @@ impl Sandbox {
                 .map(|index| {
                     scope.spawn(move || {
                         self.call(timeout, |i, s| {
-                            i.sandgrep_search_search().call_search_shard(s, request, p, index, count)
+                            i.sandgrep_search_parallel().call_search_shard(s, request, p, index, count)
                         })
                     })
                 })
@@ -239,7 +239,7 @@ impl Sandbox {
                 .collect::<Result<Vec<_>, Error>>()
         })?;
         let mut response =
-            self.call(timeout, |i, s| i.sandgrep_search_search().call_merge_shards(s, request, p, &shards))?;
+            self.call(timeout, |i, s| i.sandgrep_search_parallel().call_merge_shards(s, request, p, &shards))?;
         response.stats.elapsed_ms = started.elapsed().as_millis() as u64;
         Ok(response)
     }

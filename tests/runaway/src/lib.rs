@@ -7,9 +7,8 @@
 wit_bindgen::generate!({ path: "../../wit", world: "sandgrep" });
 
 use exports::sandgrep::search::files::{ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse};
-use exports::sandgrep::search::search::{
-    SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, ShardResult,
-};
+use exports::sandgrep::search::parallel::ShardResult;
+use exports::sandgrep::search::search::{SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse};
 use sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
 
 struct Runaway;
@@ -65,7 +64,9 @@ impl exports::sandgrep::search::search::Guest for Runaway {
     fn search_ast(_: SearchAstRequest, _: Policy) -> Result<SearchAstResponse, SearchError> {
         Err(SearchError::Io("not implemented by the runaway guest".into()))
     }
+}
 
+impl exports::sandgrep::search::parallel::Guest for Runaway {
     fn search_shard(request: SearchTextRequest, _: Policy, _: u32, _: u32) -> Result<ShardResult, SearchError> {
         misbehave(&request.query);
         Ok(ShardResult { events: Vec::new(), stopped: None })
@@ -76,7 +77,7 @@ impl exports::sandgrep::search::search::Guest for Runaway {
         policy: Policy,
         _: Vec<ShardResult>,
     ) -> Result<SearchTextResponse, SearchError> {
-        Self::search_text(request, policy)
+        <Runaway as exports::sandgrep::search::search::Guest>::search_text(request, policy)
     }
 }
 
