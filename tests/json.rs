@@ -1,5 +1,5 @@
 //! The `--json` contract: exactly one object whose shape is pinned by mirror
-//! structs that refuse unknown fields (SPEC §4: snake_case names).
+//! structs that refuse unknown fields (snake_case names, as the README's JSON section shows).
 
 use serde::Deserialize;
 

@@ -1,0 +1,236 @@
+//! One page of `search-text` results, assembled from the search's events
+//! (a single instance's, or every shard's replayed in walk order).
+
+use std::time::Instant;
+
+use crate::cursor::Position;
+use crate::page::{self, empty_stats, Paging};
+use crate::request::{TextQuery, HEAP_LIMIT};
+use crate::shape::{json_len, match_cost, named_warning, RESULT_OVERHEAD};
+use crate::{FileCount, FileOutcome, OutputMode, SearchStats, SearchTextResponse, ShardEvent, ShardEventKind};
+
+/// One page of results being assembled from the search's events.
+pub(super) struct Page<'q> {
+    q: &'q TextQuery,
+    pub(super) paging: Paging,
+    resp: SearchTextResponse,
+    pub(super) stats: SearchStats,
+    capped_files: Vec<String>,
+    unreadable: Vec<String>,
+    too_long: Vec<String>,
+    other_problems: Vec<String>,
+}
+
+impl<'q> Page<'q> {
+    pub(super) fn new(q: &'q TextQuery, resume: Option<Position>, warnings: Vec<String>) -> Page<'q> {
+        Page {
+            q,
+            paging: Paging::new(resume, q.skip, q.max_results),
+            resp: SearchTextResponse {
+                matches: Vec::new(),
+                files: Vec::new(),
+                truncated: false,
+                timed_out: false,
+                next_cursor: None,
+                stats: empty_stats(),
+                warnings,
+            },
+            stats: empty_stats(),
+            capped_files: Vec::new(),
+            unreadable: Vec::new(),
+            too_long: Vec::new(),
+            other_problems: Vec::new(),
+        }
+    }
+
+    fn problem(&mut self, message: String, unreadable: bool) {
+        if unreadable {
+            self.stats.skipped.unreadable += 1;
+            self.unreadable.push(message);
+        } else {
+            self.other_problems.push(message);
+        }
+    }
+
+    fn per_file_left(&self, taken: u64) -> u64 {
+        self.q.per_file.map_or(u64::MAX, |cap| (cap as u64).saturating_sub(taken))
+    }
+
+    /// Results to take from the next file, which had `taken` delivered.
+    pub(super) fn limit(&self, taken: u64) -> u64 {
+        let wanted = self.paging.wanted();
+        match self.q.output {
+            OutputMode::Content => self.per_file_left(taken).min(wanted),
+            // A file is one result: found or not, and how many lines.
+            OutputMode::FilesWithMatches => wanted.min(1),
+            OutputMode::Count => {
+                if wanted == 0 {
+                    0
+                } else {
+                    self.per_file_left(taken)
+                }
+            }
+        }
+    }
+
+    pub(super) fn accept(&mut self, event: ShardEvent) {
+        // A file left out is behind the stream's position too, so a page cut
+        // short (by time) after it hands out a cursor past it.
+        match event.kind {
+            ShardEventKind::Denied(n) => self.stats.skipped.denied += n,
+            ShardEventKind::Problem((message, unreadable)) => {
+                self.problem(message, unreadable);
+                // Keys of walk problems end in NUL; an open failure's is its file.
+                if !event.key.is_empty() && !event.key.ends_with('\0') {
+                    self.paging.file_done(event.key);
+                }
+            }
+            ShardEventKind::TooLarge => {
+                self.stats.skipped.too_large += 1;
+                self.paging.file_done(event.key);
+            }
+            ShardEventKind::Searched(r) => self.searched(event.key, r),
+        }
+    }
+
+    fn searched(&mut self, rel: String, r: FileOutcome) {
+        self.stats.files_scanned += 1;
+        self.stats.bytes_searched += r.bytes_searched;
+        if let Some(message) = r.error {
+            self.problem(message, true);
+            self.paging.file_done(rel);
+            return;
+        }
+        if r.too_long {
+            self.stats.skipped.too_large += 1;
+            self.too_long.push(rel.clone());
+            self.paging.file_done(rel);
+            return;
+        }
+        if r.binary {
+            self.stats.skipped.binary += 1;
+            self.paging.file_done(rel);
+            return;
+        }
+        let Some((_, taken)) = self.paging.resume_point(&rel) else { return };
+        if r.timed_out && self.stats.files_scanned == 1 {
+            self.overran(&rel, &r);
+        }
+        // A shard may have searched with a larger limit (it had fewer results
+        // before this file): `take` cuts the results to this page's.
+        let per_file_left = self.per_file_left(taken);
+        if r.count > 0 || r.more {
+            self.stats.files_matched += 1;
+        }
+        if r.timed_out {
+            self.paging.time_out();
+        }
+        let file_capped = r.more && r.count >= per_file_left;
+        match self.q.output {
+            OutputMode::Content => {
+                let mut taken = taken;
+                for m in r.matches {
+                    if !self.paging.take() {
+                        return;
+                    }
+                    taken += 1;
+                    self.paging.reached(Position { path: rel.clone(), line: m.end_line, taken });
+                    if self.paging.skipping() {
+                        continue;
+                    }
+                    let cost = match_cost(&m);
+                    self.resp.matches.push(m);
+                    // (A match the sink cut to fit leaves less than a line.)
+                    if self.paging.delivered(cost, 4096) {
+                        self.output_full();
+                        return;
+                    }
+                }
+            }
+            // A count cut short by the timeout is wrong: search the file again
+            // on the next page.
+            OutputMode::Count if r.timed_out => return,
+            OutputMode::FilesWithMatches | OutputMode::Count => {
+                if r.count > 0 {
+                    if !self.paging.take() {
+                        return;
+                    }
+                    if !self.paging.skipping() {
+                        let cost = RESULT_OVERHEAD + json_len(&rel);
+                        self.resp.files.push(FileCount { path: rel.clone(), count: r.count });
+                        if self.paging.delivered(cost, 0) {
+                            self.output_full();
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        if r.timed_out {
+            return;
+        }
+        if r.more && !file_capped {
+            // A result past this page's end exists in this file.
+            self.paging.cut();
+            return;
+        }
+        if file_capped && self.q.output != OutputMode::FilesWithMatches {
+            self.paging.truncate();
+            self.capped_files.push(rel.clone());
+        }
+        self.paging.file_done(rel);
+    }
+
+    /// The first file of a page ran out of time. Content up to there is
+    /// kept (the cursor goes on inside the file); a count, or a file that
+    /// gave nothing before the time ran out, would never get further on a
+    /// page of its own, so it is passed over with a warning naming it.
+    fn overran(&mut self, rel: &str, r: &FileOutcome) {
+        let progress = self.q.output == OutputMode::Content && !r.matches.is_empty();
+        if !progress {
+            self.stats.skipped.unreadable += 1;
+            self.unreadable
+                .push(format!("{rel}: not searched to its end: the time limit ran out inside it (raise timeout-ms)"));
+            self.paging.file_done(rel.to_string());
+        }
+    }
+
+    /// The response is as large as one may be: done, truncated.
+    fn output_full(&mut self) {
+        self.resp.warnings.push(page::output_reached());
+        self.paging.cut();
+    }
+
+    pub(super) fn finish(mut self, stream_key: &str, started: Instant) -> SearchTextResponse {
+        let s = &self.stats.skipped;
+        let w = &mut self.resp.warnings;
+        if s.binary > 0 {
+            w.push(format!("{} binary file(s) skipped", s.binary));
+        }
+        let over_size = s.too_large - self.too_long.len() as u64;
+        if over_size > 0 {
+            w.push(format!("{over_size} file(s) skipped as larger than max-filesize ({} bytes)", self.q.max_filesize));
+        }
+        named_warning(w, "entries could not be read", &self.unreadable);
+        named_warning(w, "problems with ignore files", &self.other_problems);
+        named_warning(
+            w,
+            &format!("file(s) skipped: a line (with multiline, the file) is over {HEAP_LIMIT} bytes"),
+            &self.too_long,
+        );
+        if let Some(cap) = self.q.per_file {
+            named_warning(
+                w,
+                &format!("file(s) had more than {cap} matching lines (max-matches-per-file)"),
+                &self.capped_files,
+            );
+        }
+        self.resp.next_cursor = self.paging.finish(stream_key, self.q.timeout, w);
+        self.resp.truncated = self.paging.truncated();
+        self.resp.timed_out = self.paging.timed_out();
+        self.stats.matches_returned = self.paging.returned() as u64;
+        self.stats.elapsed_ms = started.elapsed().as_millis() as u64;
+        self.resp.stats = self.stats;
+        self.resp
+    }
+}
