@@ -38,3 +38,32 @@ fn library_alone_compiles_no_front_end() {
     let tokio_users = tree(&["--invert", "tokio", "--depth", "1"]);
     assert_eq!(tokio_users, ["tokio", "wasmtime-wasi"].iter().map(|s| s.to_string()).collect(), "tokio's dependents");
 }
+
+/// The lines of `host/examples/embed.rs` between its README markers.
+fn embed_example() -> String {
+    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/embed.rs")).unwrap();
+    let body = source.split("// README example: begin\n").nth(1).unwrap().split("    // README example: end").next().unwrap();
+    body.lines().map(|l| l.strip_prefix("    ").unwrap_or(l)).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn the_readme_shows_the_embedding_example_as_it_is() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let example = embed_example();
+    assert!(readme.contains(&format!("```rust\n{example}\n```")), "README lacks:\n{example}");
+}
+
+#[test]
+fn the_embedding_example_builds_with_the_library_alone() {
+    // Its own target directory: the library without front ends resolves
+    // other features (tokio's) than the workspace build, and must not
+    // invalidate it.
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    let target = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/library-alone");
+    let out = Command::new(option_env!("CARGO").unwrap_or("cargo"))
+        .args(["check", "--offline", "--locked", "--quiet", "--manifest-path", manifest, "-p", "sandgrep"])
+        .args(["--no-default-features", "--example", "embed", "--target-dir", target])
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "cargo check failed: {}", String::from_utf8_lossy(&out.stderr));
+}
