@@ -303,7 +303,7 @@ fn nul_in_arguments() {
     assert!(matches!(sandbox.search_text(&r), Err(sandgrep::Error::Search(sandgrep::SearchError::InvalidArgument(_)))));
     let mut r = sandgrep::SearchTextRequest::new("x\0y");
     r.include_globs = vec!["*\0".into()];
-    r.cursor = Some("sg1.\0".into());
+    r.cursor = Some("sg2.\0".into());
     assert!(sandbox.search_text(&r).is_err());
     let r = sandgrep::ReadFileRequest::new("a.txt\0/../../etc/passwd");
     assert!(matches!(sandbox.read_file(&r), Err(sandgrep::Error::Search(sandgrep::SearchError::InvalidArgument(_)))));
@@ -386,22 +386,70 @@ fn numeric_overflow_and_negative_values() {
     }
 }
 
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// URL-safe base64, unpadded (a cursor's spelling).
+fn base64(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+fn unbase64(s: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for chunk in s.as_bytes().chunks(4) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, c)| n | (B64.iter().position(|b| b == c).unwrap() as u32) << (18 - 6 * i));
+        for i in 0..chunk.len() - 1 {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    out
+}
+
+/// A cursor for `path`, `line`, `taken` made as an attacker would: the
+/// request's fingerprint copied from the real cursor `real`, and the
+/// checksum (FNV-1a, public) computed.
+fn forge(real: &str, line: u64, taken: u64, path: &str) -> String {
+    let bytes = unbase64(real.strip_prefix("sg2.").unwrap());
+    let mut forged = Vec::new();
+    for mut v in [line.wrapping_add(1), taken] {
+        while v >= 0x80 {
+            forged.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        forged.push(v as u8);
+    }
+    forged.extend_from_slice(path.as_bytes());
+    forged.extend_from_slice(&bytes[bytes.len() - 8..bytes.len() - 4]);
+    let check = forged.iter().fold(0x9e37_79b9_7f4a_7c15u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    forged.extend_from_slice(&(check as u32).to_le_bytes());
+    format!("sg2.{}", base64(&forged))
+}
+
 #[test]
 fn cursor_tampering() {
     let t = Tree::new();
     t.write("a.txt", "needle\n".repeat(5)).write("b.txt", "needle\n");
     let v = json(t.path(), &["search", "--json", "--max-results", "2", "needle"]);
     let c = v["next_cursor"].as_str().unwrap();
-    let parts: Vec<&str> = c.split('.').collect();
-    let hex = |s: &str| s.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    let bytes = unbase64(c.strip_prefix("sg2.").unwrap());
+    let mut flipped = bytes.clone();
+    flipped[0] ^= 1;
     for bad in [
         "".to_string(),
-        "sg1".into(),
-        format!("{}x", c),
-        format!("sg1.{}.zz.0.{}", parts[1], parts[4]),
-        format!("sg1.{}.1.1.{}", "0".repeat(16), parts[4]),
-        format!("sg1.{}.1.1.f", parts[1]),
-        format!("sg1.{}.1.1.ff", parts[1]),
+        "sg2".into(),
+        "sg2.".into(),
+        format!("{c}x"),
+        format!("{c}AAAA"),
+        c.replace("sg2.", "sg1."),
+        format!("sg2.{}", base64(&flipped)),
+        format!("sg2.{}", base64(&bytes[..bytes.len() - 1])),
+        format!("sg2.{}", base64(&bytes[8..])),
     ] {
         let out = quick(t.path(), &["search", "--json", "--max-results", "2", "--cursor", &bad, "needle"]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
@@ -409,7 +457,7 @@ fn cursor_tampering() {
     }
     // A well-formed cursor naming another path can only skip: it never opens it.
     for path in ["../../etc/passwd", "/etc/passwd", "zzz"] {
-        let forged = format!("sg1.{}.0.0.{}", parts[1], hex(path));
+        let forged = forge(c, u64::MAX, 0, path);
         let out = quick(t.path(), &["search", "--json", "--max-results", "2", "--cursor", &forged, "needle"]);
         assert!(matches!(out.status.code(), Some(0 | 1)), "{path}");
         assert_no_leak(&out, path);
@@ -785,8 +833,7 @@ fn a_hand_edited_cursor_cannot_wrap_counts() {
     }
     let v = json(t.path(), &["ls", "--json", "--max-results", "2"]);
     let c = v["next_cursor"].as_str().unwrap();
-    let parts: Vec<&str> = c.split('.').collect();
-    let forged = format!("{}.{}.{}.ffffffffffffffff.{}", parts[0], parts[1], parts[2], parts[4]);
+    let forged = forge(c, u64::MAX, u64::MAX, "f1.txt");
     let out = quick(t.path(), &["ls", "--json", "--max-results", "2", "--cursor", &forged]);
     assert!(matches!(out.status.code(), Some(0 | 1 | 2)), "{}", stderr(&out));
     if out.status.code() != Some(2) {

@@ -119,6 +119,13 @@ fn skip_reasons_are_counted() {
     let r = decode(&t, &["search", "--json", "--max-filesize", "1K", "foo"]);
     assert_eq!(r.matches.iter().map(|m| m.path.as_str()).collect::<Vec<_>>(), ["ok.txt"]);
     assert_eq!((r.stats.skipped.binary, r.stats.skipped.too_large, r.stats.skipped.denied), (1, 1, 1));
-    assert!(r.warnings.iter().any(|w| w.contains("binary")), "{:?}", r.warnings);
     assert!(r.warnings.iter().any(|w| w.contains("max-filesize")), "{:?}", r.warnings);
+    // A binary file skipped is only counted, as rg says nothing of it...
+    assert!(!r.warnings.iter().any(|w| w.contains("binary")), "{:?}", r.warnings);
+    // ...unless nothing was found, or the caller named it.
+    let r = decode(&t, &["search", "--json", "nothing-matches-this"]);
+    assert!(r.warnings.iter().any(|w| w == "1 binary file(s) skipped"), "{:?}", r.warnings);
+    let r = decode(&t, &["search", "--json", "foo", "bin.dat", "ok.txt"]);
+    assert_eq!(r.matches.len(), 1);
+    assert_eq!(r.warnings, ["bin.dat: binary file, not searched"]);
 }

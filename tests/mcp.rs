@@ -20,6 +20,9 @@ fn the_python_sdk_drives_every_tool() {
     for i in 0..3000 {
         t.write(&format!("big/d{}/f{i}.txt", i % 30), "line\n".repeat(200));
     }
+    for i in 0..100 {
+        t.write(&format!("big/py/m{i}.py"), "def f(a):\n    return g(a)\n".repeat(50));
+    }
     run(t.path(), &["search", "warm-up-the-artifact-cache"]);
 
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();

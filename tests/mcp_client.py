@@ -47,6 +47,12 @@ async def check_sdk():
             for name in ["path", "range_type", "offset_bytes", "max_bytes", "start_line", "max_lines"]:
                 assert name in tools["read_file"].input_schema["properties"], name
             assert all(t.output_schema for t in tools.values())
+            # Annotated as read-only and closed-world, so hosts can run them without asking.
+            for t in tools.values():
+                a = t.annotations
+                assert a and (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint) == \
+                    (True, False, True, False), (t.name, a)
+                assert t.title and a.title == t.title, t
             assert "list_files" in tools["search_text"].description
 
             # search_text: defaults are literal and case-insensitive, 2 lines of context.
@@ -58,7 +64,8 @@ async def check_sdk():
             assert h["line_text"] == "let needle.x = 1;" and h["column"] == 5, h
             assert h["context_before"] == ["one", "two"] and h["context_after"] == ["four", "five"], h
             assert r.structured_content["has_more"] is False
-            assert "src/a.rs:3:5:let needle.x = 1;" in text_of(r), text_of(r)
+            # The text is rg's --heading form: the path once, `line:` hits, `line-` context.
+            assert text_of(r).startswith("src/a.rs\n1-one\n2-two\n3:let needle.x = 1;\n4-four\n5-five\n"), text_of(r)
 
             # Aliases, regex mode, case sensitivity, globs.
             r = await s.call_tool("search_text", {"pattern": "needle\\.[xy]", "mode": "regex",
@@ -67,12 +74,45 @@ async def check_sdk():
             assert [h["path"] for h in r.structured_content["hits"]] == ["src/a.rs", "src/b.rs"], text_of(r)
             r = await s.call_tool("search_text", {"regex": "NEEDLE", "case_sensitive": True})
             assert r.structured_content["hits"] == [] and "No matches found" in text_of(r), text_of(r)
+            assert "regex" not in text_of(r), text_of(r)
+
+            # A literal query that reads as a regex and finds nothing says how to run it as one.
+            r = await s.call_tool("search_text", {"query": "needle.*y"})
+            assert r.structured_content["hits"] == [] and 'mode: "regex"' in text_of(r), text_of(r)
+            r = await s.call_tool("search_text", {"query": "needle.*y", "mode": "regex"})
+            assert [h["path"] for h in r.structured_content["hits"]] == ["src/b.rs"], text_of(r)
+
+            # Adjacent hits share their context: each line once.
+            r = await s.call_tool("search_text", {"query": "line", "root": "notes.txt"})
+            assert text_of(r).startswith("notes.txt\n1:line 1\n2:line 2\n3:line 3\n4:line 4\n5:key"), text_of(r)
+
+            # Binary files skipped are counted in the stats, and named only when it matters.
+            r = await s.call_tool("search_text", {"query": "needle"})
+            assert r.structured_content["stats"]["skipped"]["binary"] == 1, r.structured_content
+            assert "binary" not in text_of(r), text_of(r)
+            r = await s.call_tool("search_text", {"query": "nothing-anywhere"})
+            assert "1 binary file(s) skipped" in text_of(r), text_of(r)
+            r = await s.call_tool("search_text", {"query": "a", "root": "bin.dat"})
+            assert "bin.dat: binary file, not searched" in text_of(r), text_of(r)
+
+            # A search cut by its time limit says so, never "No matches found".
+            r = await s.call_tool("search_text", {"query": "nothing-anywhere", "root": "big", "timeout_ms": 1})
+            sc = r.structured_content
+            assert sc["timed_out"] is True and sc["next_cursor"], sc
+            assert "No matches found" not in text_of(r), text_of(r)
+            assert "stopped at the time limit after searching" in text_of(r), text_of(r)
+            assert f'continue with cursor "{sc["next_cursor"]}"' in text_of(r), text_of(r)
+            r = await s.call_tool("search_ast", {"pattern": "nothing($X)", "root": "big/py", "timeout_ms": 1})
+            assert r.structured_content["timed_out"] is True, r.structured_content
+            assert "No matches found" not in text_of(r), text_of(r)
+            assert "stopped at the time limit after searching" in text_of(r), text_of(r)
 
             # Paging with max_results and cursor, and with skip.
             r = await s.call_tool("search_text", {"query": "line", "max_results": 2, "context_lines": 0})
             first = r.structured_content
             assert first["has_more"] is True and first["next_cursor"], first
-            assert "cursor" in text_of(r)
+            assert f'more results past these 2: continue with cursor "{first["next_cursor"]}"' in text_of(r), text_of(r)
+            assert "next-cursor" not in text_of(r) and len(first["next_cursor"]) < 40, first["next_cursor"]
             seen = [(h["path"], h["line"]) for h in first["hits"]]
             cursor = first["next_cursor"]
             while cursor:
@@ -92,6 +132,8 @@ async def check_sdk():
             # Invalid arguments and failures are tool errors with clear messages.
             for args, expect in [
                 ({"query": "a(", "mode": "regex"}, "invalid pattern"),
+                # The pattern as it was written, not as the matcher wraps it.
+                ({"query": "a(", "mode": "regex", "word": True}, "unclosed group, at column 2 of the pattern"),
                 ({}, "query is required"),
                 ({"query": "x", "root": "../outside"}, "outside the workspace"),
                 ({"query": "x", "root": "/etc"}, "outside the workspace"),
@@ -115,6 +157,9 @@ async def check_sdk():
             assert "src/b.rs:1:1:fn b()" in text_of(r), text_of(r)
             for args, expect in [({"pattern": "x", "language": "cobol"}, "unknown language"),
                                  ({"pattern": "$$$A", "language": "rust"}, "invalid pattern"),
+                                 # Refused at once, in `$` syntax (ast-grep's stand-in is `µ`).
+                                 ({"pattern": "$A; $B", "language": "rust"}, "pattern source `$A; $B`"),
+                                 ({"pattern": "foo(", "language": "rust"}, "does not parse as rust"),
                                  ({"query": "x", "root": "../"}, "outside the workspace")]:
                 r = await s.call_tool("search_ast", args)
                 assert r.is_error and expect in text_of(r), (args, text_of(r))

@@ -3,7 +3,7 @@
 //! pre-processing, exactly as the ast-grep CLI has them), on the same walk,
 //! limits, cursors and redaction as text search.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Read;
 use std::time::Instant;
 
@@ -48,6 +48,20 @@ pub const BUILT: &[SupportLang] = &[
     SupportLang::Json,
 ];
 
+/// The pattern compiled for `lang`; an error, in the pattern's own `$`
+/// syntax, if it does not parse as that language (ast-grep would match
+/// with the error nodes left in, and find what nobody asked for).
+fn compile(pattern: &str, lang: SupportLang) -> Result<Pattern, String> {
+    let name = lang.to_string().to_lowercase();
+    match Pattern::try_new(pattern, lang) {
+        Ok(p) if !p.has_error() => Ok(p),
+        Ok(_) => Err(format!("the pattern does not parse as {name} (it has a syntax error)")),
+        // ast-grep writes `$` as its stand-in for languages where `$` is
+        // not an identifier character; the caller wrote `$`.
+        Err(e) => Err(format!("the pattern does not parse as {name}: {}", e.to_string().replace('µ', "$"))),
+    }
+}
+
 fn built_names() -> String {
     BUILT.iter().map(|l| l.to_string().to_lowercase()).collect::<Vec<_>>().join(", ")
 }
@@ -66,19 +80,26 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
     let q = AstQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
     let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
-    let fixed = q.language.as_deref().map(language).transpose()?;
-    // Patterns are compiled per language, when a file of it comes up.
-    let mut patterns: HashMap<SupportLang, Result<Pattern, String>> = HashMap::new();
-    if let Some(lang) = fixed {
-        let p = Pattern::try_new(&q.pattern, lang).map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
-        patterns.insert(lang, Ok(p));
+    // The pattern, compiled for the language asked for, or for every one
+    // built in (each file is matched as its extension's language): one that
+    // parses in none is refused before anything is read.
+    let langs = match q.language.as_deref() {
+        Some(name) => vec![language(name)?],
+        None => BUILT.to_vec(),
+    };
+    let patterns: HashMap<SupportLang, Result<Pattern, String>> =
+        langs.iter().map(|&lang| (lang, compile(&q.pattern, lang))).collect();
+    if let Some(e) = langs.iter().find_map(|l| patterns[l].as_ref().err()).filter(|_| patterns.values().all(Result::is_err)) {
+        let any = if q.language.is_none() { " (nor in any other language)" } else { "" };
+        return Err(SearchError::InvalidPattern(format!("{e}{any}")));
     }
+    let mut skipped_langs = BTreeSet::new();
     let deadline = started + q.timeout;
     let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
     let roots = walker.roots(&q.paths)?;
     let after = resume.as_ref().map(|r| r.path.clone());
     let after = after.as_deref();
-    let mut page = Page::new(&q, resume, warnings);
+    let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
     'roots: for root in &roots {
         if after.is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
             continue;
@@ -100,14 +121,11 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
             if !entry.is_file {
                 continue;
             }
-            let Some(lang) = SupportLang::from_path(&entry.rel).filter(|l| BUILT.contains(l)) else { continue };
-            if fixed.is_some_and(|f| f != lang) {
-                continue;
-            }
+            let Some(lang) = SupportLang::from_path(&entry.rel) else { continue };
+            let Some(pattern) = patterns.get(&lang) else { continue };
             let Some((_, taken)) = page.paging.resume_point(&entry.rel) else { continue };
-            let Ok(pattern) =
-                patterns.entry(lang).or_insert_with(|| Pattern::try_new(&q.pattern, lang).map_err(|e| e.to_string()))
-            else {
+            let Ok(pattern) = pattern else {
+                skipped_langs.insert(lang.to_string());
                 continue;
             };
             // Every call searches at least one file, so paging past a
@@ -129,23 +147,9 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         }
     }
     page.stats.skipped.denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-    let failed: Vec<(SupportLang, String)> =
-        patterns.iter().filter_map(|(l, p)| p.as_ref().err().map(|e| (*l, e.clone()))).collect();
-    if !failed.is_empty() && failed.len() == patterns.len() {
-        // Not one language could read the pattern: that is the answer.
-        let (lang, e) = &failed[0];
-        return Err(SearchError::InvalidPattern(format!("{e} (as {lang})")));
-    }
-    for (lang, e) in failed {
-        page.resp.warnings.push(format!("{lang} files skipped: the pattern is not valid {lang}: {e}"));
-    }
-    let mut with_errors: Vec<String> =
-        patterns.iter().filter(|(_, p)| p.as_ref().is_ok_and(Pattern::has_error)).map(|(l, _)| l.to_string()).collect();
-    if !with_errors.is_empty() {
-        with_errors.sort();
-        page.resp
-            .warnings
-            .push(format!("the pattern has a syntax error as {} and may match unexpectedly", with_errors.join(", ")));
+    for lang in skipped_langs {
+        let lang = lang.to_lowercase();
+        page.resp.warnings.push(format!("{lang} files skipped: the pattern does not parse as {lang}"));
     }
     Ok(page.finish(&stream_key, started))
 }
@@ -159,10 +163,13 @@ struct Page<'q> {
     problems: Vec<String>,
     not_utf8: Vec<String>,
     cut_texts: usize,
+    /// Files the request named (not found by a walk of a directory).
+    named: Vec<String>,
+    binary_named: Vec<String>,
 }
 
 impl<'q> Page<'q> {
-    fn new(q: &'q AstQuery, resume: Option<Position>, warnings: Vec<String>) -> Page<'q> {
+    fn new(q: &'q AstQuery, resume: Option<Position>, warnings: Vec<String>, named: Vec<String>) -> Page<'q> {
         let stats = empty_stats();
         Page {
             q,
@@ -180,6 +187,8 @@ impl<'q> Page<'q> {
             problems: Vec::new(),
             not_utf8: Vec::new(),
             cut_texts: 0,
+            named,
+            binary_named: Vec::new(),
         }
     }
 
@@ -206,6 +215,9 @@ impl<'q> Page<'q> {
         self.stats.bytes_searched += bytes.len() as u64;
         if bytes.contains(&0) {
             self.stats.skipped.binary += 1;
+            if self.named.iter().any(|n| n == rel) {
+                self.binary_named.push(rel.to_string());
+            }
             return;
         }
         let Ok(src) = String::from_utf8(bytes) else {
@@ -300,9 +312,7 @@ impl<'q> Page<'q> {
 
     fn finish(mut self, stream_key: &str, started: Instant) -> SearchAstResponse {
         let w = &mut self.resp.warnings;
-        if self.stats.skipped.binary > 0 {
-            w.push(format!("{} binary file(s) skipped", self.stats.skipped.binary));
-        }
+        page::binary_skipped(w, self.stats.skipped.binary, &self.binary_named, self.paging.returned() > 0);
         if self.stats.skipped.too_large > 0 {
             w.push(format!(
                 "{} file(s) skipped as larger than max-filesize ({} bytes)",
@@ -315,7 +325,7 @@ impl<'q> Page<'q> {
         if self.cut_texts > 0 {
             w.push(format!("{} text(s) longer than {MAX_AST_TEXT} bytes were cut (…)", self.cut_texts));
         }
-        self.resp.next_cursor = self.paging.finish(stream_key, self.q.timeout, w);
+        self.resp.next_cursor = self.paging.finish(stream_key);
         self.resp.truncated = self.paging.truncated();
         self.resp.timed_out = self.paging.timed_out();
         self.stats.matches_returned = self.paging.returned() as u64;
@@ -404,7 +414,7 @@ mod tests {
         assert_eq!(got, all);
         let r = ws.search_ast(SearchAstRequest { skip: Some(4), max_results: Some(2), ..req("f($X)") }).unwrap();
         assert_eq!(spots(&r), all[4..6]);
-        let other = ws.search_ast(SearchAstRequest { cursor: cursor.or(Some("sg1.0.0.0.00".into())), ..req("g($X)") });
+        let other = ws.search_ast(SearchAstRequest { cursor: cursor.or(Some("sg2.AQAAAAAAAAA".into())), ..req("g($X)") });
         assert!(matches!(other, Err(SearchError::InvalidArgument(_))), "{other:?}");
     }
 

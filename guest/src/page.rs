@@ -4,8 +4,6 @@
 //! it stops, the cursor that goes on from there, and the warnings that say
 //! so.
 
-use std::time::Duration;
-
 use crate::cursor::{self, Position};
 use crate::request::MAX_OUTPUT_BYTES;
 use crate::{SearchError, SearchStats, SkipCounts};
@@ -166,33 +164,33 @@ impl Paging {
         self.position.as_ref().map(|p| cursor::encode(stream_key, p))
     }
 
-    /// The page's last warnings (its time-out, the results past it) and its
-    /// cursor, if the stream goes on.
-    pub fn finish(&self, stream_key: &str, timeout: Duration, warnings: &mut Vec<String>) -> Option<String> {
-        if self.timed_out {
-            warnings.push(timed_out(timeout));
+    /// The page's cursor, if the stream goes on past it. (That it timed out
+    /// or stopped at its cap the response's fields say: each front end
+    /// words it, with its own name for the cursor.)
+    pub fn finish(&self, stream_key: &str) -> Option<String> {
+        if self.stopped() {
+            self.cursor(stream_key)
+        } else {
+            None
         }
-        let cursor = if self.stopped() { self.cursor(stream_key) } else { None };
-        if cursor.is_some() && self.done {
-            warnings.push(more_results(self.returned));
-        }
-        cursor
     }
-}
-
-/// The warning for a page that stopped at its cap with `returned` results.
-pub fn more_results(returned: usize) -> String {
-    format!("more results exist past these {returned}: pass next-cursor to continue")
-}
-
-/// The warning for a page cut short by the time limit.
-pub fn timed_out(timeout: Duration) -> String {
-    format!("timed out after {} ms: partial results", timeout.as_millis())
 }
 
 /// The warning for a page that stopped at [`MAX_OUTPUT_BYTES`].
 pub fn output_reached() -> String {
-    format!("output reached {MAX_OUTPUT_BYTES} bytes of text; pass next-cursor to continue")
+    format!("output reached {MAX_OUTPUT_BYTES} bytes of text, the most one answer holds")
+}
+
+/// The warning for binary files skipped, when the caller may have wanted
+/// them: files it named, or any when nothing was found. (Otherwise the
+/// count is only in the stats, as ripgrep says nothing of them.)
+pub fn binary_skipped(warnings: &mut Vec<String>, count: u64, named: &[String], found: bool) {
+    for rel in named {
+        warnings.push(format!("{rel}: binary file, not searched"));
+    }
+    if !found && count > named.len() as u64 {
+        warnings.push(format!("{} binary file(s) skipped", count - named.len() as u64));
+    }
 }
 
 /// Statistics of a page before anything is searched.

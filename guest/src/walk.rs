@@ -55,6 +55,11 @@ impl Root {
     }
 }
 
+/// The roots that are files: named by the request, not found in a walk.
+pub fn named_files(roots: &[Root]) -> Vec<String> {
+    roots.iter().filter(|r| r.is_file).map(|r| r.rel.clone()).collect()
+}
+
 /// One entry the walk yields.
 #[derive(Debug)]
 pub struct Entry {

@@ -338,7 +338,10 @@ impl SearchArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
-        Ok(found) => ExitCode::from(if found { 0 } else { 1 }),
+        Ok(Outcome::Found) => ExitCode::from(0),
+        Ok(Outcome::Nothing) => ExitCode::from(1),
+        // What was found is printed, and the stop said on stderr.
+        Ok(Outcome::Partial) => ExitCode::from(2),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             // A message may quote a workspace path: escaped like any output.
@@ -348,16 +351,34 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> io::Result<bool> {
+/// How a command went, for its exit status (as rg's: 0 found, 1 nothing, 2
+/// error — and a search cut by its time limit is not "nothing").
+enum Outcome {
+    Found,
+    Nothing,
+    Partial,
+}
+
+impl Outcome {
+    fn of(found: bool, timed_out: bool) -> Outcome {
+        match (found, timed_out) {
+            (_, true) => Outcome::Partial,
+            (true, false) => Outcome::Found,
+            (false, false) => Outcome::Nothing,
+        }
+    }
+}
+
+fn run(cli: &Cli) -> io::Result<Outcome> {
     if let Command::Component { out } = &cli.command {
         std::fs::write(out, sandgrep::component()).map_err(|e| io::Error::other(format!("{}: {e}", out.display())))?;
         eprintln!("wrote {} ({} bytes)", out.display(), sandgrep::component().len());
-        return Ok(true);
+        return Ok(Outcome::Found);
     }
     #[cfg(feature = "serve")]
     if let Command::Serve(args) = &cli.command {
         sandgrep::serve::run(&args.config, args.listen.as_deref()).map_err(io::Error::other)?;
-        return Ok(true);
+        return Ok(Outcome::Found);
     }
     let mut policy = Policy { redact: !cli.no_redact, extra_deny: cli.deny.clone(), ..Policy::default() };
     if let Some(limit) = cli.memory_limit {
@@ -375,11 +396,11 @@ fn run(cli: &Cli) -> io::Result<bool> {
     #[cfg(feature = "mcp")]
     if let Command::Mcp = cli.command {
         sandgrep::mcp::serve_stdio(sandbox)?;
-        return Ok(true);
+        return Ok(Outcome::Found);
     }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let found = match &cli.command {
+    let outcome = match &cli.command {
         Command::Component { .. } => unreachable!("handled above"),
         #[cfg(feature = "mcp")]
         Command::Mcp => unreachable!("handled above"),
@@ -391,12 +412,17 @@ fn run(cli: &Cli) -> io::Result<bool> {
         Command::Ast(args) => ast(&sandbox, args, &mut out)?,
     };
     out.flush()?;
-    Ok(found)
+    Ok(outcome)
 }
 
 fn json_line(out: &mut impl Write, response: &impl serde::Serialize) -> io::Result<()> {
     serde_json::to_writer(&mut *out, &sandgrep::json::to_value(response))?;
     writeln!(out)
+}
+
+/// How the CLI says to pass a cursor back.
+fn go_on(cursor: &str) -> String {
+    format!("--cursor {cursor}")
 }
 
 /// Warnings and where to continue go to stderr, as rg's messages do
@@ -410,7 +436,12 @@ fn notes(warnings: &[String], continuation: Option<String>) {
     }
 }
 
-fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<bool> {
+/// How a search page ended (see [`render::ending`]).
+fn ending(timed_out: bool, next_cursor: Option<&str>, stats: &sandgrep::SearchStats) -> Option<String> {
+    render::ending(timed_out, next_cursor, stats.files_scanned, stats.matches_returned, go_on)
+}
+
+fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<Outcome> {
     let mut r = ListFilesRequest::new(args.path.clone());
     r.recursive = Some(!args.no_recursive);
     (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
@@ -426,12 +457,13 @@ fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<bool
         json_line(out, &response)?;
     } else {
         render::list(out, &response)?;
-        notes(&response.warnings, render::continuation(response.next_cursor.as_deref(), "--cursor"));
+        let returned = response.entries.len() as u64;
+        notes(&response.warnings, render::ending(false, response.next_cursor.as_deref(), 0, returned, go_on));
     }
-    Ok(!response.entries.is_empty())
+    Ok(Outcome::of(!response.entries.is_empty(), false))
 }
 
-fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<bool> {
+fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<Outcome> {
     let mut r = ReadFileRequest::new(args.path.clone());
     if let Some((start, count)) = args.lines {
         r.range_type = Some(RangeType::Lines);
@@ -446,14 +478,14 @@ fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<
     let response = sandbox.read_file(&r).map_err(io::Error::other)?;
     if args.json {
         json_line(out, &response)?;
-        return Ok(true);
+        return Ok(Outcome::Found);
     }
     render::read(out, &response)?;
     notes(&response.warnings, render::read_continuation(&response, "--lines ", "--bytes "));
-    Ok(true)
+    Ok(Outcome::Found)
 }
 
-fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<bool> {
+fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<Outcome> {
     let mut r = SearchAstRequest::new(args.pattern.as_str());
     r.language = args.lang.clone();
     r.paths = args.paths.clone();
@@ -471,18 +503,22 @@ fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<bo
         json_line(out, &response)?;
     } else {
         render::ast(out, &response)?;
-        notes(&response.warnings, render::continuation(response.next_cursor.as_deref(), "--cursor"));
+        notes(&response.warnings, ending(response.timed_out, response.next_cursor.as_deref(), &response.stats));
     }
-    Ok(!response.matches.is_empty())
+    Ok(Outcome::of(!response.matches.is_empty(), response.timed_out))
 }
 
-fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<bool> {
+fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
     let response = sandbox.search_text(&args.request()).map_err(io::Error::other)?;
+    let found = !response.matches.is_empty() || !response.files.is_empty();
     if args.json {
         json_line(out, &response)?;
     } else {
         render::search(out, &response, args.count)?;
-        notes(&response.warnings, render::continuation(response.next_cursor.as_deref(), "--cursor"));
+        notes(&response.warnings, ending(response.timed_out, response.next_cursor.as_deref(), &response.stats));
+        if !found && !response.timed_out && args.fixed_strings && render::looks_like_regex(&args.pattern) {
+            eprintln!("sandgrep: no match for the literal text; it reads as a regular expression: drop -F to search it as one");
+        }
     }
-    Ok(!response.matches.is_empty() || !response.files.is_empty())
+    Ok(Outcome::of(found, response.timed_out))
 }

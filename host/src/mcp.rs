@@ -11,6 +11,7 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -90,8 +91,16 @@ impl ServerHandler for McpServer {
         let tools = tools::definitions()
             .into_iter()
             .map(|d| {
+                // Every tool only reads the one workspace: hosts may run
+                // them without asking.
+                let annotations = ToolAnnotations::with_title(d.title)
+                    .read_only(true)
+                    .destructive(false)
+                    .idempotent(true)
+                    .open_world(false);
                 let mut t = Tool::new(d.name, d.description, object(d.input_schema))
-                    .with_raw_output_schema(object(d.output_schema));
+                    .with_raw_output_schema(object(d.output_schema))
+                    .annotate(annotations);
                 t.title = Some(d.title.into());
                 t
             })

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::{ListFilesResponse, ReadFileResponse, SearchAstResponse, SearchTextResponse};
+use crate::{ListFilesResponse, ReadFileResponse, SearchAstResponse, SearchTextResponse, TextMatch};
 
 /// Where a string is shown, which decides what stays raw.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -134,39 +134,13 @@ pub fn line(s: &str) -> Cow<'_, str> {
 /// for context, `--` between groups of lines that are not adjacent; `path`
 /// with -l, `path:count` with -c.
 pub fn search(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io::Result<()> {
-    for f in &r.files {
-        if counts {
-            writeln!(out, "{}:{}", path(&f.path), f.count)?;
-        } else {
-            writeln!(out, "{}", path(&f.path))?;
-        }
-    }
+    files(out, r, counts)?;
     let mut first_group = true;
     for group in r.matches.chunk_by(|a, b| a.path == b.path) {
-        // Each match carries its own context; merge them into one listing
-        // where a matching line always shows as a match.
-        let mut lines: BTreeMap<u64, (Option<u64>, &str)> = BTreeMap::new();
-        for m in group {
-            let first = m.line - m.context_before.len() as u64;
-            for (i, text) in m.context_before.iter().enumerate() {
-                lines.entry(first + i as u64).or_insert((None, text));
-            }
-            let mut end = m.line;
-            for (i, text) in m.text.split('\n').enumerate() {
-                end = m.line + i as u64;
-                let col = if i == 0 { m.column } else { 1 };
-                lines.insert(end, (Some(col), text));
-            }
-            for (i, text) in m.context_after.iter().enumerate() {
-                lines.entry(end + 1 + i as u64).or_insert((None, text));
-            }
-        }
-        let has_context = group.iter().any(|m| !m.context_before.is_empty() || !m.context_after.is_empty());
         let name = path(&group[0].path);
         let mut prev: Option<u64> = None;
-        for (&n, &(col, text)) in &lines {
-            let gap = prev.map_or(!first_group, |p| n > p + 1);
-            if has_context && gap {
+        for (n, (col, text)) in merged(group) {
+            if has_context(group) && prev.map_or(!first_group, |p| n > p + 1) {
                 writeln!(out, "--")?;
             }
             match col {
@@ -178,6 +152,70 @@ pub fn search(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io:
         first_group = false;
     }
     Ok(())
+}
+
+/// The text an agent reads: ripgrep's `--heading` form (`rg -n --heading`),
+/// the shortest that still cites every line: each file's path once, then
+/// `line:text` for matching lines and `line-text` for context, `--` between
+/// groups of lines that are not adjacent, a blank line between files.
+/// Columns and spans are in the structured result.
+pub fn search_grouped(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io::Result<()> {
+    files(out, r, counts)?;
+    for (i, group) in r.matches.chunk_by(|a, b| a.path == b.path).enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        writeln!(out, "{}", path(&group[0].path))?;
+        let mut prev: Option<u64> = None;
+        for (n, (col, text)) in merged(group) {
+            if has_context(group) && prev.is_some_and(|p| n > p + 1) {
+                writeln!(out, "--")?;
+            }
+            let sep = if col.is_some() { ':' } else { '-' };
+            writeln!(out, "{n}{sep}{}", line(text))?;
+            prev = Some(n);
+        }
+    }
+    Ok(())
+}
+
+/// `path` (with -l) or `path:count` (with -c) lines.
+fn files(out: &mut impl Write, r: &SearchTextResponse, counts: bool) -> io::Result<()> {
+    for f in &r.files {
+        if counts {
+            writeln!(out, "{}:{}", path(&f.path), f.count)?;
+        } else {
+            writeln!(out, "{}", path(&f.path))?;
+        }
+    }
+    Ok(())
+}
+
+fn has_context(group: &[TextMatch]) -> bool {
+    group.iter().any(|m| !m.context_before.is_empty() || !m.context_after.is_empty())
+}
+
+/// One file's matches with their context, merged into one listing by line
+/// number, each line once: a line that is a match is shown as a match (with
+/// its column), even where it is also another match's context.
+fn merged(group: &[TextMatch]) -> BTreeMap<u64, (Option<u64>, &str)> {
+    let mut lines: BTreeMap<u64, (Option<u64>, &str)> = BTreeMap::new();
+    for m in group {
+        let first = m.line - m.context_before.len() as u64;
+        for (i, text) in m.context_before.iter().enumerate() {
+            lines.entry(first + i as u64).or_insert((None, text));
+        }
+        let mut end = m.line;
+        for (i, text) in m.text.split('\n').enumerate() {
+            end = m.line + i as u64;
+            let col = if i == 0 { m.column } else { 1 };
+            lines.insert(end, (Some(col), text));
+        }
+        for (i, text) in m.context_after.iter().enumerate() {
+            lines.entry(end + 1 + i as u64).or_insert((None, text));
+        }
+    }
+    lines
 }
 
 /// Structural matches as `path:line:col:text`, the text's first line (a
@@ -221,10 +259,30 @@ pub fn read(out: &mut impl Write, r: &ReadFileResponse) -> io::Result<()> {
     }
 }
 
-/// Where to go on from a truncated response, phrased for the front end
-/// (`cursor` is how it spells the cursor argument).
-pub fn continuation(next_cursor: Option<&str>, cursor: &str) -> Option<String> {
-    next_cursor.map(|c| format!("more results: continue with {cursor} {}", path(c)))
+/// How a page of results ended, said once, in words a caller acts on:
+/// `go_on(cursor)` is how the front end says to pass the cursor back
+/// (`cursor "…"` for the agent tools, `--cursor …` for the CLI).
+pub fn ending(timed_out: bool, next_cursor: Option<&str>, searched: u64, returned: u64, go_on: impl Fn(&str) -> String) -> Option<String> {
+    let go_on = |c: &str| go_on(&path(c));
+    match (timed_out, next_cursor) {
+        (true, Some(c)) => Some(format!(
+            "stopped at the time limit after searching {searched} file(s): results are partial; continue with {}",
+            go_on(c)
+        )),
+        (true, None) => Some(format!("stopped at the time limit after searching {searched} file(s): results are partial")),
+        (false, Some(c)) => Some(format!("more results past these {returned}: continue with {}", go_on(c))),
+        (false, None) => None,
+    }
+}
+
+/// Whether a literal `query` that found nothing reads as a regular
+/// expression that means something else (`func.*Create\(`, `Start|Stop`):
+/// the caller may have meant one.
+pub fn looks_like_regex(query: &str) -> bool {
+    query.contains(['.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|', '^', '$', '\\'])
+        && regex_syntax::Parser::new()
+            .parse(query)
+            .is_ok_and(|hir| !matches!(hir.kind(), regex_syntax::hir::HirKind::Literal(l) if *l.0 == *query.as_bytes()))
 }
 
 /// Where a read goes on (`lines`/`bytes` are the front end's spellings).

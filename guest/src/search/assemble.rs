@@ -19,10 +19,13 @@ pub(super) struct Page<'q> {
     unreadable: Vec<String>,
     too_long: Vec<String>,
     other_problems: Vec<String>,
+    /// Files the request named (not found by a walk of a directory).
+    named: Vec<String>,
+    binary_named: Vec<String>,
 }
 
 impl<'q> Page<'q> {
-    pub(super) fn new(q: &'q TextQuery, resume: Option<Position>, warnings: Vec<String>) -> Page<'q> {
+    pub(super) fn new(q: &'q TextQuery, resume: Option<Position>, warnings: Vec<String>, named: Vec<String>) -> Page<'q> {
         Page {
             q,
             paging: Paging::new(resume, q.skip, q.max_results),
@@ -40,6 +43,8 @@ impl<'q> Page<'q> {
             unreadable: Vec::new(),
             too_long: Vec::new(),
             other_problems: Vec::new(),
+            named,
+            binary_named: Vec::new(),
         }
     }
 
@@ -109,6 +114,9 @@ impl<'q> Page<'q> {
         }
         if r.binary {
             self.stats.skipped.binary += 1;
+            if self.named.contains(&rel) {
+                self.binary_named.push(rel.clone());
+            }
             self.paging.file_done(rel);
             return;
         }
@@ -204,9 +212,8 @@ impl<'q> Page<'q> {
     pub(super) fn finish(mut self, stream_key: &str, started: Instant) -> SearchTextResponse {
         let s = &self.stats.skipped;
         let w = &mut self.resp.warnings;
-        if s.binary > 0 {
-            w.push(format!("{} binary file(s) skipped", s.binary));
-        }
+        let found = self.paging.returned() > 0;
+        page::binary_skipped(w, s.binary, &self.binary_named, found);
         let over_size = s.too_large - self.too_long.len() as u64;
         if over_size > 0 {
             w.push(format!("{over_size} file(s) skipped as larger than max-filesize ({} bytes)", self.q.max_filesize));
@@ -225,7 +232,7 @@ impl<'q> Page<'q> {
                 &self.capped_files,
             );
         }
-        self.resp.next_cursor = self.paging.finish(stream_key, self.q.timeout, w);
+        self.resp.next_cursor = self.paging.finish(stream_key);
         self.resp.truncated = self.paging.truncated();
         self.resp.timed_out = self.paging.timed_out();
         self.stats.matches_returned = self.paging.returned() as u64;

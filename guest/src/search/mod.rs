@@ -57,7 +57,7 @@ fn run(
         redact: ws.redact,
     };
     let after = resume.as_ref().map(|r| r.path.clone());
-    let mut page = Page::new(&q, resume, warnings);
+    let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
     let mut events = Vec::new();
     // Shard 0 reports what every shard's walk sees.
     let reports_walk = shard.is_none_or(|(index, _)| index == 0);
@@ -231,7 +231,21 @@ fn build_matcher(q: &TextQuery) -> Result<RegexMatcher, SearchError> {
     if !q.multiline {
         b.line_terminator(Some(b'\n'));
     }
-    b.build(&q.query).map_err(|e| SearchError::InvalidPattern(e.to_string()))
+    b.build(&q.query).map_err(|e| SearchError::InvalidPattern(pattern_error(&q.query, e)))
+}
+
+/// Why `query` does not compile, shown on the pattern as the caller wrote
+/// it: the matcher's own message quotes the pattern as it wraps it (for
+/// words, for case), which the caller never typed.
+fn pattern_error(query: &str, e: grep_regex::Error) -> String {
+    let at = |what: &dyn std::fmt::Display, span: &regex_syntax::ast::Span| {
+        format!("{what}, at column {} of the pattern", span.start.column)
+    };
+    match regex_syntax::Parser::new().parse(query) {
+        Err(regex_syntax::Error::Parse(e)) => at(e.kind(), e.span()),
+        Err(regex_syntax::Error::Translate(e)) => at(e.kind(), e.span()),
+        _ => e.to_string(),
+    }
 }
 
 fn build_searcher(q: &TextQuery) -> Searcher {

@@ -8,6 +8,7 @@ use super::{run, Page};
 use crate::cursor;
 use crate::page;
 use crate::request::TextQuery;
+use crate::walk::{self, Walker};
 use crate::{SearchError, SearchTextRequest, SearchTextResponse, ShardEvent, ShardResult, ShardStop, Workspace};
 
 /// Searches the files of shard `index` of `count` (by a hash of their path)
@@ -44,7 +45,8 @@ pub fn merge_shards(
     let mut events: Vec<ShardEvent> = shards.into_iter().flat_map(|s| s.events).collect();
     // Stable: equal keys (shard 0's walk events) keep their order.
     events.sort_by(|a, b| a.key.cmp(&b.key));
-    let mut page = Page::new(&q, resume, warnings);
+    let roots = Walker::new(ws, &q.walk)?.roots(&q.paths)?;
+    let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
     for event in events {
         if cut.as_ref().is_some_and(|(key, _)| event.key > *key) || page.paging.stopped() {
             break;

@@ -60,11 +60,25 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
     let response = sandbox.search_text(&r).map_err(ToolError::Failed)?;
 
     let empty = response.matches.is_empty() && response.files.is_empty();
+    let literal = r.mode != Some(QueryMode::Regex);
+    let nothing = if !empty {
+        None
+    } else if response.timed_out {
+        Some("No matches in the files searched before the time limit".to_string())
+    } else if literal && render::looks_like_regex(&r.query) {
+        Some(format!(
+            "No matches found for the literal text {}. It reads as a regular expression: to search it as one, \
+             pass mode: \"regex\"",
+            serde_json::to_string(&r.query).expect("a string serializes")
+        ))
+    } else {
+        Some("No matches found".to_string())
+    };
     let (text, notes) = rendered(
-        |out| render::search(out, &response, r.output == Some(OutputMode::Count)),
-        empty.then_some("No matches found"),
+        |out| render::search_grouped(out, &response, r.output == Some(OutputMode::Count)),
+        nothing.as_deref(),
         &response.warnings,
-        render::continuation(response.next_cursor.as_deref(), "cursor"),
+        ending(response.timed_out, response.next_cursor.as_deref(), &response.stats),
     );
     let hits: Vec<Value> = response
         .matches
@@ -105,11 +119,16 @@ fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
     r.timeout_ms = a.u32("timeout_ms")?;
     let response = sandbox.search_ast(&r).map_err(ToolError::Failed)?;
+    let nothing = match (response.matches.is_empty(), response.timed_out) {
+        (false, _) => None,
+        (true, true) => Some("No matches in the files searched before the time limit"),
+        (true, false) => Some("No matches found"),
+    };
     let (text, notes) = rendered(
         |out| render::ast(out, &response),
-        response.matches.is_empty().then_some("No matches found"),
+        nothing,
         &response.warnings,
-        render::continuation(response.next_cursor.as_deref(), "cursor"),
+        ending(response.timed_out, response.next_cursor.as_deref(), &response.stats),
     );
     let full = to_value(&response);
     let mut structured = full.clone();
@@ -138,7 +157,7 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
         |out| render::list(out, &response),
         response.entries.is_empty().then_some("No files found"),
         &response.warnings,
-        render::continuation(response.next_cursor.as_deref(), "cursor"),
+        render::ending(false, response.next_cursor.as_deref(), 0, response.entries.len() as u64, go_on),
     );
     let full = to_value(&response);
     let mut structured = full.clone();
@@ -164,6 +183,16 @@ fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
     let (text, notes) = rendered(|out| render::read(out, &response), None, &response.warnings, go_on);
     let full = to_value(&response);
     Ok(ToolOutput { structured: full.clone(), text, notes, response: full })
+}
+
+/// How the tools say to pass a cursor back.
+fn go_on(cursor: &str) -> String {
+    format!("cursor \"{cursor}\"")
+}
+
+/// How a search page ended (see [`render::ending`]).
+fn ending(timed_out: bool, next_cursor: Option<&str>, stats: &crate::SearchStats) -> Option<String> {
+    render::ending(timed_out, next_cursor, stats.files_scanned, stats.matches_returned, go_on)
 }
 
 /// A response's text — its rendering (or `empty` when it has nothing), cut
