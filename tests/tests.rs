@@ -3,6 +3,7 @@
 
 mod util;
 
+mod answers;
 mod ast;
 mod cli;
 mod conformance;

@@ -69,7 +69,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
         Some(format!(
             "No matches found for the literal text {}. It reads as a regular expression: to search it as one, \
              pass mode: \"regex\"",
-            serde_json::to_string(&r.query).expect("a string serializes")
+            render::path(&serde_json::to_string(&r.query).expect("a string serializes"))
         ))
     } else {
         Some("No matches found".to_string())
