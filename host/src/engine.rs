@@ -69,18 +69,22 @@ pub(crate) struct Runtime {
 /// The process-wide runtime of the embedded component, set up on first use.
 pub(crate) fn runtime() -> Result<Arc<Runtime>, Error> {
     static RUNTIME: OnceLock<Result<Arc<Runtime>, String>> = OnceLock::new();
-    RUNTIME.get_or_init(|| Runtime::new(WASM).map(Arc::new).map_err(|e| format!("{e:#}"))).clone().map_err(Error::Setup)
+    RUNTIME
+        .get_or_init(|| Runtime::new(WASM, Some(env!("SANDGREP_WASM_KEY"))).map(Arc::new).map_err(|e| format!("{e:#}")))
+        .clone()
+        .map_err(Error::Setup)
 }
 
 impl Runtime {
-    /// A runtime for `wasm`, a build of the `sandgrep` world.
-    pub(crate) fn new(wasm: &[u8]) -> wasmtime::Result<Runtime> {
+    /// A runtime for `wasm`, a build of the `sandgrep` world; `key` is a
+    /// hash of its bytes, when known (else it is hashed here).
+    pub(crate) fn new(wasm: &[u8], key: Option<&str>) -> wasmtime::Result<Runtime> {
         let mut config = Config::new();
         config.epoch_interruption(true);
         // Deep recursion in the guest traps instead of exhausting the host.
         config.max_wasm_stack(STACK_LIMIT);
         let engine = Engine::new(&config)?;
-        let component = load_component(&engine, wasm)?;
+        let component = load_component(&engine, wasm, key)?;
         let mut linker = Linker::<State>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         Sandgrep::add_to_linker::<State, wasmtime::component::HasSelf<State>>(&mut linker, |s| s)?;
@@ -140,8 +144,8 @@ impl Runtime {
 /// artifact well under a millisecond. The artifact is keyed by the component
 /// bytes and the engine's compatibility hash, written atomically, and ignored
 /// (recompiled) when it cannot be read or written.
-fn load_component(engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Component> {
-    let Some(path) = artifact_path(engine, wasm) else {
+fn load_component(engine: &Engine, wasm: &[u8], key: Option<&str>) -> wasmtime::Result<Component> {
+    let Some(path) = artifact_path(engine, wasm, key) else {
         return Component::new(engine, wasm);
     };
     if path.exists() {
@@ -159,13 +163,16 @@ fn load_component(engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Component> {
     Ok(component)
 }
 
-fn artifact_path(engine: &Engine, wasm: &[u8]) -> Option<PathBuf> {
+fn artifact_path(engine: &Engine, wasm: &[u8], key: Option<&str>) -> Option<PathBuf> {
     let dir = std::env::var_os("SANDGREP_CACHE_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("sandgrep")))
         .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/sandgrep")))?;
     let mut h = DefaultHasher::new();
-    wasm.hash(&mut h);
+    match key {
+        Some(key) => key.hash(&mut h),
+        None => wasm.hash(&mut h),
+    }
     engine.precompile_compatibility_hash().hash(&mut h);
     Some(dir.join(format!("sandgrep-{}-{:016x}.cwasm", env!("CARGO_PKG_VERSION"), h.finish())))
 }
