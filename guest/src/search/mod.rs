@@ -251,7 +251,10 @@ fn pattern_error(query: &str, e: grep_regex::Error) -> String {
 fn build_searcher(q: &TextQuery) -> Searcher {
     let content = q.output == OutputMode::Content;
     SearcherBuilder::new()
-        .line_number(true)
+        // Counts and file lists need no line numbers (nor does a cursor in
+        // them: they resume at file boundaries); counting lines costs as
+        // much as the search of a file with no match.
+        .line_number(content)
         .multi_line(q.multiline)
         .before_context(if content { q.before } else { 0 })
         .after_context(if content { q.after } else { 0 })
