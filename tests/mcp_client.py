@@ -160,6 +160,8 @@ async def check_sdk():
                                  # Refused at once, in `$` syntax (ast-grep's stand-in is `µ`).
                                  ({"pattern": "$A; $B", "language": "rust"}, "pattern source `$A; $B`"),
                                  ({"pattern": "foo(", "language": "rust"}, "does not parse as rust"),
+                                 # Every file there is Python, which the pattern is not.
+                                 ({"pattern": "fn $F() {}", "root": "big/py"}, "does not parse as python"),
                                  ({"query": "x", "root": "../"}, "outside the workspace")]:
                 r = await s.call_tool("search_ast", args)
                 assert r.is_error and expect in text_of(r), (args, text_of(r))

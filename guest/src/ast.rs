@@ -3,7 +3,7 @@
 //! pre-processing, exactly as the ast-grep CLI has them), on the same walk,
 //! limits, cursors and redaction as text search.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::time::Instant;
 
@@ -93,7 +93,8 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         let any = if q.language.is_none() { " (nor in any other language)" } else { "" };
         return Err(SearchError::InvalidPattern(format!("{e}{any}")));
     }
-    let mut skipped_langs = BTreeSet::new();
+    // Languages whose files were passed over: the pattern does not parse as them.
+    let mut skipped_langs = BTreeMap::new();
     let deadline = started + q.timeout;
     let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
     let roots = walker.roots(&q.paths)?;
@@ -124,9 +125,12 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
             let Some(lang) = SupportLang::from_path(&entry.rel) else { continue };
             let Some(pattern) = patterns.get(&lang) else { continue };
             let Some((_, taken)) = page.paging.resume_point(&entry.rel) else { continue };
-            let Ok(pattern) = pattern else {
-                skipped_langs.insert(lang.to_string());
-                continue;
+            let pattern = match pattern {
+                Ok(pattern) => pattern,
+                Err(e) => {
+                    skipped_langs.insert(lang.to_string().to_lowercase(), e.clone());
+                    continue;
+                }
             };
             // Every call searches at least one file, so paging past a
             // timeout always makes progress.
@@ -147,8 +151,13 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         }
     }
     page.stats.skipped.denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-    for lang in skipped_langs {
-        let lang = lang.to_lowercase();
+    // Every file it met was of a language the pattern does not parse as:
+    // that is the answer, as an error.
+    let first_page = q.cursor.is_none() && q.skip == 0;
+    if let Some(e) = skipped_langs.values().next().filter(|_| first_page && page.stats.files_scanned == 0) {
+        return Err(SearchError::InvalidPattern(e.clone()));
+    }
+    for lang in skipped_langs.keys() {
         page.resp.warnings.push(format!("{lang} files skipped: the pattern does not parse as {lang}"));
     }
     Ok(page.finish(&stream_key, started))

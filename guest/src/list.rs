@@ -85,10 +85,6 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     if walk.timed_out() {
         complete = false;
         has_more = true;
-        warnings.push(format!(
-            "the listing stopped at the time limit ({} ms): entries are partial; continue with the cursor",
-            TIMEOUT_MS.default
-        ));
         // A page the time cut short goes on past what was walked.
         if paging.returned() < q.max_results
             && paging.position().is_none_or(|l| walked.as_ref().is_some_and(|w| *w > l.path))
@@ -109,6 +105,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         total: complete.then_some(ordinal.saturating_add(counted_past_page)),
         entries,
         has_more,
+        timed_out: walk.timed_out(),
         warnings,
     })
 }

@@ -458,9 +458,10 @@ fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<Outc
     } else {
         render::list(out, &response)?;
         let returned = response.entries.len() as u64;
-        notes(&response.warnings, render::ending(false, response.next_cursor.as_deref(), 0, returned, go_on));
+        let next = response.next_cursor.as_deref();
+        notes(&response.warnings, render::listing_ending(response.timed_out, next, returned, go_on));
     }
-    Ok(Outcome::of(!response.entries.is_empty(), false))
+    Ok(Outcome::of(!response.entries.is_empty(), response.timed_out))
 }
 
 fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<Outcome> {

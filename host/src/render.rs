@@ -81,14 +81,23 @@ pub fn escape(s: &str, field: Field) -> Cow<'_, str> {
         '\r' => field != Field::Path && (next.is_none() || (field == Field::Block && next == Some('\n'))),
         _ => false,
     };
+    // In a path, a space that would pass unseen: one that ends it (a
+    // heading `config.py ` reads as `config.py`), or one of the other
+    // widths of space.
+    let odd_space = |c: char, next: Option<char>| {
+        field == Field::Path
+            && (c == ' ' && next.is_none()
+                || matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}'))
+    };
     let escaped = |c: char, prev: Option<char>, next: Option<char>| {
-        (unsafe_char(c) || hidden_selector(c, prev)) && !keep(c, next)
+        (unsafe_char(c) || hidden_selector(c, prev) || odd_space(c, next)) && !keep(c, next)
     };
     let mut chars = s.char_indices().peekable();
     let mut prev = None;
     let first = loop {
         match chars.next() {
             None => return Cow::Borrowed(s),
+            Some((i, ' ')) if field == Field::Path && i + 1 == s.len() => break i,
             // The common case: printable ASCII.
             Some((_, c @ ' '..='~')) => prev = Some(c),
             Some((i, c)) if escaped(c, prev, chars.peek().map(|&(_, n)| n)) => break i,
@@ -205,12 +214,15 @@ fn merged(group: &[TextMatch]) -> BTreeMap<u64, (Option<u64>, &str)> {
         for (i, text) in m.context_before.iter().enumerate() {
             lines.entry(first + i as u64).or_insert((None, text));
         }
-        let mut end = m.line;
         for (i, text) in m.text.split('\n').enumerate() {
-            end = m.line + i as u64;
             let col = if i == 0 { m.column } else { 1 };
-            lines.insert(end, (Some(col), text));
+            lines.insert(m.line + i as u64, (Some(col), text));
         }
+        // After the block's last line: the match's end line, unless the
+        // match ends with a line terminator (its end is then column 1 of
+        // the next line); the text may be cut shorter than the block.
+        let ends_at_line_start = m.end_column == 1 && m.end_line > m.line;
+        let end = (m.end_line - u64::from(ends_at_line_start)).max(m.line + m.text.split('\n').count() as u64 - 1);
         for (i, text) in m.context_after.iter().enumerate() {
             lines.entry(end + 1 + i as u64).or_insert((None, text));
         }
@@ -275,14 +287,33 @@ pub fn ending(timed_out: bool, next_cursor: Option<&str>, searched: u64, returne
     }
 }
 
+/// How a page of a listing ended (as [`ending`]).
+pub fn listing_ending(timed_out: bool, next_cursor: Option<&str>, returned: u64, go_on: impl Fn(&str) -> String) -> Option<String> {
+    let go_on = |c: &str| go_on(&path(c));
+    match (timed_out, next_cursor) {
+        (true, Some(c)) => Some(format!("the listing stopped at the time limit: entries are partial; continue with {}", go_on(c))),
+        (true, None) => Some("the listing stopped at the time limit: entries are partial".into()),
+        (false, Some(c)) => Some(format!("more entries past these {returned}: continue with {}", go_on(c))),
+        (false, None) => None,
+    }
+}
+
 /// Whether a literal `query` that found nothing reads as a regular
 /// expression that means something else (`func.*Create\(`, `Start|Stop`):
 /// the caller may have meant one.
 pub fn looks_like_regex(query: &str) -> bool {
-    query.contains(['.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|', '^', '$', '\\'])
-        && regex_syntax::Parser::new()
-            .parse(query)
-            .is_ok_and(|hir| !matches!(hir.kind(), regex_syntax::hir::HirKind::Literal(l) if *l.0 == *query.as_bytes()))
+    use regex_syntax::hir::{Hir, HirKind};
+    // Something only a regex does: a class (`.` too), a repetition or an
+    // alternation — not escapes and anchors alone (`C:\temp`, `$HOME`).
+    fn operates(h: &Hir) -> bool {
+        match h.kind() {
+            HirKind::Class(_) | HirKind::Repetition(_) | HirKind::Alternation(_) => true,
+            HirKind::Capture(c) => operates(&c.sub),
+            HirKind::Concat(hs) => hs.iter().any(operates),
+            _ => false,
+        }
+    }
+    regex_syntax::Parser::new().parse(query).is_ok_and(|hir| operates(&hir))
 }
 
 /// Where a read goes on (`lines`/`bytes` are the front end's spellings).
@@ -308,6 +339,46 @@ mod tests {
         }
         assert!(matches!(line("\tindented\tcode"), Cow::Borrowed(_)));
         assert!(matches!(escape("a\n\tb\r\n", Field::Block), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn only_what_only_a_regex_does_gets_the_hint() {
+        use super::looks_like_regex;
+        for q in ["func.*Create\\(", "Create|Start", "foo.bar", "a[0-9]+", "(?i)x"] {
+            assert!(looks_like_regex(q) || q == "(?i)x", "{q}");
+        }
+        for q in ["C:\\temp", "$HOME", "plain", "fn(", "a\\.b", "^start$"] {
+            assert!(!looks_like_regex(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn context_after_a_cut_block_is_numbered_from_its_end() {
+        let m = crate::TextMatch {
+            path: "a".into(),
+            line: 1,
+            column: 1,
+            end_line: 3,
+            end_column: 4,
+            // Lines 1-3 of the block, cut to their first one.
+            text: "foo…".into(),
+            submatches: Vec::new(),
+            context_before: Vec::new(),
+            context_after: vec!["after".into()],
+        };
+        let lines = super::merged(std::slice::from_ref(&m));
+        assert_eq!(lines.keys().copied().collect::<Vec<_>>(), [1, 4]);
+        // A match ending with its line terminator ends on that line.
+        let m = crate::TextMatch { end_line: 2, end_column: 1, text: "foo".into(), ..m };
+        assert_eq!(super::merged(std::slice::from_ref(&m)).keys().copied().collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn spaces_a_path_would_hide_are_escaped() {
+        assert_eq!(path("config.py "), "config.py\\u{20}");
+        assert_eq!(path("a b"), "a b");
+        assert_eq!(path("a\u{a0}b\u{2003}"), "a\\u{a0}b\\u{2003}");
+        assert_eq!(line("text ends in a space "), "text ends in a space ");
     }
 
     #[test]

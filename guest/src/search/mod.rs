@@ -231,7 +231,16 @@ fn build_matcher(q: &TextQuery) -> Result<RegexMatcher, SearchError> {
     if !q.multiline {
         b.line_terminator(Some(b'\n'));
     }
-    b.build(&q.query).map_err(|e| SearchError::InvalidPattern(pattern_error(&q.query, e)))
+    b.build(&q.query).map_err(|e| {
+        SearchError::InvalidPattern(match q.mode {
+            QueryMode::Regex => pattern_error(&q.query, e),
+            // A literal fails only on a line break the search cannot cross.
+            QueryMode::Literal if q.query.contains('\n') => {
+                "the query holds a line break: search with multiline to match across lines".into()
+            }
+            QueryMode::Literal => e.to_string(),
+        })
+    })
 }
 
 /// Why `query` does not compile, shown on the pattern as the caller wrote

@@ -65,7 +65,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
         None
     } else if response.timed_out {
         Some("No matches in the files searched before the time limit".to_string())
-    } else if literal && render::looks_like_regex(&r.query) {
+    } else if literal && r.skip.unwrap_or(0) == 0 && render::looks_like_regex(&r.query) {
         Some(format!(
             "No matches found for the literal text {}. It reads as a regular expression: to search it as one, \
              pass mode: \"regex\"",
@@ -153,11 +153,17 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     r.hidden = a.bool("hidden")?.unwrap_or(false);
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
     let response = sandbox.list_files(&r).map_err(ToolError::Failed)?;
+    let nothing = match (response.entries.is_empty(), response.timed_out) {
+        (false, _) => None,
+        (true, true) => Some("No files listed before the time limit"),
+        (true, false) => Some("No files found"),
+    };
+    let returned = response.entries.len() as u64;
     let (text, notes) = rendered(
         |out| render::list(out, &response),
-        response.entries.is_empty().then_some("No files found"),
+        nothing,
         &response.warnings,
-        render::ending(false, response.next_cursor.as_deref(), 0, response.entries.len() as u64, go_on),
+        render::listing_ending(response.timed_out, response.next_cursor.as_deref(), returned, go_on),
     );
     let full = to_value(&response);
     let mut structured = full.clone();
@@ -208,7 +214,8 @@ fn rendered(
     let mut text = String::from_utf8(out).expect("rendered text is UTF-8");
     let mut notes = String::new();
     if text.len() > MAX_TEXT {
-        let cut = text[..MAX_TEXT].rfind('\n').map_or(0, |i| i + 1);
+        // At a line's end (a newline is never inside a character).
+        let cut = text.as_bytes()[..MAX_TEXT].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         text.truncate(cut);
         notes.push_str(&format!(
             "[the text was cut at {MAX_TEXT} bytes: structuredContent holds every result of this page]\n"
@@ -228,4 +235,28 @@ fn rendered(
         notes.push_str(&format!("[{c}]\n"));
     }
     (text, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{rendered, MAX_TEXT};
+
+    #[test]
+    fn text_is_cut_at_a_line_end_whatever_the_characters() {
+        // Three-byte characters: byte MAX_TEXT falls inside one.
+        let line = format!("{}\n", "文".repeat(1000));
+        let (text, notes) = rendered(
+            |out| {
+                while out.len() <= MAX_TEXT {
+                    out.extend_from_slice(line.as_bytes());
+                }
+                Ok(())
+            },
+            None,
+            &[],
+            None,
+        );
+        assert!(text.len() <= MAX_TEXT && text.ends_with('\n'), "{}", text.len());
+        assert!(notes.contains("the text was cut"), "{notes}");
+    }
 }
