@@ -60,6 +60,10 @@ fn bad_input_is_a_clear_error_with_exit_2() {
         (&["search", "foo", ".git/config"], "denied"),
         (&["search", "--cursor", "bogus", "foo"], "cursor"),
         (&["search", "-g", "a[", "foo"], "invalid glob"),
+        // The pattern as written, not as the matcher wraps it for -w.
+        (&["search", "-w", "a("], "unclosed group, at column 2 of the pattern"),
+        // A structural pattern that does not parse: refused before any file is read.
+        (&["ast", "--lang", "rust", "foo("], "does not parse as rust"),
     ] {
         let out = run(t.path(), args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -388,4 +392,16 @@ fn an_empty_pattern_matches_every_line_as_in_rg() {
     let t = Tree::new();
     t.write("a.txt", "one\ntwo\n");
     assert_eq!(stdout(&run(t.path(), &["search", ""])), "a.txt:1:1:one\na.txt:2:1:two\n");
+}
+
+#[test]
+fn a_fixed_string_that_reads_as_a_regex_gets_a_hint() {
+    let t = Tree::new();
+    t.write("a.go", "func (c *Client) ContainerCreate(ctx context.Context) {}\n");
+    let out = run(t.path(), &["search", "-F", "func.*ContainerCreate"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("drop -F to search it as one"), "{}", stderr(&out));
+    assert_eq!(run(t.path(), &["search", "func.*ContainerCreate"]).status.code(), Some(0));
+    // A plain literal that finds nothing gets no hint.
+    assert!(!stderr(&run(t.path(), &["search", "-F", "nothing"])).contains("-F"));
 }
