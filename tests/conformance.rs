@@ -38,6 +38,12 @@ const WORDS: &[&str] = &[
     "tab\there",
     "NEEDLE",
     "baz",
+    // `k` and `s` also fold to KELVIN SIGN and LONG S: case-insensitive
+    // literals must find them as rg does.
+    "mask",
+    "MA\u{17f}K",
+    "\u{212a}EY",
+    "key",
 ];
 
 /// A small deterministic generator (no dependency, same tree every run).
@@ -244,6 +250,12 @@ const CASES: &[&[&str]] = &[
     &["-A", "1", "-B", "3", "-i", "needle"],
     &["-C", "1", "-w", "bar"],
     &["zzzz-no-such-thing"],
+    &["-i", "-F", "mask"],
+    &["-i", "-F", "key"],
+    &["-i", "-F", "needle"],
+    &["-S", "-F", "hello world"],
+    &["-i", "-w", "-F", "mas"],
+    &["-i", "-F", "a.b"],
 ];
 
 const PATH_CASES: &[&[&str]] = &[

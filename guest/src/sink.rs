@@ -8,7 +8,7 @@ use std::io;
 use std::time::Instant;
 
 use grep_matcher::Matcher;
-use grep_regex::RegexMatcher;
+use crate::search::SearchMatcher;
 use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
 
 use crate::fs::FileAt;
@@ -18,7 +18,7 @@ use crate::{OutputMode, TextMatch};
 
 /// What is fixed for a whole search.
 pub struct SinkConfig<'m> {
-    pub matcher: &'m RegexMatcher,
+    pub matcher: &'m SearchMatcher,
     pub output: OutputMode,
     pub before: usize,
     pub after: usize,
@@ -364,7 +364,7 @@ fn marks(edits: &[Edit]) -> Vec<(usize, usize)> {
 /// in the file itself, so whether a line is a hit depends on its redacted
 /// text alone — never on what the marks hide (`REDACTED|guess` finds
 /// nothing, whatever the guess).
-fn clear_match(matcher: &RegexMatcher, shown: &[u8], marks: &[(usize, usize)]) -> bool {
+fn clear_match(matcher: &SearchMatcher, shown: &[u8], marks: &[(usize, usize)]) -> bool {
     let mut clear = false;
     let _ = matcher.find_iter(shown, |m| {
         clear = marks.iter().all(|&(a, z)| m.end() < a || m.start() > z);

@@ -4,15 +4,17 @@
 use std::io::Read;
 use std::time::Instant;
 
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 mod assemble;
+mod literal;
 mod shard;
 
 pub use shard::{merge_shards, search_shard};
 
 use assemble::Page;
+pub use literal::SearchMatcher;
 use shard::shard_of;
 
 use crate::confine::dir_sort_key;
@@ -207,7 +209,7 @@ fn nul_in_rest(at: &FileAt, mut file: SearchFile) -> bool {
     }
 }
 
-fn build_matcher(q: &TextQuery) -> Result<RegexMatcher, SearchError> {
+fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
     let mut b = RegexMatcherBuilder::new();
     // As ripgrep: `^`/`$` match at line boundaries; `.` never crosses lines
     // unless the pattern says `(?s)`.
@@ -231,7 +233,7 @@ fn build_matcher(q: &TextQuery) -> Result<RegexMatcher, SearchError> {
     if !q.multiline {
         b.line_terminator(Some(b'\n'));
     }
-    b.build(&q.query).map_err(|e| {
+    let regex = b.build(&q.query).map_err(|e| {
         SearchError::InvalidPattern(match q.mode {
             QueryMode::Regex => pattern_error(&q.query, e),
             // A literal fails only on a line break the search cannot cross.
@@ -240,7 +242,14 @@ fn build_matcher(q: &TextQuery) -> Result<RegexMatcher, SearchError> {
             }
             QueryMode::Literal => e.to_string(),
         })
-    })
+    })?;
+    let insensitive = match q.case {
+        CaseMode::Sensitive => false,
+        CaseMode::Insensitive => true,
+        CaseMode::Smart => !q.query.chars().any(char::is_uppercase),
+    };
+    let literal_ci = q.mode == QueryMode::Literal && insensitive && !q.multiline;
+    Ok(SearchMatcher::new(regex, &q.query, literal_ci))
 }
 
 /// Why `query` does not compile, shown on the pattern as the caller wrote
