@@ -256,6 +256,10 @@ const CASES: &[&[&str]] = &[
     &["-S", "-F", "hello world"],
     &["-i", "-w", "-F", "mas"],
     &["-i", "-F", "a.b"],
+    &["-i", "mask|needle|fn"],
+    &["-S", "foo|Needle"],
+    &["-w", "let|baz|x123"],
+    &["key|KEY"],
 ];
 
 const PATH_CASES: &[&[&str]] = &[

@@ -1,13 +1,15 @@
 //! The matcher a search runs: the regex matcher, with a faster way to find
-//! candidate lines for the commonest query of all, a case-insensitive
-//! literal (the agent tools' default).
+//! candidate lines for the commonest queries of all: a case-insensitive
+//! literal (the agent tools' default) and an alternation of words
+//! (`Create|Start`, either case).
 //!
 //! Natively the regex engine finds such a literal with Teddy, a SIMD
 //! multi-literal search; wasm has no Teddy, and the engine falls back to an
 //! Aho-Corasick automaton that steps a byte at a time over every case
 //! variant (`errno`, `Errno`, … 32 of them). Here a case-insensitive ASCII
 //! literal is found instead by `memchr2` (SIMD in wasm too) on its rarest
-//! byte in both cases, then a comparison of the bytes around it. Every
+//! byte in both cases, then a comparison of the bytes around it (for an
+//! alternation, each word's rarest byte, nearest first). Every
 //! ASCII letter folds to its two ASCII cases only, but `k` (also U+212A
 //! KELVIN SIGN) and `s` (also U+017F LONG S): the rare byte is never one of
 //! those, and where the comparison fails but the bytes around could hold
@@ -20,14 +22,24 @@ use grep_regex::{RegexCaptures, RegexMatcher};
 
 pub struct SearchMatcher {
     regex: RegexMatcher,
-    literal: Option<Literal>,
+    literals: Option<Literals>,
 }
 
-/// A case-insensitive ASCII literal, lower-cased; where its rarest byte is
-/// (never `k` or `s`); how many `k`s and `s`s are before and after it.
+/// The literals a query is one of, ASCII, lower-cased when the search
+/// ignores case.
+struct Literals {
+    all: Vec<Literal>,
+    ignore_case: bool,
+}
+
+/// A literal; where its two rarest bytes are (never `k` or `s`, and none
+/// between them, so that their distance is the same in every match; the
+/// same twice when it has one such byte); how many `k`s and `s`s are
+/// before the first and after it.
 struct Literal {
-    lower: Vec<u8>,
+    bytes: Vec<u8>,
     rare: usize,
+    second: usize,
     signs: (usize, usize),
 }
 
@@ -36,19 +48,48 @@ fn has_sign(b: u8) -> bool {
     matches!(b | 0x20, b'k' | b's')
 }
 
+/// How a query is matched, as far as finding its candidate lines goes.
+pub struct QueryKind {
+    pub literal: bool,
+    pub ignore_case: bool,
+    pub multiline: bool,
+}
+
 impl SearchMatcher {
-    /// `regex`, and for a case-insensitive, line-by-line search of `query`
-    /// as a literal, the fast way to its candidate lines.
-    pub fn new(regex: RegexMatcher, query: &str, literal_ci: bool) -> SearchMatcher {
-        let fits = literal_ci && query.bytes().all(|b| b.is_ascii() && b != b'\n' && b != b'\r');
-        let lower = query.to_ascii_lowercase().into_bytes();
-        let rare = (0..lower.len()).filter(|&i| !has_sign(lower[i])).min_by_key(|&i| rank(lower[i]));
-        let literal = rare.filter(|_| fits).map(|rare| {
-            let before = lower[..rare].iter().filter(|&&b| has_sign(b)).count();
-            let after = lower[rare..].iter().filter(|&&b| has_sign(b)).count();
-            Literal { lower, rare, signs: (before, after) }
-        });
-        SearchMatcher { regex, literal }
+    /// `regex`, and for a line-by-line search of a literal that ignores
+    /// case, or of an alternation of plain words (`Create|Start`), the fast
+    /// way to their candidate lines.
+    pub fn new(regex: RegexMatcher, query: &str, kind: QueryKind) -> SearchMatcher {
+        let alternatives: Vec<&str> = if kind.multiline || !query.is_ascii() {
+            Vec::new()
+        } else if kind.literal {
+            vec![query].into_iter().filter(|q| !q.contains(['\n', '\r'])).collect()
+        } else if query.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'|') {
+            query.split('|').collect()
+        } else {
+            Vec::new()
+        };
+        // One literal that heeds case the regex engine finds well (memmem).
+        let worth = (kind.ignore_case || alternatives.len() > 1) && alternatives.len() <= 8;
+        let all: Option<Vec<Literal>> = alternatives
+            .iter()
+            .map(|a| {
+                let bytes = if kind.ignore_case { a.to_ascii_lowercase().into_bytes() } else { a.as_bytes().to_vec() };
+                let sign = |b: u8| kind.ignore_case && has_sign(b);
+                let rare = (0..bytes.len()).filter(|&i| !sign(bytes[i])).min_by_key(|&i| rank(bytes[i]))?;
+                let no_sign_between = |i: usize| !bytes[rare.min(i)..=rare.max(i)].iter().any(|&b| sign(b));
+                let second = (0..bytes.len())
+                    .filter(|&i| i != rare && no_sign_between(i))
+                    .min_by_key(|&i| rank(bytes[i]))
+                    .unwrap_or(rare);
+                let first = rare.min(second);
+                let before = bytes[..first].iter().filter(|&&b| sign(b)).count();
+                let after = bytes[first..].iter().filter(|&&b| sign(b)).count();
+                Some(Literal { rare: first, second: rare.max(second), bytes, signs: (before, after) })
+            })
+            .collect();
+        let literals = all.filter(|all| worth && !all.is_empty()).map(|all| Literals { all, ignore_case: kind.ignore_case });
+        SearchMatcher { regex, literals }
     }
 }
 
@@ -103,33 +144,110 @@ impl Matcher for SearchMatcher {
     }
 
     fn find_candidate_line(&self, haystack: &[u8]) -> Result<Option<LineMatchKind>, NoError> {
-        let Some(lit) = &self.literal else { return self.regex.find_candidate_line(haystack) };
-        let (n, k) = (lit.lower.len(), lit.rare);
-        let r = lit.lower[k];
-        let mut from = k;
-        while from < haystack.len() {
-            let Some(i) = memchr::memchr2(r, r.to_ascii_uppercase(), &haystack[from..]) else { break };
-            let at = from + i;
-            let start = at - k;
-            if haystack.get(start..start + n).is_some_and(|w| w.eq_ignore_ascii_case(&lit.lower)) {
-                return Ok(Some(LineMatchKind::Candidate(start)));
-            }
-            // A KELVIN SIGN (E2 84 AA) or LONG S (C5 BF) where a `k` or `s`
-            // could be: let the regex judge the line (it holds `at`).
-            if lit.signs != (0, 0) {
-                // Within the line of `at` (a match never crosses one).
-                let lo = at.saturating_sub(k + 2 * lit.signs.0);
-                let lo = memchr::memrchr(b'\n', &haystack[lo..at]).map_or(lo, |i| lo + i + 1);
-                let hi = (at + n - k + 2 * lit.signs.1).min(haystack.len());
-                let hi = memchr::memchr(b'\n', &haystack[at..hi]).map_or(hi, |i| at + i);
-                if memchr::memchr2(0xe2, 0xc5, &haystack[lo..hi]).is_some() {
-                    return Ok(Some(LineMatchKind::Candidate(at)));
+        let Some(set) = &self.literals else { return self.regex.find_candidate_line(haystack) };
+        // A stretch at a time, every literal in it: the nearest candidate
+        // wins, and a literal that is far away costs only a stretch.
+        const STRETCH: usize = 16 * 1024;
+        let mut lo = 0;
+        while lo < haystack.len() {
+            let hi = (lo + STRETCH).min(haystack.len());
+            let mut best: Option<usize> = None;
+            for lit in &set.all {
+                if let Some(c) = set.first(lit, haystack, lo, best.unwrap_or(hi)) {
+                    best = Some(best.map_or(c, |b| b.min(c)));
                 }
             }
-            from = at + 1;
+            if let Some(at) = best {
+                return Ok(Some(LineMatchKind::Candidate(at)));
+            }
+            lo = hi;
         }
         Ok(None)
     }
+}
+
+impl Literals {
+    /// The first offset, for starts in `from..to`, of a line where `lit`
+    /// may match.
+    fn first(&self, lit: &Literal, haystack: &[u8], mut from: usize, to: usize) -> Option<usize> {
+        let fold = |i: usize| {
+            let b = lit.bytes[i];
+            if self.ignore_case && b.is_ascii_alphabetic() { (0x20, b | 0x20) } else { (0, b) }
+        };
+        let (a, b) = ((lit.rare, fold(lit.rare)), (lit.second, fold(lit.second)));
+        while from < to {
+            let start = pair(haystack, from, to, a, b)?;
+            if let Some(at) = self.candidate(lit, haystack, start) {
+                return Some(at);
+            }
+            from = start + 1;
+        }
+        None
+    }
+
+    /// An offset in the line where `lit` may match starting at `start`
+    /// (its rare bytes are where they would be).
+    fn candidate(&self, lit: &Literal, haystack: &[u8], start: usize) -> Option<usize> {
+        let n = lit.bytes.len();
+        let window = haystack.get(start..start + n);
+        let same = |w: &[u8]| if self.ignore_case { w.eq_ignore_ascii_case(&lit.bytes) } else { w == lit.bytes };
+        if window.is_some_and(same) {
+            return Some(start);
+        }
+        // A KELVIN SIGN (E2 84 AA) or LONG S (C5 BF) where a `k` or `s`
+        // could be, which moves the rare bytes along by two bytes each:
+        // let the regex judge the line (it holds `at`).
+        if lit.signs != (0, 0) {
+            let at = start + lit.rare;
+            // Within the line of `at` (a match never crosses one).
+            let lo = at.saturating_sub(lit.rare + 2 * lit.signs.0);
+            let lo = memchr::memrchr(b'\n', &haystack[lo..at]).map_or(lo, |i| lo + i + 1);
+            let hi = (at + n - lit.rare + 2 * lit.signs.1).min(haystack.len());
+            let hi = memchr::memchr(b'\n', &haystack[at..hi]).map_or(hi, |i| at + i);
+            if memchr::memchr2(0xe2, 0xc5, &haystack[lo..hi]).is_some() {
+                return Some(at);
+            }
+        }
+        None
+    }
+}
+
+/// The first start `s` in `from..to` with byte `s + d` equal to `v` after
+/// OR-ing `m` into it (`m` = 0x20 folds ASCII case), for both `(d, (m, v))`.
+/// Sixteen starts at a time where wasm has SIMD.
+fn pair(haystack: &[u8], from: usize, to: usize, a: (usize, (u8, u8)), b: (usize, (u8, u8))) -> Option<usize> {
+    let (d1, (m1, v1)) = a;
+    let (d2, (m2, v2)) = b;
+    let end = to.min(haystack.len().saturating_sub(d2.max(d1)));
+    let mut s = from;
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        use core::arch::wasm32::*;
+        let (m1, v1, m2, v2) = (u8x16_splat(m1), u8x16_splat(v1), u8x16_splat(m2), u8x16_splat(v2));
+        while s + 16 <= end {
+            // SAFETY: `s + d + 16 <= end + d <= haystack.len()` for both
+            // distances; unaligned loads are allowed.
+            let (c1, c2) = unsafe {
+                (
+                    v128_load(haystack.as_ptr().add(s + d1) as *const v128),
+                    v128_load(haystack.as_ptr().add(s + d2) as *const v128),
+                )
+            };
+            let hit = v128_and(u8x16_eq(v128_or(c1, m1), v1), u8x16_eq(v128_or(c2, m2), v2));
+            let bits = u8x16_bitmask(hit);
+            if bits != 0 {
+                return Some(s + bits.trailing_zeros() as usize);
+            }
+            s += 16;
+        }
+    }
+    while s < end {
+        if haystack[s + d1] | m1 == v1 && haystack[s + d2] | m2 == v2 {
+            return Some(s);
+        }
+        s += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -174,8 +292,9 @@ mod tests {
                 .line_terminator(Some(b'\n'))
                 .build(query)
                 .unwrap();
-            let fast = SearchMatcher::new(regex.clone(), query, true);
-            assert!(fast.literal.is_some(), "{query}");
+            let kind = QueryKind { literal: true, ignore_case: true, multiline: false };
+            let fast = SearchMatcher::new(regex.clone(), query, kind);
+            assert!(fast.literals.is_some(), "{query}");
             let (mut at, mut first_line) = (0, None);
             for line in text.split_inclusive('\n') {
                 let matched = regex.is_match(line.as_bytes()).unwrap();
@@ -209,7 +328,34 @@ mod tests {
         }
         for query in ["sks", "é", "a\nb", ""] {
             let regex = RegexMatcherBuilder::new().case_insensitive(true).fixed_strings(true).build("x").unwrap();
-            assert!(SearchMatcher::new(regex, query, true).literal.is_none(), "{query:?}");
+            let kind = QueryKind { literal: true, ignore_case: true, multiline: false };
+            assert!(SearchMatcher::new(regex, query, kind).literals.is_none(), "{query:?}");
+        }
+    }
+
+    /// Alternations of words, either case: every line the regex matches
+    /// holds a candidate, and no other does (but lines with the signs).
+    #[test]
+    fn alternations_find_the_regex_lines() {
+        let text = "Create\ncreate x\nSTART\nstart\nrestart\nstop\nCrea te\nsta\u{17f}t\n_Create_\n".repeat(2);
+        for (query, ignore_case) in [("Create|Start", false), ("create|start", true), ("a|Cr|x_", false), ("zz|yy", true)] {
+            let regex = RegexMatcherBuilder::new().case_insensitive(ignore_case).line_terminator(Some(b'\n')).build(query).unwrap();
+            let kind = QueryKind { literal: false, ignore_case, multiline: false };
+            let fast = SearchMatcher::new(regex.clone(), query, kind);
+            assert!(fast.literals.is_some(), "{query}");
+            for line in text.split_inclusive('\n') {
+                let matched = regex.is_match(line.as_bytes()).unwrap();
+                let candidate = fast.find_candidate_line(line.as_bytes()).unwrap().is_some();
+                let signs = line.contains(['\u{212a}', '\u{17f}']);
+                assert!(matched == candidate || (candidate && signs && ignore_case), "{query}: {line:?}");
+            }
+        }
+        // Not plain words, or one literal that heeds case: the regex's own way.
+        for (query, literal, ignore_case) in [("a.b|c", false, false), ("(a|b)", false, true), ("abc", true, false), ("a|", false, true)] {
+            let regex = RegexMatcherBuilder::new().build("x").unwrap();
+            let kind = QueryKind { literal, ignore_case, multiline: false };
+            let fast = SearchMatcher::new(regex, query, kind);
+            assert!(fast.literals.is_none(), "{query}");
         }
     }
 }

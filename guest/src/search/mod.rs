@@ -15,6 +15,7 @@ pub use shard::{merge_shards, search_shard};
 
 use assemble::Page;
 pub use literal::SearchMatcher;
+use literal::QueryKind;
 use shard::shard_of;
 
 use crate::confine::dir_sort_key;
@@ -248,8 +249,8 @@ fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
         CaseMode::Insensitive => true,
         CaseMode::Smart => !q.query.chars().any(char::is_uppercase),
     };
-    let literal_ci = q.mode == QueryMode::Literal && insensitive && !q.multiline;
-    Ok(SearchMatcher::new(regex, &q.query, literal_ci))
+    let kind = QueryKind { literal: q.mode == QueryMode::Literal, ignore_case: insensitive, multiline: q.multiline };
+    Ok(SearchMatcher::new(regex, &q.query, kind))
 }
 
 /// Why `query` does not compile, shown on the pattern as the caller wrote
