@@ -6,10 +6,10 @@
 //! Natively the regex engine finds such a literal with Teddy, a SIMD
 //! multi-literal search; wasm has no Teddy, and the engine falls back to an
 //! Aho-Corasick automaton that steps a byte at a time over every case
-//! variant (`errno`, `Errno`, … 32 of them). Here a case-insensitive ASCII
-//! literal is found instead by `memchr2` (SIMD in wasm too) on its rarest
-//! byte in both cases, then a comparison of the bytes around it (for an
-//! alternation, each word's rarest byte, nearest first). Every
+//! variant (`errno`, `Errno`, … 32 of them). Here a literal's two rarest
+//! bytes are looked for at their distance, in either case, sixteen starts
+//! at a time with wasm SIMD, then the bytes around them are compared (for
+//! an alternation, each word's, nearest first). Every
 //! ASCII letter folds to its two ASCII cases only, but `k` (also U+212A
 //! KELVIN SIGN) and `s` (also U+017F LONG S): the rare byte is never one of
 //! those, and where the comparison fails but the bytes around could hold
