@@ -436,11 +436,6 @@ fn notes(warnings: &[String], continuation: Option<String>) {
     }
 }
 
-/// How a search page ended (see [`render::ending`]).
-fn ending(timed_out: bool, next_cursor: Option<&str>, stats: &sandgrep::SearchStats) -> Option<String> {
-    render::ending(timed_out, next_cursor, stats.files_scanned, stats.matches_returned, go_on)
-}
-
 fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<Outcome> {
     let mut r = ListFilesRequest::new(args.path.clone());
     r.recursive = Some(!args.no_recursive);
@@ -457,9 +452,7 @@ fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<Outc
         json_line(out, &response)?;
     } else {
         render::list(out, &response)?;
-        let returned = response.entries.len() as u64;
-        let next = response.next_cursor.as_deref();
-        notes(&response.warnings, render::listing_ending(response.timed_out, next, returned, go_on));
+        notes(&response.warnings, render::listing_ending(&response, go_on));
     }
     Ok(Outcome::of(!response.entries.is_empty(), response.timed_out))
 }
@@ -504,7 +497,7 @@ fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<Ou
         json_line(out, &response)?;
     } else {
         render::ast(out, &response)?;
-        notes(&response.warnings, ending(response.timed_out, response.next_cursor.as_deref(), &response.stats));
+        notes(&response.warnings, render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on));
     }
     Ok(Outcome::of(!response.matches.is_empty(), response.timed_out))
 }
@@ -516,7 +509,7 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
         json_line(out, &response)?;
     } else {
         render::search(out, &response, args.count)?;
-        notes(&response.warnings, ending(response.timed_out, response.next_cursor.as_deref(), &response.stats));
+        notes(&response.warnings, render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on));
         if !found && !response.timed_out && args.fixed_strings && render::looks_like_regex(&args.pattern) {
             eprintln!("sandgrep: no match for the literal text; it reads as a regular expression: drop -F to search it as one");
         }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::{ListFilesResponse, ReadFileResponse, SearchAstResponse, SearchTextResponse, TextMatch};
+use crate::{ListFilesResponse, ReadFileResponse, SearchAstResponse, SearchStats, SearchTextResponse, TextMatch};
 
 /// Where a string is shown, which decides what stays raw.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -271,29 +271,36 @@ pub fn read(out: &mut impl Write, r: &ReadFileResponse) -> io::Result<()> {
     }
 }
 
-/// How a page of results ended, said once, in words a caller acts on:
-/// `go_on(cursor)` is how the front end says to pass the cursor back
+/// How a page of search results ended, said once, in words a caller acts
+/// on: `go_on(cursor)` is how the front end says to pass the cursor back
 /// (`cursor "…"` for the agent tools, `--cursor …` for the CLI).
-pub fn ending(timed_out: bool, next_cursor: Option<&str>, searched: u64, returned: u64, go_on: impl Fn(&str) -> String) -> Option<String> {
-    let go_on = |c: &str| go_on(&path(c));
-    match (timed_out, next_cursor) {
-        (true, Some(c)) => Some(format!(
-            "stopped at the time limit after searching {searched} file(s): results are partial; continue with {}",
-            go_on(c)
-        )),
-        (true, None) => Some(format!("stopped at the time limit after searching {searched} file(s): results are partial")),
-        (false, Some(c)) => Some(format!("more results past these {returned}: continue with {}", go_on(c))),
-        (false, None) => None,
-    }
+pub fn search_ending(
+    timed_out: bool,
+    next_cursor: Option<&str>,
+    stats: &SearchStats,
+    go_on: impl Fn(&str) -> String,
+) -> Option<String> {
+    let partial = format!(
+        "stopped at the time limit after searching {} file(s): results are partial",
+        stats.files_scanned
+    );
+    let more = format!("more results past these {}", stats.matches_returned);
+    ended(timed_out, next_cursor, &partial, &more, go_on)
 }
 
-/// How a page of a listing ended (as [`ending`]).
-pub fn listing_ending(timed_out: bool, next_cursor: Option<&str>, returned: u64, go_on: impl Fn(&str) -> String) -> Option<String> {
+/// How a page of a listing ended (as [`search_ending`]).
+pub fn listing_ending(r: &ListFilesResponse, go_on: impl Fn(&str) -> String) -> Option<String> {
+    let partial = "the listing stopped at the time limit: entries are partial";
+    let more = format!("more entries past these {}", r.entries.len());
+    ended(r.timed_out, r.next_cursor.as_deref(), partial, &more, go_on)
+}
+
+fn ended(timed_out: bool, next: Option<&str>, partial: &str, more: &str, go_on: impl Fn(&str) -> String) -> Option<String> {
     let go_on = |c: &str| go_on(&path(c));
-    match (timed_out, next_cursor) {
-        (true, Some(c)) => Some(format!("the listing stopped at the time limit: entries are partial; continue with {}", go_on(c))),
-        (true, None) => Some("the listing stopped at the time limit: entries are partial".into()),
-        (false, Some(c)) => Some(format!("more entries past these {returned}: continue with {}", go_on(c))),
+    match (timed_out, next) {
+        (true, Some(c)) => Some(format!("{partial}; continue with {}", go_on(c))),
+        (true, None) => Some(partial.to_string()),
+        (false, Some(c)) => Some(format!("{more}: continue with {}", go_on(c))),
         (false, None) => None,
     }
 }

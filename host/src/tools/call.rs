@@ -78,7 +78,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
         |out| render::search_grouped(out, &response, r.output == Some(OutputMode::Count)),
         nothing.as_deref(),
         &response.warnings,
-        ending(response.timed_out, response.next_cursor.as_deref(), &response.stats),
+        render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
     );
     let hits: Vec<Value> = response
         .matches
@@ -128,7 +128,7 @@ fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
         |out| render::ast(out, &response),
         nothing,
         &response.warnings,
-        ending(response.timed_out, response.next_cursor.as_deref(), &response.stats),
+        render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
     );
     let full = to_value(&response);
     let mut structured = full.clone();
@@ -158,12 +158,11 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
         (true, true) => Some("No files listed before the time limit"),
         (true, false) => Some("No files found"),
     };
-    let returned = response.entries.len() as u64;
     let (text, notes) = rendered(
         |out| render::list(out, &response),
         nothing,
         &response.warnings,
-        render::listing_ending(response.timed_out, response.next_cursor.as_deref(), returned, go_on),
+        render::listing_ending(&response, go_on),
     );
     let full = to_value(&response);
     let mut structured = full.clone();
@@ -194,11 +193,6 @@ fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
 /// How the tools say to pass a cursor back.
 fn go_on(cursor: &str) -> String {
     format!("cursor \"{cursor}\"")
-}
-
-/// How a search page ended (see [`render::ending`]).
-fn ending(timed_out: bool, next_cursor: Option<&str>, stats: &crate::SearchStats) -> Option<String> {
-    render::ending(timed_out, next_cursor, stats.files_scanned, stats.matches_returned, go_on)
 }
 
 /// A response's text — its rendering (or `empty` when it has nothing), cut

@@ -27,6 +27,23 @@ fn strings(max: usize, description: &str) -> Value {
     v
 }
 
+/// A search result's schema `page`, with the fields every page of a search
+/// has: where it goes on, whether it was cut, its stats and warnings.
+fn search_page(mut page: Value) -> Value {
+    let fields = json!({
+        "has_more": {"type": "boolean"},
+        "next_cursor": {"type": ["string", "null"]},
+        "truncated": {"type": "boolean"},
+        "timed_out": {"type": "boolean"},
+        "stats": {"type": "object"},
+        "warnings": {"type": "array", "items": {"type": "string"}}
+    });
+    if let (Some(props), Value::Object(fields)) = (page["properties"].as_object_mut(), fields) {
+        props.extend(fields);
+    }
+    page
+}
+
 /// The text of a query or pattern.
 fn query(description: &str) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": MAX_QUERY_BYTES, "description": description})
@@ -73,7 +90,7 @@ list_files. When has_more is true, pass next_cursor as cursor for the next page.
             },
             "required": ["query"]
         }),
-        output_schema: json!({
+        output_schema: search_page(json!({
             "type": "object",
             "properties": {
                 "hits": {"type": "array", "items": {"type": "object", "properties": {
@@ -84,16 +101,10 @@ list_files. When has_more is true, pass next_cursor as cursor for the next page.
                     "context_before": {"type": "array", "items": {"type": "string"}},
                     "context_after": {"type": "array", "items": {"type": "string"}}
                 }, "required": ["path", "line", "column", "line_text", "context_before", "context_after"]}},
-                "files": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "count": {"type": "integer"}}, "required": ["path", "count"]}},
-                "has_more": {"type": "boolean"},
-                "next_cursor": {"type": ["string", "null"]},
-                "truncated": {"type": "boolean"},
-                "timed_out": {"type": "boolean"},
-                "stats": {"type": "object"},
-                "warnings": {"type": "array", "items": {"type": "string"}}
+                "files": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "count": {"type": "integer"}}, "required": ["path", "count"]}}
             },
             "required": ["hits", "has_more"]
-        }),
+        })),
     }
 }
 
@@ -126,7 +137,7 @@ when has_more is true, pass next_cursor as cursor."
             },
             "required": ["pattern"]
         }),
-        output_schema: json!({
+        output_schema: search_page(json!({
             "type": "object",
             "properties": {
                 "matches": {"type": "array", "items": {"type": "object", "properties": {
@@ -134,16 +145,10 @@ when has_more is true, pass next_cursor as cursor."
                     "end_line": {"type": "integer"}, "end_column": {"type": "integer"},
                     "text": {"type": "string"},
                     "meta_variables": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}}}
-                }, "required": ["path", "line", "column", "text"]}},
-                "has_more": {"type": "boolean"},
-                "next_cursor": {"type": ["string", "null"]},
-                "truncated": {"type": "boolean"},
-                "timed_out": {"type": "boolean"},
-                "stats": {"type": "object"},
-                "warnings": {"type": "array", "items": {"type": "string"}}
+                }, "required": ["path", "line", "column", "text"]}}
             },
             "required": ["matches", "has_more"]
-        }),
+        })),
     }
 }
 
