@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::time::Instant;
 
-use ast_grep_core::matcher::Pattern;
+use ast_grep_core::matcher::{Pattern, PatternNode};
 use ast_grep_core::meta_var::MetaVariable;
 use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Language;
@@ -23,6 +23,8 @@ use crate::walk::{self, walk_deadline, Walker};
 use crate::{
     AstMatch, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats, Workspace,
 };
+
+type Required = Vec<memchr::memmem::Finder<'static>>;
 
 /// The languages whose grammars this build compiled in.
 pub const BUILT: &[SupportLang] = &[
@@ -62,6 +64,27 @@ fn compile(pattern: &str, lang: SupportLang) -> Result<Pattern, String> {
     }
 }
 
+/// Texts every file the pattern matches in must contain: the named leaves
+/// of the pattern. ast-grep's default (smart) matching compares a named
+/// leaf's text with the candidate node's, which is a slice of the file, and
+/// never skips one (`ast-grep-core`'s `match_tree/strictness.rs`); unnamed
+/// leaves compare by kind only, so they are left out.
+fn required_texts(pattern: &Pattern) -> Vec<memchr::memmem::Finder<'static>> {
+    fn collect(node: &PatternNode, out: &mut Vec<String>) {
+        match node {
+            PatternNode::Terminal { text, is_named: true, .. } if !text.is_empty() => out.push(text.clone()),
+            PatternNode::Internal { children, .. } => children.iter().for_each(|c| collect(c, out)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    collect(&pattern.node, &mut texts);
+    // The longest first: the likeliest to be absent.
+    texts.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    texts.dedup();
+    texts.iter().map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned()).collect()
+}
+
 fn built_names() -> String {
     BUILT.iter().map(|l| l.to_string().to_lowercase()).collect::<Vec<_>>().join(", ")
 }
@@ -87,8 +110,10 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         Some(name) => vec![language(name)?],
         None => BUILT.to_vec(),
     };
-    let patterns: HashMap<SupportLang, Result<Pattern, String>> =
-        langs.iter().map(|&lang| (lang, compile(&q.pattern, lang))).collect();
+    let patterns: HashMap<SupportLang, Result<(Pattern, Required), String>> = langs
+        .iter()
+        .map(|&lang| (lang, compile(&q.pattern, lang).map(|p| { let r = required_texts(&p); (p, r) })))
+        .collect();
     if let Some(e) = langs.iter().find_map(|l| patterns[l].as_ref().err()).filter(|_| patterns.values().all(Result::is_err)) {
         let any = if q.language.is_none() { " (nor in any other language)" } else { "" };
         return Err(SearchError::InvalidPattern(format!("{e}{any}")));
@@ -202,7 +227,14 @@ impl<'q> Page<'q> {
     }
 
     /// Parses one file and takes its matches past the first `taken`.
-    fn search_file(&mut self, ws: &Workspace, entry: &walk::Entry, lang: SupportLang, pattern: &Pattern, taken: u64) {
+    fn search_file(
+        &mut self,
+        ws: &Workspace,
+        entry: &walk::Entry,
+        lang: SupportLang,
+        (pattern, required): &(Pattern, Required),
+        taken: u64,
+    ) {
         let rel = entry.rel.as_str();
         let unreadable = |page: &mut Page, e: std::io::Error| {
             page.stats.skipped.unreadable += 1;
@@ -233,6 +265,9 @@ impl<'q> Page<'q> {
             self.not_utf8.push(rel.to_string());
             return;
         };
+        if required.iter().any(|r| r.find(src.as_bytes()).is_none()) {
+            return;
+        }
         let lines = LineIndex::new(&src);
         let raw = lang.ast_grep(&src);
         if raw.root().find_all(pattern).nth(taken as usize).is_none() {
@@ -435,6 +470,21 @@ mod tests {
         let multi = ws.search_ast(SearchAstRequest { language: Some("rust".into()), ..req("$$$A") });
         assert!(matches!(multi, Err(SearchError::InvalidPattern(_))), "{multi:?}");
         assert!(matches!(ws.search_ast(req("  ")), Err(SearchError::InvalidPattern(_))));
+    }
+
+    #[test]
+    fn files_without_the_named_leaves_are_passed_over_unparsed() {
+        let texts = |pattern: &str, lang: SupportLang| -> Vec<String> {
+            let p = compile(pattern, lang).unwrap();
+            required_texts(&p).iter().map(|f| String::from_utf8(f.needle().to_vec()).unwrap()).collect()
+        };
+        // Named leaves only: not the metavariables, not `.`, `(` or `)`.
+        assert_eq!(texts("foo.Bar($A, $B)", SupportLang::Go), ["Bar", "foo"]);
+        assert_eq!(texts("$A.$B($$$)", SupportLang::Go), Vec::<String>::new());
+        assert_eq!(texts("let x = \"µ$Y\";", SupportLang::Rust), ["x"]);
+        // And what they skip is what would not have matched.
+        let (_d, ws) = ws_with(&[("a.go", "package a\nfunc f() { foo.Bar(1, 2) }\n"), ("b.go", "package b\nfunc f() { foo.Baz(1, 2) }\n")]);
+        assert_eq!(spots(&ws.search_ast(req("foo.Bar($A, $B)")).unwrap()), [("a.go".into(), 2, 12)]);
     }
 
     #[test]
