@@ -47,7 +47,8 @@ fn tool_text(root: &Path, args: Value) -> (String, Value) {
 #[test]
 fn search_text_reads_about_as_short_as_rg_heading() {
     let t = code_tree();
-    for (query, context) in [("ContainerCreate", 2), ("containercreate(ctx", 2), ("return response17,", 0), ("http", 5)] {
+    for (query, context) in [("ContainerCreate", 2), ("containercreate(ctx", 2), ("return response17,", 0), ("http", 5)]
+    {
         let (text, structured) = tool_text(t.path(), json!({"query": query, "context_lines": context}));
         let hits = structured["hits"].as_array().unwrap();
         assert_eq!(structured["has_more"], false, "{query}: fewer hits than a page");

@@ -184,7 +184,7 @@ fn rg_hits(root: &Path, args: &[&str]) -> Hits {
     hits
 }
 
-const UNCAPPED: &[&str] = &["--json", "--max-results", "5000", "-m", "1000", "--max-columns", "10000"];
+pub const UNCAPPED: &[&str] = &["--json", "--max-results", "5000", "-m", "1000", "--max-columns", "10000"];
 
 fn sandgrep_hits(root: &Path, args: &[&str]) -> Hits {
     let mut full = vec!["search"];
@@ -223,7 +223,7 @@ fn sandgrep_hits(root: &Path, args: &[&str]) -> Hits {
 
 /// The argument lists both tools take, as a user would type them. The ones
 /// naming paths exist only in the git tree.
-const CASES: &[&[&str]] = &[
+pub const CASES: &[&[&str]] = &[
     &["foo"],
     &["-F", "a.b"],
     &["a.b"],
@@ -262,7 +262,7 @@ const CASES: &[&[&str]] = &[
     &["key|KEY"],
 ];
 
-const PATH_CASES: &[&[&str]] = &[
+pub const PATH_CASES: &[&[&str]] = &[
     &["needle", "src"],
     &["foo", "sub/deeper"],
     &["foo", "sub"],

@@ -42,7 +42,8 @@ fn library_alone_compiles_no_front_end() {
 /// The lines of `host/examples/embed.rs` between its README markers.
 fn embed_example() -> String {
     let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/embed.rs")).unwrap();
-    let body = source.split("// README example: begin\n").nth(1).unwrap().split("    // README example: end").next().unwrap();
+    let body =
+        source.split("// README example: begin\n").nth(1).unwrap().split("    // README example: end").next().unwrap();
     body.lines().map(|l| l.strip_prefix("    ").unwrap_or(l)).collect::<Vec<_>>().join("\n")
 }
 

@@ -403,7 +403,10 @@ fn base64(bytes: &[u8]) -> String {
 fn unbase64(s: &str) -> Vec<u8> {
     let mut out = Vec::new();
     for chunk in s.as_bytes().chunks(4) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, c)| n | (B64.iter().position(|b| b == c).unwrap() as u32) << (18 - 6 * i));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, c)| n | (B64.iter().position(|b| b == c).unwrap() as u32) << (18 - 6 * i));
         for i in 0..chunk.len() - 1 {
             out.push((n >> (16 - 8 * i)) as u8);
         }

@@ -58,6 +58,9 @@ struct Stats {
     matches_returned: u64,
     elapsed_ms: u64,
     skipped: Skipped,
+    /// "none", "cannot_narrow" or "served".
+    index: String,
+    files_skipped_by_index: u64,
 }
 
 #[derive(Deserialize, Debug)]

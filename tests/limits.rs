@@ -10,8 +10,19 @@ const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
 /// Words that make a line state a limit.
 const LIMIT_WORDS: [&str; 13] = [
-    "default", "max", "maximum", "minimum", "maxitems", "maxlength", "at most", "cap", "limit", "limits", "budget",
-    "between", "longer than",
+    "default",
+    "max",
+    "maximum",
+    "minimum",
+    "maxitems",
+    "maxlength",
+    "at most",
+    "cap",
+    "limit",
+    "limits",
+    "budget",
+    "between",
+    "longer than",
 ];
 
 /// Numbers in limit-stating lines that are not sandgrep's limits: HTTP
@@ -37,14 +48,17 @@ fn numbers(line: &str) -> Vec<u64> {
     let mut i = 0;
     while i < b.len() {
         // Not inside a word, a version, a `$1` or a `--flag=600`.
-        let starts = b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b"_-.$=".contains(&b[i - 1])));
+        let starts =
+            b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b"_-.$=".contains(&b[i - 1])));
         if !starts {
             i += 1;
             continue;
         }
         let mut j = i;
         let mut digits = String::new();
-        while j < b.len() && (b[j].is_ascii_digit() || (b"_," .contains(&b[j]) && j + 1 < b.len() && b[j + 1].is_ascii_digit())) {
+        while j < b.len()
+            && (b[j].is_ascii_digit() || (b"_,".contains(&b[j]) && j + 1 < b.len() && b[j + 1].is_ascii_digit()))
+        {
             if b[j].is_ascii_digit() {
                 digits.push(b[j] as char);
             }
@@ -53,7 +67,12 @@ fn numbers(line: &str) -> Vec<u64> {
         // Part of a word, a version or a list (`sha256`, `1.5`, `0-based`,
         // `5. **Item**`).
         let list_item = line[..i].trim().is_empty() && line[j..].starts_with(". ");
-        if list_item || j < b.len() && (b[j].is_ascii_alphabetic() || b[j] == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit) || b[j] == b'-') {
+        if list_item
+            || j < b.len()
+                && (b[j].is_ascii_alphabetic()
+                    || b[j] == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit)
+                    || b[j] == b'-')
+        {
             i = j;
             continue;
         }

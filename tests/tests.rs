@@ -12,6 +12,7 @@ mod files;
 mod hostile;
 mod hostile_server;
 mod hosts;
+mod index;
 mod json;
 mod limits;
 mod mcp;

@@ -105,6 +105,11 @@ table! {
     /// Bytes of the text rendering of one agent-tool answer.
     MAX_TOOL_TEXT: usize = 3 * MIB as usize;
 
+    /// Larger files are not indexed (searches always read them).
+    INDEX_FILESIZE: u64 = 8 * MIB;
+    /// Linear memory of the instance that builds or refreshes an index.
+    INDEX_MEMORY: u64 = 4096 * MIB;
+
     // What the host decides (the library's `Policy`, the server's config).
     /// Linear memory of one call's instance, bytes (the server's
     /// `memory_mib` is clamped to this range).

@@ -112,9 +112,19 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
     };
     let patterns: HashMap<SupportLang, Result<(Pattern, Required), String>> = langs
         .iter()
-        .map(|&lang| (lang, compile(&q.pattern, lang).map(|p| { let r = required_texts(&p); (p, r) })))
+        .map(|&lang| {
+            (
+                lang,
+                compile(&q.pattern, lang).map(|p| {
+                    let r = required_texts(&p);
+                    (p, r)
+                }),
+            )
+        })
         .collect();
-    if let Some(e) = langs.iter().find_map(|l| patterns[l].as_ref().err()).filter(|_| patterns.values().all(Result::is_err)) {
+    if let Some(e) =
+        langs.iter().find_map(|l| patterns[l].as_ref().err()).filter(|_| patterns.values().all(Result::is_err))
+    {
         let any = if q.language.is_none() { " (nor in any other language)" } else { "" };
         return Err(SearchError::InvalidPattern(format!("{e}{any}")));
     }
@@ -458,7 +468,8 @@ mod tests {
         assert_eq!(got, all);
         let r = ws.search_ast(SearchAstRequest { skip: Some(4), max_results: Some(2), ..req("f($X)") }).unwrap();
         assert_eq!(spots(&r), all[4..6]);
-        let other = ws.search_ast(SearchAstRequest { cursor: cursor.or(Some("sg2.AQAAAAAAAAA".into())), ..req("g($X)") });
+        let other =
+            ws.search_ast(SearchAstRequest { cursor: cursor.or(Some("sg2.AQAAAAAAAAA".into())), ..req("g($X)") });
         assert!(matches!(other, Err(SearchError::InvalidArgument(_))), "{other:?}");
     }
 
@@ -483,7 +494,10 @@ mod tests {
         assert_eq!(texts("$A.$B($$$)", SupportLang::Go), Vec::<String>::new());
         assert_eq!(texts("let x = \"µ$Y\";", SupportLang::Rust), ["x"]);
         // And what they skip is what would not have matched.
-        let (_d, ws) = ws_with(&[("a.go", "package a\nfunc f() { foo.Bar(1, 2) }\n"), ("b.go", "package b\nfunc f() { foo.Baz(1, 2) }\n")]);
+        let (_d, ws) = ws_with(&[
+            ("a.go", "package a\nfunc f() { foo.Bar(1, 2) }\n"),
+            ("b.go", "package b\nfunc f() { foo.Baz(1, 2) }\n"),
+        ]);
         assert_eq!(spots(&ws.search_ast(req("foo.Bar($A, $B)")).unwrap()), [("a.go".into(), 2, 12)]);
     }
 

@@ -54,10 +54,26 @@ pub struct SearchFile {
 pub struct Meta {
     pub size: u64,
     pub modified: Option<i64>,
+    /// Modification and status-change times in nanoseconds (0: unknown),
+    /// what tells the index a file is the one it read.
+    pub modified_ns: u64,
+    pub changed_ns: u64,
 }
 
 fn invalid(message: &'static str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
+/// The index directory the host preopened, if it did (inside the component).
+pub fn index_preopen() -> Option<std::path::PathBuf> {
+    #[cfg(target_arch = "wasm32")]
+    {
+        let dirs = wasip2::filesystem::preopens::get_directories();
+        if dirs.iter().any(|(_, name)| name == crate::index::PREOPEN) {
+            return Some(crate::index::PREOPEN.into());
+        }
+    }
+    None
 }
 
 /// A single name: no separator, not `.` or `..`.
@@ -215,7 +231,15 @@ mod raw {
     }
 
     fn meta(s: &DescriptorStat) -> Meta {
-        Meta { size: s.size, modified: s.data_modification_timestamp.map(|t| t.seconds as i64) }
+        let ns = |t: Option<wasip2::clocks::wall_clock::Datetime>| {
+            t.map_or(0, |t| t.seconds.saturating_mul(1_000_000_000).saturating_add(u64::from(t.nanoseconds)))
+        };
+        Meta {
+            size: s.size,
+            modified: s.data_modification_timestamp.map(|t| t.seconds as i64),
+            modified_ns: ns(s.data_modification_timestamp),
+            changed_ns: ns(s.status_change_timestamp),
+        }
     }
 
     impl Dir {
@@ -350,7 +374,14 @@ mod raw {
 
         pub fn stat_at(&self, name: &str) -> io::Result<(Kind, Meta)> {
             let m = std::fs::symlink_metadata(self.0.join(name))?;
-            Ok((kind(m.file_type()), Meta { size: m.len(), modified: Some(m.mtime()) }))
+            let ns = |s: i64, n: i64| (s as u64).saturating_mul(1_000_000_000).saturating_add(n as u64);
+            let meta = Meta {
+                size: m.len(),
+                modified: Some(m.mtime()),
+                modified_ns: ns(m.mtime(), m.mtime_nsec()),
+                changed_ns: ns(m.ctime(), m.ctime_nsec()),
+            };
+            Ok((kind(m.file_type()), meta))
         }
 
         fn expect(&self, name: &str, want: Kind) -> io::Result<PathBuf> {

@@ -23,6 +23,7 @@ mod cursor;
 mod deny;
 mod error;
 mod fs;
+mod index;
 mod list;
 mod page;
 mod read;
@@ -36,12 +37,15 @@ mod walk;
 pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
-pub use bindings::exports::sandgrep::search::parallel::{FileOutcome, ShardEvent, ShardEventKind, ShardResult, ShardStop};
+pub use bindings::exports::sandgrep::search::index::IndexReport;
+pub use bindings::exports::sandgrep::search::parallel::{
+    FileOutcome, ShardEvent, ShardEventKind, ShardResult, ShardStop,
+};
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
     SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
-pub use bindings::sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
+pub use bindings::sandgrep::search::types::{IndexUse, Policy, SearchError, SearchStats, SkipCounts};
 
 pub use error::error_message;
 
@@ -61,6 +65,9 @@ pub struct Workspace {
     redact: bool,
     inside_git: bool,
     cursor_key: String,
+    /// The index directory (SPEC §6), when the host gave one.
+    index: Option<PathBuf>,
+    extra_deny: Vec<String>,
 }
 
 impl Workspace {
@@ -74,11 +81,35 @@ impl Workspace {
             redact: true,
             inside_git: false,
             cursor_key: String::new(),
+            index: fs::index_preopen(),
+            extra_deny: Vec::new(),
         }
+    }
+
+    /// Keeps the index in `dir` (natively; a component is given its index
+    /// directory by the host).
+    pub fn with_index_dir(mut self, dir: impl AsRef<Path>) -> Workspace {
+        self.index = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    fn index_dir(&self) -> Option<&Path> {
+        self.index.as_deref()
+    }
+
+    /// The policy the index is built under.
+    fn index_policy(&self) -> u64 {
+        index::policy_fingerprint(&self.extra_deny, self.inside_git)
+    }
+
+    /// Builds or refreshes the index (see the WIT's `index` interface).
+    pub fn refresh_index(&self) -> Result<IndexReport, SearchError> {
+        index::refresh(self)
     }
 
     pub fn with_policy(mut self, policy: &Policy) -> Result<Workspace, SearchError> {
         self.deny = deny::Denylist::new(&policy.extra_deny)?;
+        self.extra_deny = policy.extra_deny.clone();
         self.redact = policy.redact;
         self.inside_git = policy.inside_git_repository;
         self.cursor_key = policy.cursor_key.clone();
@@ -204,6 +235,12 @@ mod component {
             shards: Vec<ShardResult>,
         ) -> Result<SearchTextResponse, SearchError> {
             Workspace::new(".").with_policy(&policy)?.merge_shards(request, shards)
+        }
+    }
+
+    impl super::bindings::exports::sandgrep::search::index::Guest for Component {
+        fn refresh_index(policy: Policy) -> Result<IndexReport, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.refresh_index()
         }
     }
 

@@ -202,5 +202,7 @@ pub fn empty_stats() -> SearchStats {
         matches_returned: 0,
         elapsed_ms: 0,
         skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
+        index: crate::IndexUse::None,
+        files_skipped_by_index: 0,
     }
 }

@@ -234,8 +234,7 @@ impl ListQuery {
             },
             include_dirs: r.include_dirs,
             include_metadata: r.include_metadata,
-            max_results: clamp("max-results", r.max_results, LIST_RESULTS, warnings)
-                as usize,
+            max_results: clamp("max-results", r.max_results, LIST_RESULTS, warnings) as usize,
             skip: r.skip.unwrap_or(0).into(),
             cursor: r.cursor,
         })
@@ -282,35 +281,41 @@ impl ReadPlan {
     }
 }
 
+/// A request for `query` with every other field absent.
+#[cfg(test)]
+pub(crate) fn text_request(query: &str) -> SearchTextRequest {
+    SearchTextRequest {
+        query: query.into(),
+        mode: None,
+        case: None,
+        word: false,
+        multiline: false,
+        paths: vec![],
+        include_globs: vec![],
+        exclude_globs: vec![],
+        types: vec![],
+        hidden: false,
+        no_ignore: false,
+        follow_symlinks: false,
+        context_before: None,
+        context_after: None,
+        output: None,
+        max_results: None,
+        max_matches_per_file: None,
+        max_columns: None,
+        max_filesize: None,
+        timeout_ms: None,
+        cursor: None,
+        skip: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn req(query: &str) -> SearchTextRequest {
-        SearchTextRequest {
-            query: query.into(),
-            mode: None,
-            case: None,
-            word: false,
-            multiline: false,
-            paths: vec![],
-            include_globs: vec![],
-            exclude_globs: vec![],
-            types: vec![],
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            context_before: None,
-            context_after: None,
-            output: None,
-            max_results: None,
-            max_matches_per_file: None,
-            max_columns: None,
-            max_filesize: None,
-            timeout_ms: None,
-            cursor: None,
-            skip: None,
-        }
+        text_request(query)
     }
 
     #[test]

@@ -7,8 +7,8 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Instant;
 
-use grep_matcher::Matcher;
 use crate::search::SearchMatcher;
+use grep_matcher::Matcher;
 use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
 
 use crate::fs::FileAt;

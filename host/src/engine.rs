@@ -18,6 +18,9 @@ use crate::Error;
 /// The component, built from `guest/` by `build.rs`.
 pub(crate) static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
 
+/// The name the component looks for its index directory under.
+const INDEX_PREOPEN: &str = "/sandgrep-index";
+
 /// How often the epoch advances; deadlines are counted in these ticks.
 const TICK: Duration = Duration::from_millis(10);
 
@@ -107,6 +110,7 @@ impl Runtime {
     pub(crate) fn call<T>(
         &self,
         workspace: &Path,
+        index: Option<(&Path, FsPerms)>,
         memory_limit: usize,
         timeout: Duration,
         deadline: Duration,
@@ -118,6 +122,11 @@ impl Runtime {
         wasi.allow_blocking_current_thread(true);
         wasi.preopened_dir(workspace, ".", FsPerms::ReadOnly)
             .map_err(|e| Error::Setup(format!("cannot open the workspace: {e}")))?;
+        // The index directory (outside the workspace), when there is one.
+        if let Some((dir, perms)) = index {
+            wasi.preopened_dir(dir, INDEX_PREOPEN, perms)
+                .map_err(|e| Error::Setup(format!("cannot open the index directory: {e}")))?;
+        }
         let state = State {
             wasi: wasi.build(),
             table: ResourceTable::new(),
@@ -163,11 +172,17 @@ fn load_component(engine: &Engine, wasm: &[u8], key: Option<&str>) -> wasmtime::
     Ok(component)
 }
 
-fn artifact_path(engine: &Engine, wasm: &[u8], key: Option<&str>) -> Option<PathBuf> {
-    let dir = std::env::var_os("SANDGREP_CACHE_DIR")
+/// The user's cache directory for sandgrep: `$SANDGREP_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/sandgrep`, else `~/.cache/sandgrep`.
+pub(crate) fn cache_dir() -> Option<PathBuf> {
+    std::env::var_os("SANDGREP_CACHE_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("sandgrep")))
-        .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/sandgrep")))?;
+        .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/sandgrep")))
+}
+
+fn artifact_path(engine: &Engine, wasm: &[u8], key: Option<&str>) -> Option<PathBuf> {
+    let dir = cache_dir()?;
     let mut h = DefaultHasher::new();
     match key {
         Some(key) => key.hash(&mut h),

@@ -9,13 +9,28 @@ use serde_json::Value;
 /// A response as the JSON object front ends print or send.
 pub fn to_value(response: &impl Serialize) -> Value {
     let mut v = serde_json::to_value(response).expect("responses serialize");
-    // The only enum a response carries: read-file's `range.range_type`.
-    if let Some(t) = v.pointer_mut("/range/range_type") {
-        if let Some(s) = t.as_str() {
-            *t = Value::String(s.to_ascii_lowercase());
+    // The enums a response carries: read-file's `range.range_type`, a
+    // search's `stats.index`.
+    for at in ["/range/range_type", "/stats/index"] {
+        if let Some(t) = v.pointer_mut(at) {
+            if let Some(s) = t.as_str() {
+                *t = Value::String(snake_case(s));
+            }
         }
     }
     v
+}
+
+/// `CannotNarrow` → `cannot_narrow`.
+fn snake_case(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -39,5 +54,6 @@ mod tests {
             },
         };
         assert_eq!(to_value(&r)["range"]["range_type"], "lines");
+        assert_eq!(snake_case("CannotNarrow"), "cannot_narrow");
     }
 }

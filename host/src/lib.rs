@@ -32,6 +32,8 @@
 mod engine;
 pub mod json;
 #[cfg(feature = "mcp")]
+pub mod keeper;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(any(feature = "cli", feature = "mcp"))]
 pub mod render;
@@ -55,12 +57,13 @@ pub(crate) mod bindings {
 pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
+pub use bindings::exports::sandgrep::search::index::IndexReport;
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
     SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
-pub use bindings::sandgrep::search::types::{SearchError, SearchStats, SkipCounts};
+pub use bindings::sandgrep::search::types::{IndexUse, SearchError, SearchStats, SkipCounts};
 /// Every default and hard maximum: what the component clamps requests to,
 /// and the library's and front ends' own defaults.
 pub use sandgrep_contract::limits;
@@ -71,7 +74,8 @@ pub fn component() -> &'static [u8] {
     engine::WASM
 }
 
-use limits::{DEADLINE_GRACE_MS, MEMORY, TIMEOUT_MS};
+use limits::{DEADLINE_GRACE_MS, INDEX_MEMORY, MEMORY, TIMEOUT_MS};
+use wasmtime_wasi::FsPerms;
 
 /// What the host, not the request, decides. Front ends must never fill it
 /// from caller input.
@@ -154,6 +158,8 @@ pub struct Sandbox {
     guest_policy: GuestPolicy,
     runtime: Arc<engine::Runtime>,
     jobs: usize,
+    /// This workspace's index directory (SPEC §6), unless indexing is off.
+    index: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -190,7 +196,8 @@ impl Sandbox {
             inside_git_repository,
             cursor_key: policy.cursor_key.clone(),
         };
-        Ok(Sandbox { workspace, policy, guest_policy, runtime, jobs: 1 })
+        let index = index_dir(&workspace);
+        Ok(Sandbox { workspace, policy, guest_policy, runtime, jobs: 1, index })
     }
 
     /// Spreads each text search over `jobs` instances running side by side
@@ -201,8 +208,48 @@ impl Sandbox {
         self
     }
 
+    /// Whether searches use the workspace's index (when one has been
+    /// built) and [`Sandbox::refresh_index`] may build one. Default: on.
+    pub fn with_index(mut self, on: bool) -> Sandbox {
+        self.index = if on { index_dir(&self.workspace) } else { None };
+        self
+    }
+
+    /// Where this workspace's index lives (outside the workspace), if
+    /// indexing is on and the user has a cache directory.
+    pub fn index_path(&self) -> Option<&Path> {
+        self.index.as_deref()
+    }
+
+    /// Builds the workspace's index, or refreshes it reading only files
+    /// whose size or times changed (SPEC §6). Another process refreshing
+    /// the same index waits its turn.
+    pub fn refresh_index(&self) -> Result<IndexReport, Error> {
+        let dir = self.index.as_deref().ok_or_else(|| Error::Setup("indexing is off (no cache directory)".into()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::Setup(format!("cannot create the index directory: {e}")))?;
+        let lock = std::fs::File::create(dir.join("lock"))
+            .and_then(|f| f.lock().map(|()| f))
+            .map_err(|e| Error::Setup(format!("cannot lock the index directory: {e}")))?;
+        let p = &self.guest_policy;
+        let long = Duration::from_secs(24 * 3600);
+        let report = self
+            .runtime
+            .call(&self.workspace, Some((dir, FsPerms::ReadWrite)), INDEX_MEMORY as usize, long, long, |i, s| {
+                i.sandgrep_search_index().call_refresh_index(s, p)
+            })?
+            .map_err(Error::Search);
+        drop(lock);
+        report
+    }
+
     pub fn workspace(&self) -> &Path {
         &self.workspace
+    }
+
+    /// The index directory, when it holds an index: searches read it, they
+    /// never create one.
+    fn indexed(&self) -> Option<&Path> {
+        self.index.as_deref().filter(|d| d.join("index.v1").is_file())
     }
 
     pub fn search_text(&self, request: &SearchTextRequest) -> Result<SearchTextResponse, Error> {
@@ -216,7 +263,8 @@ impl Sandbox {
             }
             None => request,
         };
-        if self.jobs == 1 {
+        // With an index, the files left to read are few: one instance.
+        if self.jobs == 1 || self.indexed().is_some() {
             return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_text(s, request, p));
         }
         // Each instance searches the files whose path hashes to it; one more
@@ -285,8 +333,27 @@ impl Sandbox {
         f: impl FnOnce(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
     ) -> Result<T, Error> {
         let deadline = timeout + self.policy.deadline_grace;
-        self.runtime.call(&self.workspace, self.policy.memory_limit, timeout, deadline, f)?.map_err(Error::Search)
+        let index = self.indexed().map(|d| (d, FsPerms::ReadOnly));
+        self.runtime
+            .call(&self.workspace, index, self.policy.memory_limit, timeout, deadline, f)?
+            .map_err(Error::Search)
     }
+}
+
+/// The index directory of `workspace` (canonical) in the user's cache: one
+/// per workspace, named by a hash of its path.
+fn index_dir(workspace: &Path) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    // FNV-1a: the same name in every build.
+    let hash = workspace
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let name: String = workspace.file_name().map_or(String::new(), |n| {
+        n.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    });
+    Some(engine::cache_dir()?.join("index").join(format!("{name}-{hash:016x}")))
 }
 
 fn guest_timeout(ms: Option<u32>) -> Duration {

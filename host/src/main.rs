@@ -33,6 +33,9 @@ struct Cli {
     /// Run another build of the sandgrep component instead of the embedded one.
     #[arg(long, global = true, value_name = "FILE")]
     component: Option<PathBuf>,
+    /// Read every file instead of using the workspace's index (see `sandgrep index`).
+    #[arg(long, global = true)]
+    no_index: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -53,6 +56,13 @@ enum Command {
     /// Serve many tenants' workspaces over HTTP (JSON endpoints and MCP).
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
+    /// Build or refresh the workspace's index (kept in the user's cache), so
+    /// searches read only the files that can match.
+    Index {
+        /// Print the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the embedded component (sandgrep.wasm) for other hosts.
     Component {
         /// Where to write it.
@@ -392,7 +402,8 @@ fn run(cli: &Cli) -> io::Result<Outcome> {
         None => Sandbox::open(&cli.root, policy),
     }
     .map_err(io::Error::other)?
-    .with_jobs(cli.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)));
+    .with_jobs(cli.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)))
+    .with_index(!cli.no_index);
     #[cfg(feature = "mcp")]
     if let Command::Mcp = cli.command {
         sandgrep::mcp::serve_stdio(sandbox)?;
@@ -410,9 +421,40 @@ fn run(cli: &Cli) -> io::Result<Outcome> {
         Command::Ls(args) => ls(&sandbox, args, &mut out)?,
         Command::Read(args) => read(&sandbox, args, &mut out)?,
         Command::Ast(args) => ast(&sandbox, args, &mut out)?,
+        Command::Index { json } => index(&sandbox, *json, &mut out)?,
     };
     out.flush()?;
     Ok(outcome)
+}
+
+fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::Result<Outcome> {
+    let r = sandbox.refresh_index().map_err(io::Error::other)?;
+    let dir = sandbox.index_path().map(|d| d.display().to_string()).unwrap_or_default();
+    if json {
+        let mut v = sandgrep::json::to_value(&r);
+        v["index_dir"] = dir.into();
+        serde_json::to_writer(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(Outcome::Found);
+    }
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    writeln!(
+        out,
+        "indexed {} files in {:.2} s: {} read ({:.1} MiB), {} removed; {} trigrams, index {:.1} MiB",
+        r.files,
+        r.elapsed_ms as f64 / 1000.0,
+        r.files_read,
+        mib(r.bytes_read),
+        r.files_removed,
+        r.trigrams,
+        mib(r.index_bytes),
+    )?;
+    writeln!(out, "index: {dir}")?;
+    if let Some(why) = &r.rebuilt {
+        writeln!(out, "({why})")?;
+    }
+    notes(&r.warnings, None);
+    Ok(Outcome::Found)
 }
 
 fn json_line(out: &mut impl Write, response: &impl serde::Serialize) -> io::Result<()> {
@@ -497,7 +539,10 @@ fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<Ou
         json_line(out, &response)?;
     } else {
         render::ast(out, &response)?;
-        notes(&response.warnings, render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on));
+        notes(
+            &response.warnings,
+            render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
+        );
     }
     Ok(Outcome::of(!response.matches.is_empty(), response.timed_out))
 }
@@ -509,7 +554,10 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
         json_line(out, &response)?;
     } else {
         render::search(out, &response, args.count)?;
-        notes(&response.warnings, render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on));
+        notes(
+            &response.warnings,
+            render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
+        );
         if !found && !response.timed_out && args.fixed_strings && render::looks_like_regex(&args.pattern) {
             eprintln!("sandgrep: no match for the literal text; it reads as a regular expression: drop -F to search it as one");
         }

@@ -280,10 +280,8 @@ pub fn search_ending(
     stats: &SearchStats,
     go_on: impl Fn(&str) -> String,
 ) -> Option<String> {
-    let partial = format!(
-        "stopped at the time limit after searching {} file(s): results are partial",
-        stats.files_scanned
-    );
+    let partial =
+        format!("stopped at the time limit after searching {} file(s): results are partial", stats.files_scanned);
     let more = format!("more results past these {}", stats.matches_returned);
     ended(timed_out, next_cursor, &partial, &more, go_on)
 }
@@ -295,7 +293,13 @@ pub fn listing_ending(r: &ListFilesResponse, go_on: impl Fn(&str) -> String) -> 
     ended(r.timed_out, r.next_cursor.as_deref(), partial, &more, go_on)
 }
 
-fn ended(timed_out: bool, next: Option<&str>, partial: &str, more: &str, go_on: impl Fn(&str) -> String) -> Option<String> {
+fn ended(
+    timed_out: bool,
+    next: Option<&str>,
+    partial: &str,
+    more: &str,
+    go_on: impl Fn(&str) -> String,
+) -> Option<String> {
     let go_on = |c: &str| go_on(&path(c));
     match (timed_out, next) {
         (true, Some(c)) => Some(format!("{partial}; continue with {}", go_on(c))),

@@ -25,7 +25,12 @@ pub(super) struct Page<'q> {
 }
 
 impl<'q> Page<'q> {
-    pub(super) fn new(q: &'q TextQuery, resume: Option<Position>, warnings: Vec<String>, named: Vec<String>) -> Page<'q> {
+    pub(super) fn new(
+        q: &'q TextQuery,
+        resume: Option<Position>,
+        warnings: Vec<String>,
+        named: Vec<String>,
+    ) -> Page<'q> {
         Page {
             q,
             paging: Paging::new(resume, q.skip, q.max_results),
@@ -94,7 +99,21 @@ impl<'q> Page<'q> {
                 self.stats.skipped.too_large += 1;
                 self.paging.file_done(event.key);
             }
+            ShardEventKind::IndexSkipped(binary) => {
+                self.stats.files_skipped_by_index += 1;
+                if binary {
+                    self.binary(&event.key);
+                }
+                self.paging.file_done(event.key);
+            }
             ShardEventKind::Searched(r) => self.searched(event.key, r),
+        }
+    }
+
+    fn binary(&mut self, rel: &str) {
+        self.stats.skipped.binary += 1;
+        if self.named.iter().any(|n| n == rel) {
+            self.binary_named.push(rel.to_string());
         }
     }
 
@@ -113,10 +132,7 @@ impl<'q> Page<'q> {
             return;
         }
         if r.binary {
-            self.stats.skipped.binary += 1;
-            if self.named.contains(&rel) {
-                self.binary_named.push(rel.clone());
-            }
+            self.binary(&rel);
             self.paging.file_done(rel);
             return;
         }

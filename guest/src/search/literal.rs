@@ -88,7 +88,8 @@ impl SearchMatcher {
                 Some(Literal { rare: first, second: rare.max(second), bytes, signs: (before, after) })
             })
             .collect();
-        let literals = all.filter(|all| worth && !all.is_empty()).map(|all| Literals { all, ignore_case: kind.ignore_case });
+        let literals =
+            all.filter(|all| worth && !all.is_empty()).map(|all| Literals { all, ignore_case: kind.ignore_case });
         SearchMatcher { regex, literals }
     }
 }
@@ -172,7 +173,11 @@ impl Literals {
     fn first(&self, lit: &Literal, haystack: &[u8], mut from: usize, to: usize) -> Option<usize> {
         let fold = |i: usize| {
             let b = lit.bytes[i];
-            if self.ignore_case && b.is_ascii_alphabetic() { (0x20, b | 0x20) } else { (0, b) }
+            if self.ignore_case && b.is_ascii_alphabetic() {
+                (0x20, b | 0x20)
+            } else {
+                (0, b)
+            }
         };
         let (a, b) = ((lit.rare, fold(lit.rare)), (lit.second, fold(lit.second)));
         while from < to {
@@ -261,12 +266,17 @@ mod tests {
     #[test]
     fn ascii_letters_fold_to_their_two_cases_only_but_k_and_s() {
         for l in b'a'..=b'z' {
-            let m = RegexMatcherBuilder::new().case_insensitive(true).fixed_strings(true).build(&(l as char).to_string()).unwrap();
+            let m = RegexMatcherBuilder::new()
+                .case_insensitive(true)
+                .fixed_strings(true)
+                .build(&(l as char).to_string())
+                .unwrap();
             let mut others = Vec::new();
             // Case partners of ASCII letters are all in the BMP.
             for c in (0..=0xffffu32).filter_map(char::from_u32) {
                 let mut buf = [0; 4];
-                if c.to_ascii_lowercase() as u32 != l as u32 && m.is_match(c.encode_utf8(&mut buf).as_bytes()).unwrap() {
+                if c.to_ascii_lowercase() as u32 != l as u32 && m.is_match(c.encode_utf8(&mut buf).as_bytes()).unwrap()
+                {
                     others.push(c);
                 }
             }
@@ -284,7 +294,8 @@ mod tests {
     #[test]
     fn candidates_are_the_regex_matches() {
         let text = "errno\nERRNO x\nErrNo\nerrn\nrrno\nxerrnoy\nerr no\néerrnoé\n\u{212a}errno\nerrn\u{f6}\n".repeat(3);
-        let text = format!("{text}unsafe\nun\u{17f}afe\nUN\u{17f}AFE x\nunsaf\nkind \u{212a}ind\nask\ns\u{212a}ip\nSKIP\n");
+        let text =
+            format!("{text}unsafe\nun\u{17f}afe\nUN\u{17f}AFE x\nunsaf\nkind \u{212a}ind\nask\ns\u{212a}ip\nSKIP\n");
         for query in ["errno", "rno", "e", "o\tx", "x(y", "errno x", "unsafe", "kind", "ask", "skip"] {
             let regex = RegexMatcherBuilder::new()
                 .case_insensitive(true)
@@ -338,8 +349,14 @@ mod tests {
     #[test]
     fn alternations_find_the_regex_lines() {
         let text = "Create\ncreate x\nSTART\nstart\nrestart\nstop\nCrea te\nsta\u{17f}t\n_Create_\n".repeat(2);
-        for (query, ignore_case) in [("Create|Start", false), ("create|start", true), ("a|Cr|x_", false), ("zz|yy", true)] {
-            let regex = RegexMatcherBuilder::new().case_insensitive(ignore_case).line_terminator(Some(b'\n')).build(query).unwrap();
+        for (query, ignore_case) in
+            [("Create|Start", false), ("create|start", true), ("a|Cr|x_", false), ("zz|yy", true)]
+        {
+            let regex = RegexMatcherBuilder::new()
+                .case_insensitive(ignore_case)
+                .line_terminator(Some(b'\n'))
+                .build(query)
+                .unwrap();
             let kind = QueryKind { literal: false, ignore_case, multiline: false };
             let fast = SearchMatcher::new(regex.clone(), query, kind);
             assert!(fast.literals.is_some(), "{query}");
@@ -351,7 +368,9 @@ mod tests {
             }
         }
         // Not plain words, or one literal that heeds case: the regex's own way.
-        for (query, literal, ignore_case) in [("a.b|c", false, false), ("(a|b)", false, true), ("abc", true, false), ("a|", false, true)] {
+        for (query, literal, ignore_case) in
+            [("a.b|c", false, false), ("(a|b)", false, true), ("abc", true, false), ("a|", false, true)]
+        {
             let regex = RegexMatcherBuilder::new().build("x").unwrap();
             let kind = QueryKind { literal, ignore_case, multiline: false };
             let fast = SearchMatcher::new(regex, query, kind);

@@ -14,20 +14,21 @@ mod shard;
 pub use shard::{merge_shards, search_shard};
 
 use assemble::Page;
-pub use literal::SearchMatcher;
 use literal::QueryKind;
+pub use literal::SearchMatcher;
 use shard::shard_of;
 
 use crate::confine::dir_sort_key;
 use crate::error::{error_message, io_error};
 use crate::fs::{FileAt, SearchFile};
+use crate::index::{Narrowing, Unread};
 use crate::page;
 use crate::request::{TextQuery, HEAP_LIMIT};
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, walk_deadline, Walker};
 use crate::{
-    CaseMode, FileOutcome, OutputMode, QueryMode, SearchError, SearchTextRequest,
-    SearchTextResponse, ShardEvent, ShardEventKind, ShardResult, ShardStop, Workspace,
+    CaseMode, FileOutcome, OutputMode, QueryMode, SearchError, SearchTextRequest, SearchTextResponse, ShardEvent,
+    ShardEventKind, ShardResult, ShardStop, Workspace,
 };
 
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
@@ -48,6 +49,7 @@ fn run(
     let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
     let matcher = build_matcher(&q)?;
     let mut searcher = build_searcher(&q);
+    let (index_use, narrowing) = Narrowing::open(ws, &q);
     let deadline = started + q.timeout;
     let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
     let roots = walker.roots(&q.paths)?;
@@ -108,6 +110,15 @@ fn run(
                 break 'roots;
             }
             let deadline = Some(if first { walk_deadline(started, deadline) } else { deadline });
+            if let Some(unread) = narrowing.as_ref().and_then(|n| n.unread(&entry, q.max_filesize)) {
+                let kind = match unread {
+                    Unread::TooLarge => ShardEventKind::TooLarge,
+                    Unread::Binary => ShardEventKind::IndexSkipped(true),
+                    Unread::NoMatch => ShardEventKind::IndexSkipped(false),
+                };
+                emit(&mut page, entry.rel, kind);
+                continue;
+            }
             let limit = page.limit(taken);
             let budget = page.paging.budget_left();
             let kind = search_file(&mut searcher, &cfg, &q, &entry, min_line, limit, deadline, budget);
@@ -135,7 +146,9 @@ fn run(
     } else {
         page.paging.timed_out().then_some(ShardStop::TimedOut)
     };
-    Ok((page.finish(&stream_key, started), ShardResult { events, stopped }))
+    let mut resp = page.finish(&stream_key, started);
+    resp.stats.index = index_use;
+    Ok((resp, ShardResult { events, stopped, index: index_use }))
 }
 
 /// Searches one file for at most `limit` results (and one more, to tell that
@@ -401,7 +414,7 @@ mod tests {
             ShardEvent { key: "a/gone.txt".into(), kind: ShardEventKind::Problem(("a/gone.txt: gone".into(), true)) },
             ShardEvent { key: "big.txt".into(), kind: ShardEventKind::TooLarge },
         ];
-        let shards = vec![ShardResult { events, stopped: Some(ShardStop::TimedOut) }];
+        let shards = vec![ShardResult { events, stopped: Some(ShardStop::TimedOut), index: crate::IndexUse::None }];
         let r = request(OutputMode::Content, 10, None, 0, 0);
         let page = ws.merge_shards(r.clone(), shards).unwrap();
         assert!(page.timed_out);

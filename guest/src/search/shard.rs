@@ -42,6 +42,7 @@ pub fn merge_shards(
         .iter()
         .filter_map(|s| Some((s.events.last().map_or(String::new(), |e| e.key.clone()), s.stopped?)))
         .min_by(|a, b| a.0.cmp(&b.0));
+    let index = shards.first().map_or(crate::IndexUse::None, |s| s.index);
     let mut events: Vec<ShardEvent> = shards.into_iter().flat_map(|s| s.events).collect();
     // Stable: equal keys (shard 0's walk events) keep their order.
     events.sort_by(|a, b| a.key.cmp(&b.key));
@@ -64,7 +65,9 @@ pub fn merge_shards(
             }
         }
     }
-    Ok(page.finish(&stream_key, started))
+    let mut resp = page.finish(&stream_key, started);
+    resp.stats.index = index;
+    Ok(resp)
 }
 
 /// Which shard of `count` searches the file at `rel`.

@@ -55,6 +55,9 @@ pub struct TenantConfig {
     /// MCP sessions open at once (default `MAX_SESSIONS`); `initialize` past
     /// it is a 429.
     pub max_sessions: Option<usize>,
+    /// Build an index of the workspace in the background, keep it fresh and
+    /// search through it (default true).
+    pub index: Option<bool>,
 }
 
 impl Config {

@@ -47,10 +47,10 @@ mod config;
 mod metrics;
 mod tenant;
 
-pub use config::{Config, TenantConfig};
 use config::DEFAULT_LISTEN;
-use sandgrep_contract::limits::{HEADER_TIMEOUT_MS, MAX_BODY, MAX_CONNECTIONS};
+pub use config::{Config, TenantConfig};
 use metrics::Connections;
+use sandgrep_contract::limits::{HEADER_TIMEOUT_MS, MAX_BODY, MAX_CONNECTIONS};
 pub use tenant::{Permit, Refusal, Tenant};
 
 /// One structured log line on stderr.

@@ -12,14 +12,14 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{json, Map, Value};
 
 use super::config::TenantConfig;
-use sandgrep_contract::limits::{
-    MAX_CONCURRENT, MAX_SESSIONS, MEMORY, REQUESTS_PER_SECOND, SERVE_DEADLINE_GRACE_MS, TIMEOUT_MS,
-};
 use super::log;
 use super::metrics::Metrics;
 use crate::mcp::{CallError, CallGate, GatedCall, McpServer};
 use crate::tools::{self, ToolError};
 use crate::{Error, Policy, Sandbox, SearchError};
+use sandgrep_contract::limits::{
+    MAX_CONCURRENT, MAX_SESSIONS, MEMORY, REQUESTS_PER_SECOND, SERVE_DEADLINE_GRACE_MS, TIMEOUT_MS,
+};
 
 /// One tenant at run time: its sandbox, limits and counters.
 pub struct Tenant {
@@ -36,6 +36,7 @@ pub struct Tenant {
     max_sessions: usize,
     /// `initialize` requests admitted and not yet answered.
     opening: AtomicUsize,
+    _index: Option<crate::keeper::IndexKeeper>,
 }
 
 struct Gate {
@@ -153,7 +154,8 @@ impl Tenant {
     /// Opens the tenant `t` configures: its sandbox under its limits, and
     /// its MCP service (which accepts `allowed_hosts` in `Host`).
     pub(super) fn open(t: &TenantConfig, allowed_hosts: &[String]) -> Result<Arc<Tenant>, String> {
-        let timeout = Duration::from_millis(t.timeout_ms.unwrap_or(TIMEOUT_MS.max).clamp(TIMEOUT_MS.min, TIMEOUT_MS.max));
+        let timeout =
+            Duration::from_millis(t.timeout_ms.unwrap_or(TIMEOUT_MS.max).clamp(TIMEOUT_MS.min, TIMEOUT_MS.max));
         let memory = t.memory_mib.map_or(MEMORY.default, |mib| (mib as u64).saturating_mul(1 << 20));
         let policy = Policy {
             memory_limit: memory.clamp(MEMORY.min, MEMORY.max) as usize,
@@ -162,7 +164,10 @@ impl Tenant {
             cursor_key: format!("tenant:{}", t.name),
             ..Policy::default()
         };
-        let sandbox = Sandbox::open(&t.workspace, policy).map_err(|e| format!("tenant {}: {e}", t.name))?;
+        let sandbox = Sandbox::open(&t.workspace, policy)
+            .map_err(|e| format!("tenant {}: {e}", t.name))?
+            .with_index(t.index.unwrap_or(true));
+        let index = crate::keeper::keep_fresh(sandbox.clone());
         let rate = t.requests_per_second.unwrap_or(REQUESTS_PER_SECOND as f64);
         let sessions = Arc::new(LocalSessionManager::default());
         Ok(Arc::new_cyclic(|weak: &Weak<Tenant>| {
@@ -184,6 +189,7 @@ impl Tenant {
                 sessions,
                 max_sessions: t.max_sessions.unwrap_or(MAX_SESSIONS),
                 opening: AtomicUsize::new(0),
+                _index: index,
             }
         }))
     }

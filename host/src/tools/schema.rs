@@ -202,8 +202,7 @@ fn read_file_def() -> ToolDef {
 by bytes (offset_bytes, max_bytes: default 0 and {}). Line fields imply range_type \"lines\"; do not mix \
 the two kinds. Read only the lines you need, around a search hit. is_truncated says the file goes on; \
 next_line / next_offset say where.",
-            READ_LINES.default,
-            READ_BYTES.default
+            READ_LINES.default, READ_BYTES.default
         ),
         input_schema: json!({
             "type": "object",

@@ -9,7 +9,7 @@ wit_bindgen::generate!({ path: "../../wit", world: "sandgrep" });
 use exports::sandgrep::search::files::{ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse};
 use exports::sandgrep::search::parallel::ShardResult;
 use exports::sandgrep::search::search::{SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse};
-use sandgrep::search::types::{Policy, SearchError, SearchStats, SkipCounts};
+use sandgrep::search::types::{IndexUse, Policy, SearchError, SearchStats, SkipCounts};
 
 struct Runaway;
 
@@ -56,6 +56,8 @@ impl exports::sandgrep::search::search::Guest for Runaway {
                 matches_returned: 0,
                 elapsed_ms: 0,
                 skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
+                index: IndexUse::None,
+                files_skipped_by_index: 0,
             },
             warnings: Vec::new(),
         })
@@ -69,7 +71,7 @@ impl exports::sandgrep::search::search::Guest for Runaway {
 impl exports::sandgrep::search::parallel::Guest for Runaway {
     fn search_shard(request: SearchTextRequest, _: Policy, _: u32, _: u32) -> Result<ShardResult, SearchError> {
         misbehave(&request.query);
-        Ok(ShardResult { events: Vec::new(), stopped: None })
+        Ok(ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None })
     }
 
     fn merge_shards(
@@ -78,6 +80,12 @@ impl exports::sandgrep::search::parallel::Guest for Runaway {
         _: Vec<ShardResult>,
     ) -> Result<SearchTextResponse, SearchError> {
         <Runaway as exports::sandgrep::search::search::Guest>::search_text(request, policy)
+    }
+}
+
+impl exports::sandgrep::search::index::Guest for Runaway {
+    fn refresh_index(_: Policy) -> Result<exports::sandgrep::search::index::IndexReport, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
     }
 }
 

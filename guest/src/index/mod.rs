@@ -1,0 +1,544 @@
+//! The persistent index (SPEC §6): for each file of the workspace, the
+//! three-byte sequences it holds (ASCII folded to lower case), so a search
+//! can leave unread the files that cannot match.
+//!
+//! It only ever narrows: the search still walks the tree (ignore files,
+//! globs, denylist, order: the scan's rules) and reads every file it does
+//! not skip. A file is skipped only when the index read it, its size,
+//! modification and status-change times are still the ones read then, those
+//! times were not within [`RACY_NS`] of the read (a write in the same clock
+//! tick would leave them unchanged), and the query's plan rules it out. So
+//! an index that is stale, partial or from before an edit gives the answer
+//! a scan gives; one that is corrupt (checksums), of another format or built
+//! under another policy is not used at all.
+//!
+//! One file, `index.v1` in the index directory, replaced atomically (written
+//! beside, then renamed): header, file table (sorted by path), dictionary
+//! (trigram → postings), postings (delta-coded file numbers).
+
+mod plan;
+
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+pub use plan::{plan, Query};
+
+use crate::fs::Meta;
+use crate::request::WalkOptions;
+use crate::walk::{Entry, Walker};
+use crate::{IndexReport, IndexUse, SearchError, Workspace};
+use sandgrep_contract::limits::INDEX_FILESIZE;
+
+/// Where a component finds its index directory (the host's second preopen).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub const PREOPEN: &str = "/sandgrep-index";
+const FILE: &str = "index.v1";
+const MAGIC: &[u8; 8] = b"SGINDEX\0";
+const VERSION: u32 = 1;
+const HEADER: usize = 80;
+/// Files whose times are this close to the moment they were read are not
+/// trusted: another write in the same clock tick would not change them.
+const RACY_NS: u64 = 2_000_000_000;
+
+/// Flags of a file in the table.
+const UNTRUSTED: u8 = 1;
+const BINARY: u8 = 2;
+
+#[derive(Clone, Debug)]
+struct FileRec {
+    path: String,
+    size: u64,
+    modified_ns: u64,
+    changed_ns: u64,
+    flags: u8,
+}
+
+impl FileRec {
+    fn same(&self, m: &Meta) -> bool {
+        self.size == m.size && self.modified_ns == m.modified_ns && self.changed_ns == m.changed_ns && m.changed_ns != 0
+    }
+}
+
+/// An index, its table and dictionary read, its postings read on demand.
+struct Loaded {
+    files: Vec<FileRec>,
+    /// `(trigram, offset, length, checksum)` of each posting list, by trigram.
+    dict: Vec<(u32, u64, u32, u32)>,
+    postings: std::fs::File,
+    post_at: u64,
+    post_len: u64,
+}
+
+fn index_file(dir: &Path) -> PathBuf {
+    dir.join(FILE)
+}
+
+/// A fast checksum, eight bytes at a time (corruption, not attack: the
+/// index lives outside the workspace, where only the user writes).
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in chunks.by_ref() {
+        let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
+        h = (h ^ w).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+    }
+    for &b in chunks.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+    }
+    h ^ (h >> 31)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(buf: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *buf.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn u64_at(buf: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(buf[at..at + 8].try_into().unwrap_or_default())
+}
+
+fn u32_at(buf: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(buf[at..at + 4].try_into().unwrap_or_default())
+}
+
+impl Loaded {
+    /// The index in `dir`, or why it cannot be used.
+    fn open(dir: &Path, policy: u64) -> Result<Loaded, String> {
+        let mut file = std::fs::File::open(index_file(dir)).map_err(|_| "there was none".to_string())?;
+        let mut head = [0u8; HEADER];
+        file.read_exact(&mut head).map_err(|_| "it was truncated".to_string())?;
+        if &head[..8] != MAGIC || u32_at(&head, 8) != VERSION {
+            return Err("it had another format".into());
+        }
+        if u64_at(&head, 72) != checksum(&head[..72]) {
+            return Err("it was corrupt".into());
+        }
+        if u64_at(&head, 16) != policy {
+            return Err("it was built under another policy (denylist)".into());
+        }
+        let (n_files, n_tri) = (u64_at(&head, 24), u64_at(&head, 32));
+        let (table_len, post_len) = (u64_at(&head, 40), u64_at(&head, 48));
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        if (HEADER as u64).checked_add(table_len).and_then(|n| n.checked_add(post_len)) != Some(len) {
+            return Err("it was truncated".into());
+        }
+        let mut table = vec![0u8; table_len as usize];
+        file.read_exact(&mut table).map_err(|_| "it was truncated".to_string())?;
+        if checksum(&table) != u64_at(&head, 56) {
+            return Err("it was corrupt".into());
+        }
+        let corrupt = || "it was corrupt".to_string();
+        let mut at = 0;
+        let mut files = Vec::with_capacity(n_files.min(1 << 24) as usize);
+        for _ in 0..n_files {
+            let n = get_varint(&table, &mut at).ok_or_else(corrupt)? as usize;
+            let path = table.get(at..at + n).ok_or_else(corrupt)?;
+            let path = String::from_utf8(path.to_vec()).map_err(|_| corrupt())?;
+            at += n;
+            let size = get_varint(&table, &mut at).ok_or_else(corrupt)?;
+            let modified_ns = get_varint(&table, &mut at).ok_or_else(corrupt)?;
+            let changed_ns = get_varint(&table, &mut at).ok_or_else(corrupt)?;
+            let flags = *table.get(at).ok_or_else(corrupt)?;
+            at += 1;
+            if files.last().is_some_and(|f: &FileRec| f.path >= path) {
+                return Err(corrupt());
+            }
+            files.push(FileRec { path, size, modified_ns, changed_ns, flags });
+        }
+        if table.len() - at != n_tri as usize * 20 {
+            return Err(corrupt());
+        }
+        let dict =
+            table[at..].chunks_exact(20).map(|e| (u32_at(e, 0), u64_at(e, 4), u32_at(e, 12), u32_at(e, 16))).collect();
+        let post_at = HEADER as u64 + table_len;
+        Ok(Loaded { files, dict, postings: file, post_at, post_len })
+    }
+
+    /// The file numbers holding `tri`, in order.
+    fn postings(&mut self, tri: u32) -> Result<Vec<u32>, String> {
+        let Ok(i) = self.dict.binary_search_by_key(&tri, |e| e.0) else { return Ok(Vec::new()) };
+        let (_, off, len, sum) = self.dict[i];
+        let corrupt = || "it was corrupt".to_string();
+        if off.checked_add(u64::from(len)).is_none_or(|end| end > self.post_len) {
+            return Err(corrupt());
+        }
+        let mut buf = vec![0u8; len as usize];
+        self.postings.seek(SeekFrom::Start(self.post_at + off)).map_err(|e| e.to_string())?;
+        self.postings.read_exact(&mut buf).map_err(|_| corrupt())?;
+        if checksum(&buf) as u32 != sum {
+            return Err(corrupt());
+        }
+        let (mut ids, mut at, mut last) = (Vec::new(), 0, 0u64);
+        while at < buf.len() {
+            last += get_varint(&buf, &mut at).ok_or_else(corrupt)?;
+            if last >= self.files.len() as u64 {
+                return Err(corrupt());
+            }
+            ids.push(last as u32);
+            last += 1;
+        }
+        Ok(ids)
+    }
+
+    /// Checks every posting list against its checksum.
+    fn verify(&mut self) -> Result<(), String> {
+        let mut all = vec![0u8; self.post_len as usize];
+        self.postings.seek(SeekFrom::Start(self.post_at)).map_err(|e| e.to_string())?;
+        self.postings.read_exact(&mut all).map_err(|_| "it was truncated".to_string())?;
+        for &(_, off, len, sum) in &self.dict {
+            match all.get(off as usize..off as usize + len as usize) {
+                Some(list) if checksum(list) as u32 == sum => {}
+                _ => return Err("it was corrupt".into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// The files a query lets through, as a bitmap over file numbers.
+    fn eval(&mut self, q: &Query, cache: &mut HashMap<u32, Vec<u64>>) -> Result<Vec<u64>, String> {
+        let words = self.files.len().div_ceil(64);
+        Ok(match q {
+            Query::All => vec![u64::MAX; words],
+            Query::Trigram(t) => {
+                if let Some(bits) = cache.get(t) {
+                    return Ok(bits.clone());
+                }
+                let mut bits = vec![0u64; words];
+                for id in self.postings(*t)? {
+                    bits[id as usize / 64] |= 1 << (id % 64);
+                }
+                cache.insert(*t, bits.clone());
+                bits
+            }
+            Query::And(parts) => {
+                let mut bits = vec![u64::MAX; words];
+                for p in parts {
+                    let other = self.eval(p, cache)?;
+                    bits.iter_mut().zip(other).for_each(|(a, b)| *a &= b);
+                }
+                bits
+            }
+            Query::Or(parts) => {
+                let mut bits = vec![0u64; words];
+                for p in parts {
+                    let other = self.eval(p, cache)?;
+                    bits.iter_mut().zip(other).for_each(|(a, b)| *a |= b);
+                }
+                bits
+            }
+        })
+    }
+}
+
+/// What the index says about the files of one search.
+pub struct Narrowing {
+    loaded: Loaded,
+    /// Files the plan lets through (a file not in the index is always read).
+    candidates: Vec<u64>,
+}
+
+/// What a skipped file would have been to the search that reads it.
+pub enum Unread {
+    /// Larger than the search's max-filesize (checked before a read).
+    TooLarge,
+    /// Holds a NUL: the search would stop there and skip it as binary.
+    Binary,
+    /// No match can be in it.
+    NoMatch,
+}
+
+impl Narrowing {
+    /// How the index serves a search for `q` in `ws`, and the narrowing
+    /// when it does.
+    pub fn open(ws: &Workspace, q: &crate::request::TextQuery) -> (IndexUse, Option<Narrowing>) {
+        let Some(dir) = ws.index_dir() else { return (IndexUse::None, None) };
+        let Ok(mut loaded) = Loaded::open(dir, ws.index_policy()) else { return (IndexUse::None, None) };
+        // Binary files are skipped whatever the query: no plan needed.
+        let query = plan(q).unwrap_or(Query::All);
+        let use_ = if query == Query::All { IndexUse::CannotNarrow } else { IndexUse::Served };
+        match loaded.eval(&query, &mut HashMap::new()) {
+            Ok(candidates) => (use_, Some(Narrowing { loaded, candidates })),
+            Err(_) => (IndexUse::None, None),
+        }
+    }
+
+    /// Whether the search may leave `entry` unread, and as what.
+    pub fn unread(&self, entry: &Entry, max_filesize: u64) -> Option<Unread> {
+        let i = self.loaded.files.binary_search_by(|f| f.path.as_str().cmp(&entry.rel)).ok()?;
+        let rec = &self.loaded.files[i];
+        if rec.flags & UNTRUSTED != 0 || !rec.same(&entry.meta()?) {
+            return None;
+        }
+        if rec.size > max_filesize {
+            Some(Unread::TooLarge)
+        } else if rec.flags & BINARY != 0 {
+            Some(Unread::Binary)
+        } else if self.candidates[i / 64] & (1 << (i % 64)) == 0 {
+            Some(Unread::NoMatch)
+        } else {
+            None
+        }
+    }
+}
+
+/// The policy an index is built under (what decides which files it
+/// may hold): the host's extra denials and whether `.gitignore` applies.
+pub fn policy_fingerprint(extra_deny: &[String], inside_git: bool) -> u64 {
+    let mut bytes = vec![u8::from(inside_git)];
+    for g in extra_deny {
+        bytes.extend_from_slice(g.as_bytes());
+        bytes.push(0);
+    }
+    checksum(&bytes)
+}
+
+/// The folded trigrams of `bytes`, each once, with `seen` (a 2^24-bit
+/// map, all clear) as scratch.
+fn trigrams(bytes: &[u8], seen: &mut [u64], out: &mut Vec<u32>) {
+    out.clear();
+    if bytes.len() < 3 {
+        return;
+    }
+    let mut t = u32::from(bytes[0].to_ascii_lowercase()) << 8 | u32::from(bytes[1].to_ascii_lowercase());
+    for &b in &bytes[2..] {
+        t = (t << 8 | u32::from(b.to_ascii_lowercase())) & 0xff_ffff;
+        let (w, bit) = ((t >> 6) as usize, 1u64 << (t & 63));
+        if seen[w] & bit == 0 {
+            seen[w] |= bit;
+            out.push(t);
+        }
+    }
+    for &t in out.iter() {
+        seen[(t >> 6) as usize] &= !(1u64 << (t & 63));
+    }
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Builds the index of `ws`, or brings it up to date: files whose size and
+/// times are unchanged keep their entries unread; the rest are read.
+pub fn refresh(ws: &Workspace) -> Result<IndexReport, SearchError> {
+    let started = Instant::now();
+    let dir = ws
+        .index_dir()
+        .ok_or_else(|| SearchError::InvalidArgument("no index directory was given to the component".into()))?;
+    let report = match Loaded::open(dir, ws.index_policy()) {
+        Ok(old) => match build(ws, dir, Some(old), None)? {
+            Ok(report) => report,
+            // A posting list failed its checksum: start again.
+            Err(why) => build(ws, dir, None, Some(why))?.map_err(SearchError::Io)?,
+        },
+        Err(why) => build(ws, dir, None, Some(why))?.map_err(SearchError::Io)?,
+    };
+    Ok(IndexReport { elapsed_ms: started.elapsed().as_millis() as u64, ..report })
+}
+
+/// One pass of [`refresh`] from `old` (if any): `Ok(Err(why))` when `old`
+/// turned out corrupt.
+fn build(
+    ws: &Workspace,
+    dir: &Path,
+    mut old: Option<Loaded>,
+    why_rebuilt: Option<String>,
+) -> Result<Result<IndexReport, String>, SearchError> {
+    let policy = ws.index_policy();
+    let rebuilt = why_rebuilt.map(|why| format!("built from scratch: {why}"));
+    let mut report = IndexReport {
+        files: 0,
+        files_read: 0,
+        bytes_read: 0,
+        files_removed: 0,
+        trigrams: 0,
+        index_bytes: 0,
+        rebuilt,
+        elapsed_ms: 0,
+        warnings: Vec::new(),
+    };
+    // The files of a default search's walk, as that walk finds them.
+    let opts = WalkOptions::default();
+    let walker = Walker::new(ws, &opts)?;
+    let mut kept: Vec<(FileRec, Option<usize>)> = Vec::new(); // (entry, old number)
+    let mut fresh: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut seen = vec![0u64; 1 << 18];
+    let mut tris = Vec::new();
+    let mut bytes = Vec::new();
+    for root in walker.roots(&[".".to_string()])? {
+        for item in walker.walk(&root, None) {
+            let Ok(entry) = item else { continue };
+            if !entry.is_file {
+                continue;
+            }
+            let Some(meta) = entry.meta() else { continue };
+            if let Some(old) = old.as_ref() {
+                if let Ok(i) = old.files.binary_search_by(|f| f.path.as_str().cmp(&entry.rel)) {
+                    let rec = &old.files[i];
+                    if rec.flags & UNTRUSTED == 0 && rec.same(&meta) {
+                        kept.push((rec.clone(), Some(i)));
+                        continue;
+                    }
+                }
+            }
+            let mut rec = FileRec {
+                path: entry.rel.clone(),
+                size: meta.size,
+                modified_ns: meta.modified_ns,
+                changed_ns: meta.changed_ns,
+                flags: UNTRUSTED,
+            };
+            if meta.size <= INDEX_FILESIZE && meta.changed_ns != 0 {
+                bytes.clear();
+                let read = entry.open().and_then(|mut f| f.read_to_end(&mut bytes));
+                let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
+                let racy = meta.modified_ns.max(meta.changed_ns).saturating_add(RACY_NS) > now_ns();
+                if read.is_ok() && !utf16 && bytes.len() as u64 == meta.size {
+                    report.files_read += 1;
+                    report.bytes_read += bytes.len() as u64;
+                    trigrams(&bytes, &mut seen, &mut tris);
+                    fresh.insert(rec.path.clone(), tris.clone());
+                    rec.flags = if racy { UNTRUSTED } else { 0 } | if bytes.contains(&0) { BINARY } else { 0 };
+                }
+            }
+            kept.push((rec, None));
+        }
+    }
+    // Numbered by path, for lookups by binary search.
+    kept.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    kept.dedup_by(|a, b| a.0.path == b.0.path);
+    // Nothing changed: the index stands as it is (if it is sound).
+    if let Some(old) = old.as_mut().filter(|o| o.files.len() == kept.len() && kept.iter().all(|k| k.1.is_some())) {
+        if let Err(why) = old.verify() {
+            return Ok(Err(why));
+        }
+        report.files = kept.len() as u64;
+        report.trigrams = old.dict.len() as u64;
+        report.index_bytes = old.post_at + old.post_len;
+        return Ok(Ok(report));
+    }
+    let mut lists: HashMap<u32, Vec<u32>> = HashMap::new();
+    if let Some(old) = old.as_mut() {
+        let mut renumber = vec![u32::MAX; old.files.len()];
+        for (new, (_, was)) in kept.iter().enumerate() {
+            if let Some(was) = was {
+                renumber[*was] = new as u32;
+            }
+        }
+        let walked = |path: &str| kept.binary_search_by(|k| k.0.path.as_str().cmp(path)).is_ok();
+        report.files_removed = old.files.iter().filter(|f| !walked(&f.path)).count() as u64;
+        for i in 0..old.dict.len() {
+            let tri = old.dict[i].0;
+            let ids = match old.postings(tri) {
+                Ok(ids) => ids,
+                Err(why) => return Ok(Err(why)),
+            };
+            let mapped: Vec<u32> = ids.iter().map(|&id| renumber[id as usize]).filter(|&n| n != u32::MAX).collect();
+            if !mapped.is_empty() {
+                lists.insert(tri, mapped);
+            }
+        }
+    }
+    for (new, (rec, was)) in kept.iter().enumerate() {
+        if was.is_none() {
+            for &t in fresh.get(&rec.path).map_or(&[][..], Vec::as_slice) {
+                lists.entry(t).or_default().push(new as u32);
+            }
+        }
+    }
+    drop(fresh);
+    let files: Vec<FileRec> = kept.into_iter().map(|(rec, _)| rec).collect();
+    report.files = files.len() as u64;
+    report.trigrams = lists.len() as u64;
+    let encoded = encode(&files, lists, policy);
+    report.index_bytes = encoded.len() as u64;
+    write_atomically(dir, &encoded).map_err(|e| SearchError::Io(format!("the index could not be written: {e}")))?;
+    Ok(Ok(report))
+}
+
+fn encode(files: &[FileRec], lists: HashMap<u32, Vec<u32>>, policy: u64) -> Vec<u8> {
+    let mut table = Vec::new();
+    for f in files {
+        put_varint(&mut table, f.path.len() as u64);
+        table.extend_from_slice(f.path.as_bytes());
+        put_varint(&mut table, f.size);
+        put_varint(&mut table, f.modified_ns);
+        put_varint(&mut table, f.changed_ns);
+        table.push(f.flags);
+    }
+    let mut lists: Vec<(u32, Vec<u32>)> = lists.into_iter().collect();
+    lists.sort_unstable_by_key(|l| l.0);
+    let mut postings = Vec::new();
+    for (tri, ids) in &mut lists {
+        ids.sort_unstable();
+        ids.dedup();
+        let start = postings.len();
+        let mut next = 0u32;
+        for &id in ids.iter() {
+            put_varint(&mut postings, u64::from(id - next));
+            next = id + 1;
+        }
+        let list = &postings[start..];
+        table.extend_from_slice(&tri.to_le_bytes());
+        table.extend_from_slice(&(start as u64).to_le_bytes());
+        table.extend_from_slice(&(list.len() as u32).to_le_bytes());
+        table.extend_from_slice(&(checksum(list) as u32).to_le_bytes());
+    }
+    let mut out = Vec::with_capacity(HEADER + table.len() + postings.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    for v in [
+        policy,
+        files.len() as u64,
+        lists.len() as u64,
+        table.len() as u64,
+        postings.len() as u64,
+        checksum(&table),
+        now_ns(),
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let sum = checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out.extend_from_slice(&table);
+    out.extend_from_slice(&postings);
+    out
+}
+
+/// Written beside under a name no other writer uses, then renamed over the
+/// index: a reader sees the old index or the new one, never a mix.
+fn write_atomically(dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(now_ns());
+    let tmp = dir.join(format!("{FILE}.{:016x}.tmp", h.finish()));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
+    match written.and_then(|()| std::fs::rename(&tmp, index_file(dir))) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

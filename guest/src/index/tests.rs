@@ -1,0 +1,165 @@
+use super::*;
+use crate::request::text_request;
+use crate::{QueryMode, SearchTextRequest, SearchTextResponse};
+
+/// A workspace of `files` whose times are past the racy window, and an
+/// index directory beside it.
+fn setup(files: &[(&str, &[u8])]) -> (tempfile::TempDir, tempfile::TempDir) {
+    let ws = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        write(ws.path(), name, text);
+    }
+    std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    (ws, tempfile::tempdir().unwrap())
+}
+
+fn write(root: &Path, name: &str, text: &[u8]) {
+    let p = root.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn answer(r: &SearchTextResponse) -> String {
+    let mut r = r.clone();
+    r.stats = crate::page::empty_stats();
+    format!("{r:?}")
+}
+
+fn regex(query: &str) -> SearchTextRequest {
+    SearchTextRequest { mode: Some(QueryMode::Regex), ..text_request(query) }
+}
+
+#[test]
+fn an_indexed_search_reads_only_candidates_and_answers_as_a_scan() {
+    let big: String = (0..300).map(|i| format!("line {i} of filler text\n")).collect();
+    let (root, idx) = setup(&[
+        ("a.txt", b"needle here\n"),
+        ("b.txt", big.as_bytes()),
+        ("c/d.rs", b"fn main() { let NEEDLE = 1; }\n"),
+        ("e.bin", b"needle\0binary\n"),
+        ("f.txt", b"nothing\n"),
+    ]);
+    let scan = Workspace::new(root.path());
+    let indexed = Workspace::new(root.path()).with_index_dir(idx.path());
+    let report = indexed.refresh_index().unwrap();
+    assert_eq!((report.files, report.files_read), (5, 5));
+    assert!(report.rebuilt.as_deref().is_some_and(|r| r.contains("there was none")), "{report:?}");
+    for request in [
+        text_request("needle"),
+        text_request("filler"),
+        regex("need(le|xx)"),
+        regex("line [0-9]+ of"),
+        regex("e"),
+        SearchTextRequest { max_results: Some(1), ..text_request("needle") },
+    ] {
+        let a = scan.search_text(request.clone()).unwrap();
+        let b = indexed.search_text(request.clone()).unwrap();
+        assert_eq!(answer(&a), answer(&b), "{}", request.query);
+        assert_eq!(a.stats.index, IndexUse::None);
+        let narrowed = plan(&crate::request::TextQuery::from_request(request.clone(), &mut Vec::new()).unwrap());
+        assert_eq!(b.stats.index, if narrowed.is_some() { IndexUse::Served } else { IndexUse::CannotNarrow });
+    }
+    // `needle` (either case) is in a, c/d and e (binary): b and f are left unread,
+    // and e is skipped as binary without being read.
+    let r = indexed.search_text(text_request("needle")).unwrap();
+    assert_eq!((r.stats.files_skipped_by_index, r.stats.files_scanned, r.stats.skipped.binary), (3, 2, 1));
+}
+
+#[test]
+fn changes_after_the_index_was_built_are_in_the_answer() {
+    let (root, idx) =
+        setup(&[("a.txt", b"alpha\n"), ("b.txt", b"beta\n"), ("c.txt", b"other\n"), ("gone.txt", b"gamma\n")]);
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    // Same size, new content; a new file; a deletion; a new ignore rule.
+    write(root.path(), "a.txt", b"delta\n");
+    write(root.path(), "new.txt", b"delta too\n");
+    std::fs::remove_file(root.path().join("gone.txt")).unwrap();
+    write(root.path(), ".ignore", b"b.txt\n");
+    let found = |ws: &Workspace, q: &str| -> Vec<String> {
+        ws.search_text(text_request(q)).unwrap().matches.iter().map(|m| m.path.clone()).collect()
+    };
+    assert_eq!(found(&ws, "delta"), ["a.txt", "new.txt"]);
+    assert!(found(&ws, "gamma").is_empty());
+    assert!(found(&ws, "beta").is_empty());
+    // A refresh reads only what changed, and drops what is gone.
+    std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    let report = ws.refresh_index().unwrap();
+    assert_eq!((report.files, report.files_read, report.files_removed, report.rebuilt), (3, 2, 2, None));
+    // (a.txt and new.txt read, c.txt kept; b.txt ignored now, gone.txt gone.)
+    let r = ws.search_text(text_request("delta")).unwrap();
+    assert_eq!((r.stats.files_scanned, r.stats.files_skipped_by_index), (2, 1));
+}
+
+#[test]
+fn files_written_within_the_racy_window_are_always_read() {
+    let root = tempfile::tempdir().unwrap();
+    let idx = tempfile::tempdir().unwrap();
+    write(root.path(), "a.txt", b"one\n");
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    // Rewritten at once, same size: the times may not have moved.
+    write(root.path(), "a.txt", b"two\n");
+    let r = ws.search_text(text_request("two")).unwrap();
+    assert_eq!((r.matches.len(), r.stats.files_skipped_by_index), (1, 0));
+}
+
+#[test]
+fn a_damaged_index_is_not_used_and_is_rebuilt() {
+    let (root, idx) = setup(&[("a.txt", b"needle\n"), ("b.txt", b"other\n")]);
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let path = idx.path().join(FILE);
+    let good = std::fs::read(&path).unwrap();
+    let damaged: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", good[..good.len() - 3].to_vec()),
+        ("a flipped table byte", {
+            let mut b = good.clone();
+            b[HEADER + 2] ^= 0x40;
+            b
+        }),
+        ("a flipped posting byte", {
+            let mut b = good.clone();
+            let last = b.len() - 1;
+            b[last] ^= 0x01;
+            b
+        }),
+        ("another format", {
+            let mut b = good.clone();
+            b[8] = 9;
+            b
+        }),
+        ("empty", Vec::new()),
+    ];
+    for (what, bytes) in damaged {
+        std::fs::write(&path, &bytes).unwrap();
+        let r = ws.search_text(text_request("needle")).unwrap();
+        assert_eq!(r.matches.len(), 1, "{what}");
+        let report = ws.refresh_index().unwrap();
+        assert!(report.rebuilt.is_some(), "{what}: {report:?}");
+        assert_eq!(report.files, 2, "{what}");
+        let r = ws.search_text(text_request("needle")).unwrap();
+        assert_eq!((r.matches.len(), r.stats.index), (1, IndexUse::Served), "{what}");
+    }
+    // Built under another denylist: not used.
+    let other = Workspace::new(root.path())
+        .with_policy(&crate::Policy {
+            redact: true,
+            extra_deny: vec!["*.txt".into()],
+            inside_git_repository: false,
+            cursor_key: String::new(),
+        })
+        .unwrap()
+        .with_index_dir(idx.path());
+    assert_eq!(other.search_text(text_request("needle")).unwrap().stats.index, IndexUse::None);
+}
+
+#[test]
+fn trigrams_are_folded_and_listed_once() {
+    let mut seen = vec![0u64; 1 << 18];
+    let mut out = Vec::new();
+    trigrams(b"AbCabc", &mut seen, &mut out);
+    let t = |s: &[u8]| plan::trigram(s[0], s[1], s[2]);
+    assert_eq!(out, [t(b"abc"), t(b"bca"), t(b"cab")]);
+    assert!(seen.iter().all(|&w| w == 0));
+}

@@ -1,0 +1,134 @@
+//! The persistent index (SPEC §6) through the real binary: every ripgrep
+//! oracle case answered the same indexed and scanned (results, pages,
+//! cursors, warnings), after edits, deletions, renames and new ignore files
+//! too, and a damaged or foreign index never changes an answer.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::conformance::{git_tree, plain_tree, CASES, PATH_CASES, UNCAPPED};
+use crate::util::{json, run, Tree};
+
+/// Past the window in which the index does not trust a file's times.
+fn settle() {
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+}
+
+fn index(root: &Path) -> PathBuf {
+    let v = json(root, &["index", "--json"]);
+    assert!(v["files"].as_u64().unwrap() > 0, "{v}");
+    PathBuf::from(v["index_dir"].as_str().unwrap())
+}
+
+/// A search's JSON, its stats (which say what the index did) apart.
+fn search(root: &Path, scan: bool, args: &[&str]) -> (Value, Value) {
+    let mut full = if scan { vec!["--no-index", "search"] } else { vec!["search"] };
+    full.extend_from_slice(args);
+    let mut v = json(root, &full);
+    let stats = v["stats"].take();
+    (v, stats)
+}
+
+/// Every case, whole and in pages of two, indexed and scanned; how many the
+/// index served by leaving files unread.
+fn same_answers(tree: &Tree, cases: &[&[&str]]) -> usize {
+    let mut served = 0;
+    for case in cases {
+        let mut whole = UNCAPPED.to_vec();
+        whole.extend_from_slice(case);
+        let mut paged = vec!["--json", "--max-results", "2"];
+        paged.extend_from_slice(case);
+        for args in [whole, paged] {
+            let (scanned, _) = search(tree.path(), true, &args);
+            let (indexed, stats) = search(tree.path(), false, &args);
+            assert_eq!(scanned, indexed, "{args:?}");
+            if stats["index"] == "served" && stats["files_skipped_by_index"].as_u64() > Some(0) {
+                served += 1;
+            }
+            // The next page too, by the cursor both handed out.
+            if let Some(cursor) = scanned["next_cursor"].as_str() {
+                let mut next = args.clone();
+                next.extend_from_slice(&["--cursor", cursor]);
+                assert_eq!(search(tree.path(), true, &next).0, search(tree.path(), false, &next).0, "{next:?}");
+            }
+        }
+    }
+    served
+}
+
+#[test]
+fn every_oracle_case_answers_the_same_indexed_and_scanned() {
+    let tree = git_tree();
+    settle();
+    index(tree.path());
+    let served = same_answers(&tree, &[CASES, PATH_CASES].concat());
+    // The index did its part: most cases left files unread.
+    assert!(served > CASES.len() / 2, "only {served} searches were narrowed");
+    let plain = plain_tree();
+    settle();
+    index(plain.path());
+    same_answers(&plain, CASES);
+}
+
+#[test]
+fn changes_since_the_index_are_in_every_answer() {
+    let tree = git_tree();
+    settle();
+    index(tree.path());
+    // An edit of the same size, a new file, a deletion, a rename, a new
+    // ignore file and a removed one — none of it indexed.
+    let edit = std::fs::read_to_string(tree.path().join("src/lib.rs")).unwrap().replacen("foo", "qux", 1);
+    tree.write("src/lib.rs", edit);
+    tree.write("src/fresh.rs", "let needle_fresh = foo;\n");
+    std::fs::remove_file(tree.path().join("README.md")).ok();
+    std::fs::rename(tree.path().join("web/app.ts"), tree.path().join("web/moved.ts")).ok();
+    tree.write("sub/.ignore", "*.py\n");
+    std::fs::remove_file(tree.path().join(".ignore")).ok();
+    same_answers(&tree, &[&["foo"], &["qux"], &["needle_fresh"], &["-i", "needle"], &["-t", "py", "foo"]]);
+    // Refreshed, and changed again within the time the index distrusts.
+    index(tree.path());
+    tree.write("src/fresh.rs", "let needle_later = foo;\n");
+    same_answers(&tree, &[&["needle_later"], &["needle_fresh"]]);
+}
+
+#[test]
+fn a_damaged_or_foreign_index_never_changes_an_answer() {
+    let tree = git_tree();
+    let other = plain_tree();
+    settle();
+    let dir = index(tree.path());
+    let file = dir.join("index.v1");
+    let good = std::fs::read(&file).unwrap();
+    let check = |what: &str| {
+        for case in [&["foo"][..], &["-i", "needle"], &["-w", "bar"]] {
+            let mut args = UNCAPPED.to_vec();
+            args.extend_from_slice(case);
+            assert_eq!(search(tree.path(), true, &args).0, search(tree.path(), false, &args).0, "{what} {case:?}");
+        }
+    };
+    // Bytes flipped all through it (checksums catch them), cut short, zeroed.
+    for at in (0..good.len()).step_by(good.len() / 13 + 1) {
+        let mut bad = good.clone();
+        bad[at] ^= 0x5a;
+        std::fs::write(&file, &bad).unwrap();
+        check(&format!("byte {at} flipped"));
+    }
+    std::fs::write(&file, &good[..good.len() / 2]).unwrap();
+    check("truncated");
+    std::fs::write(&file, vec![0u8; good.len()]).unwrap();
+    check("zeroed");
+    // Another workspace's index in this one's place: its entries' times are
+    // not these files', so nothing is skipped on its word.
+    let foreign = index(other.path()).join("index.v1");
+    std::fs::copy(&foreign, &file).unwrap();
+    check("foreign");
+    // A refresh replaces what it cannot trust.
+    let v = json(tree.path(), &["index", "--json"]);
+    assert!(v["rebuilt"].is_string() || v["files_read"].as_u64() > Some(0), "{v}");
+    check("rebuilt");
+    // The index lives outside the workspace, which stays untouched.
+    assert!(!dir.starts_with(tree.path()));
+    let out = run(tree.path(), &["--no-index", "ls", "--hidden", "--no-ignore"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("index.v1"));
+}
