@@ -99,7 +99,7 @@ impl Workspace {
 
     /// The policy the index is built under.
     fn index_policy(&self) -> u64 {
-        index::policy_fingerprint(&self.extra_deny, self.inside_git)
+        index::policy_fingerprint(&self.extra_deny, self.inside_git, self.redact)
     }
 
     /// Builds or refreshes the index (see the WIT's `index` interface).

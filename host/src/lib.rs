@@ -226,10 +226,7 @@ impl Sandbox {
     /// the same index waits its turn.
     pub fn refresh_index(&self) -> Result<IndexReport, Error> {
         let dir = self.index.as_deref().ok_or_else(|| Error::Setup("indexing is off (no cache directory)".into()))?;
-        std::fs::create_dir_all(dir).map_err(|e| Error::Setup(format!("cannot create the index directory: {e}")))?;
-        let lock = std::fs::File::create(dir.join("lock"))
-            .and_then(|f| f.lock().map(|()| f))
-            .map_err(|e| Error::Setup(format!("cannot lock the index directory: {e}")))?;
+        let lock = lock_index_dir(dir).map_err(|e| Error::Setup(format!("index directory {}: {e}", dir.display())))?;
         let p = &self.guest_policy;
         let long = Duration::from_secs(24 * 3600);
         let report = self
@@ -340,9 +337,35 @@ impl Sandbox {
     }
 }
 
+/// Creates the index directory (the user's alone) and takes its lock,
+/// following no link: whoever else can write there gets no say.
+fn lock_index_dir(dir: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    if std::fs::symlink_metadata(dir)?.file_type().is_symlink() {
+        return Err(std::io::Error::other("is a symbolic link"));
+    }
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join("lock"))?;
+    lock.lock()?;
+    Ok(lock)
+}
+
 /// The index directory of `workspace` (canonical) in the user's cache: one
-/// per workspace, named by a hash of its path.
+/// per workspace, named by a hash of its path. None when the cache and the
+/// workspace overlap: sandgrep writes nothing in a workspace, and trusts
+/// nothing a workspace could write.
 fn index_dir(workspace: &Path) -> Option<PathBuf> {
+    let cache = engine::cache_dir()?;
+    let real = cache.ancestors().find_map(|a| std::fs::canonicalize(a).ok().map(|r| r.join(cache.strip_prefix(a).unwrap_or(Path::new("")))))?;
+    if real.starts_with(workspace) || workspace.starts_with(&real) {
+        return None;
+    }
     use std::os::unix::ffi::OsStrExt;
     // FNV-1a: the same name in every build.
     let hash = workspace
@@ -353,7 +376,7 @@ fn index_dir(workspace: &Path) -> Option<PathBuf> {
     let name: String = workspace.file_name().map_or(String::new(), |n| {
         n.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
     });
-    Some(engine::cache_dir()?.join("index").join(format!("{name}-{hash:016x}")))
+    Some(real.join("index").join(format!("{name}-{hash:016x}")))
 }
 
 fn guest_timeout(ms: Option<u32>) -> Duration {

@@ -26,6 +26,7 @@ use std::time::{Instant, SystemTime};
 pub use plan::{plan, Query};
 
 use crate::fs::Meta;
+use crate::redact;
 use crate::request::WalkOptions;
 use crate::walk::{Entry, Walker};
 use crate::{IndexReport, IndexUse, SearchError, Workspace};
@@ -45,6 +46,8 @@ const RACY_NS: u64 = 2_000_000_000;
 /// Flags of a file in the table.
 const UNTRUSTED: u8 = 1;
 const BINARY: u8 = 2;
+/// Holds something redaction hides: always read, no entries.
+const SECRET: u8 = 4;
 
 #[derive(Clone, Debug)]
 struct FileRec {
@@ -140,17 +143,19 @@ impl Loaded {
         if (HEADER as u64).checked_add(table_len).and_then(|n| n.checked_add(post_len)) != Some(len) {
             return Err("it was truncated".into());
         }
-        let mut table = vec![0u8; table_len as usize];
+        let table_len = usize::try_from(table_len).map_err(|_| "it was corrupt".to_string())?;
+        let mut table = vec![0u8; table_len];
         file.read_exact(&mut table).map_err(|_| "it was truncated".to_string())?;
         if checksum(&table) != u64_at(&head, 56) {
             return Err("it was corrupt".into());
         }
         let corrupt = || "it was corrupt".to_string();
         let mut at = 0;
-        let mut files = Vec::with_capacity(n_files.min(1 << 24) as usize);
+        // (Each entry takes five bytes at least: the table bounds the count.)
+        let mut files = Vec::with_capacity(n_files.min(table_len as u64 / 5) as usize);
         for _ in 0..n_files {
-            let n = get_varint(&table, &mut at).ok_or_else(corrupt)? as usize;
-            let path = table.get(at..at + n).ok_or_else(corrupt)?;
+            let n = usize::try_from(get_varint(&table, &mut at).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+            let path = table.get(at..at.checked_add(n).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
             let path = String::from_utf8(path.to_vec()).map_err(|_| corrupt())?;
             at += n;
             let size = get_varint(&table, &mut at).ok_or_else(corrupt)?;
@@ -163,12 +168,17 @@ impl Loaded {
             }
             files.push(FileRec { path, size, modified_ns, changed_ns, flags });
         }
-        if table.len() - at != n_tri as usize * 20 {
+        if n_tri.checked_mul(20) != Some((table.len() - at) as u64) {
             return Err(corrupt());
         }
-        let dict =
+        let dict: Vec<(u32, u64, u32, u32)> =
             table[at..].chunks_exact(20).map(|e| (u32_at(e, 0), u64_at(e, 4), u32_at(e, 12), u32_at(e, 16))).collect();
-        let post_at = HEADER as u64 + table_len;
+        // Sorted, each list inside the postings: lookups can trust it.
+        let bad = |e: &(u32, u64, u32, u32)| e.1.checked_add(u64::from(e.2)).is_none_or(|end| end > post_len);
+        if dict.windows(2).any(|w| w[0].0 >= w[1].0) || dict.iter().any(bad) {
+            return Err(corrupt());
+        }
+        let post_at = HEADER as u64 + table_len as u64;
         Ok(Loaded { files, dict, postings: file, post_at, post_len })
     }
 
@@ -188,7 +198,7 @@ impl Loaded {
         }
         let (mut ids, mut at, mut last) = (Vec::new(), 0, 0u64);
         while at < buf.len() {
-            last += get_varint(&buf, &mut at).ok_or_else(corrupt)?;
+            last = last.checked_add(get_varint(&buf, &mut at).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
             if last >= self.files.len() as u64 {
                 return Err(corrupt());
             }
@@ -200,11 +210,11 @@ impl Loaded {
 
     /// Checks every posting list against its checksum.
     fn verify(&mut self) -> Result<(), String> {
-        let mut all = vec![0u8; self.post_len as usize];
+        let mut all = vec![0u8; usize::try_from(self.post_len).map_err(|_| "it was corrupt".to_string())?];
         self.postings.seek(SeekFrom::Start(self.post_at)).map_err(|e| e.to_string())?;
         self.postings.read_exact(&mut all).map_err(|_| "it was truncated".to_string())?;
         for &(_, off, len, sum) in &self.dict {
-            match all.get(off as usize..off as usize + len as usize) {
+            match all.get(off as usize..(off + u64::from(len)) as usize) {
                 Some(list) if checksum(list) as u32 == sum => {}
                 _ => return Err("it was corrupt".into()),
             }
@@ -251,6 +261,7 @@ impl Loaded {
 /// What the index says about the files of one search.
 pub struct Narrowing {
     loaded: Loaded,
+    multiline: bool,
     /// Files the plan lets through (a file not in the index is always read).
     candidates: Vec<u64>,
 }
@@ -275,7 +286,7 @@ impl Narrowing {
         let query = plan(q).unwrap_or(Query::All);
         let use_ = if query == Query::All { IndexUse::CannotNarrow } else { IndexUse::Served };
         match loaded.eval(&query, &mut HashMap::new()) {
-            Ok(candidates) => (use_, Some(Narrowing { loaded, candidates })),
+            Ok(candidates) => (use_, Some(Narrowing { loaded, multiline: q.multiline, candidates })),
             Err(_) => (IndexUse::None, None),
         }
     }
@@ -284,13 +295,15 @@ impl Narrowing {
     pub fn unread(&self, entry: &Entry, max_filesize: u64) -> Option<Unread> {
         let i = self.loaded.files.binary_search_by(|f| f.path.as_str().cmp(&entry.rel)).ok()?;
         let rec = &self.loaded.files[i];
-        if rec.flags & UNTRUSTED != 0 || !rec.same(&entry.meta()?) {
+        if rec.flags & (UNTRUSTED | SECRET) != 0 || !rec.same(&entry.meta()?) {
             return None;
         }
         if rec.size > max_filesize {
             Some(Unread::TooLarge)
         } else if rec.flags & BINARY != 0 {
-            Some(Unread::Binary)
+            // A multiline search looks for NULs only near the start and in
+            // what it matches: it reads binary files.
+            (!self.multiline).then_some(Unread::Binary)
         } else if self.candidates[i / 64] & (1 << (i % 64)) == 0 {
             Some(Unread::NoMatch)
         } else {
@@ -299,10 +312,11 @@ impl Narrowing {
     }
 }
 
-/// The policy an index is built under (what decides which files it
-/// may hold): the host's extra denials and whether `.gitignore` applies.
-pub fn policy_fingerprint(extra_deny: &[String], inside_git: bool) -> u64 {
-    let mut bytes = vec![u8::from(inside_git)];
+/// The policy an index is built under (what decides which files it may
+/// hold, and how): the host's extra denials, whether `.gitignore` applies,
+/// whether secrets are redacted.
+pub fn policy_fingerprint(extra_deny: &[String], inside_git: bool, redact: bool) -> u64 {
+    let mut bytes = vec![u8::from(inside_git), u8::from(redact)];
     for g in extra_deny {
         bytes.extend_from_slice(g.as_bytes());
         bytes.push(0);
@@ -413,9 +427,18 @@ fn build(
                 if read.is_ok() && !utf16 && bytes.len() as u64 == meta.size {
                     report.files_read += 1;
                     report.bytes_read += bytes.len() as u64;
-                    trigrams(&bytes, &mut seen, &mut tris);
-                    fresh.insert(rec.path.clone(), tris.clone());
-                    rec.flags = if racy { UNTRUSTED } else { 0 } | if bytes.contains(&0) { BINARY } else { 0 };
+                    // A binary file is skipped whatever the query: its bytes need no entries.
+                    let binary = bytes.contains(&0);
+                    // Nor does a file with secrets, which is always read: whether the
+                    // index let a search skip it would tell what its secrets hold.
+                    let secret = !binary && ws.redact && !redact::redact_lines(b"", &bytes).1.is_empty();
+                    if !binary && !secret {
+                        trigrams(&bytes, &mut seen, &mut tris);
+                        fresh.insert(rec.path.clone(), tris.clone());
+                    }
+                    rec.flags = if racy { UNTRUSTED } else { 0 }
+                        | if binary { BINARY } else { 0 }
+                        | if secret { SECRET } else { 0 };
                 }
             }
             kept.push((rec, None));

@@ -35,11 +35,10 @@ const MAX_EXACT: usize = 16;
 /// The plan for `q`, or `None` when no trigram is required (every file must
 /// be read).
 pub fn plan(q: &TextQuery) -> Option<Query> {
-    let insensitive = match q.case {
-        CaseMode::Sensitive => false,
-        CaseMode::Insensitive => true,
-        CaseMode::Smart => !q.query.chars().any(char::is_uppercase),
-    };
+    // Smart case is planned as insensitive: the matcher's rule for it
+    // (upper-case literals only, escapes and classes aside) is not this
+    // module's to copy, and insensitive plans ask for more files, not fewer.
+    let insensitive = q.case != CaseMode::Sensitive;
     let pattern = match q.mode {
         QueryMode::Literal => regex_syntax::escape(&q.query),
         QueryMode::Regex => q.query.clone(),

@@ -163,3 +163,35 @@ fn trigrams_are_folded_and_listed_once() {
     assert_eq!(out, [t(b"abc"), t(b"bca"), t(b"cab")]);
     assert!(seen.iter().all(|&w| w == 0));
 }
+
+#[test]
+fn multiline_searches_read_binary_files_and_files_with_secrets_are_always_read() {
+    // A NUL far past the match: a multiline search reads the file (whatever
+    // it then makes of the NUL, it is the scan's answer).
+    let mut late_nul = b"needle\nhere\n".to_vec();
+    late_nul.extend(std::iter::repeat_n(b'x', 2_000_000));
+    late_nul.push(0);
+    let (root, idx) = setup(&[("late.bin", &late_nul), ("keys.env.txt", b"aws_key = \"AKIAIOSFODNN7EXAMPLE\"\n")]);
+    let scan = Workspace::new(root.path());
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let multi = SearchTextRequest { multiline: true, ..regex("needle\\nhere") };
+    assert_eq!(answer(&scan.search_text(multi.clone()).unwrap()), answer(&ws.search_text(multi.clone()).unwrap()));
+    assert_eq!(ws.search_text(multi).unwrap().stats.files_skipped_by_index, 0);
+    // Whether the index would skip a file with a secret would tell what the
+    // secret holds: it is read, whatever the query.
+    let guess = SearchTextRequest { paths: vec!["keys.env.txt".into()], ..text_request("AKIZZZ") };
+    assert_eq!(ws.search_text(guess).unwrap().stats.files_skipped_by_index, 0);
+}
+
+#[test]
+fn smart_case_is_planned_without_case() {
+    // `\W` holds an upper-case letter, yet the matcher ignores case: the
+    // KELVIN SIGN line must be found indexed as scanned.
+    let (root, idx) = setup(&[("k.txt", "x \u{212A}elvin\n".as_bytes())]);
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let r = SearchTextRequest { case: Some(crate::CaseMode::Smart), ..regex("\\Wkelvin") };
+    let scanned = Workspace::new(root.path()).search_text(r.clone()).unwrap();
+    assert_eq!(answer(&scanned), answer(&ws.search_text(r).unwrap()));
+}
