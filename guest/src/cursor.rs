@@ -81,7 +81,8 @@ pub fn decode(stream_key: &str, cursor: &str) -> Result<Position, SearchError> {
     Ok(Position { path, line, taken })
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
+/// LEB128, as cursors and the index write numbers.
+pub(crate) fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
         v >>= 7;
@@ -89,7 +90,7 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+pub(crate) fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
     for shift in (0..64).step_by(7) {
         let b = *bytes.get(*at)?;

@@ -362,7 +362,9 @@ fn lock_index_dir(dir: &Path) -> std::io::Result<std::fs::File> {
 /// nothing a workspace could write.
 fn index_dir(workspace: &Path) -> Option<PathBuf> {
     let cache = engine::cache_dir()?;
-    let real = cache.ancestors().find_map(|a| std::fs::canonicalize(a).ok().map(|r| r.join(cache.strip_prefix(a).unwrap_or(Path::new("")))))?;
+    let real = cache
+        .ancestors()
+        .find_map(|a| std::fs::canonicalize(a).ok().map(|r| r.join(cache.strip_prefix(a).unwrap_or(Path::new("")))))?;
     if real.starts_with(workspace) || workspace.starts_with(&real) {
         return None;
     }

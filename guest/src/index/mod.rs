@@ -25,6 +25,7 @@ use std::time::{Instant, SystemTime};
 
 pub use plan::{plan, Query};
 
+use crate::cursor::{read_varint, varint};
 use crate::fs::Meta;
 use crate::redact;
 use crate::request::WalkOptions;
@@ -93,27 +94,6 @@ fn checksum(bytes: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn get_varint(buf: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *buf.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 fn u64_at(buf: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(buf[at..at + 8].try_into().unwrap_or_default())
 }
@@ -154,13 +134,13 @@ impl Loaded {
         // (Each entry takes five bytes at least: the table bounds the count.)
         let mut files = Vec::with_capacity(n_files.min(table_len as u64 / 5) as usize);
         for _ in 0..n_files {
-            let n = usize::try_from(get_varint(&table, &mut at).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+            let n = usize::try_from(read_varint(&table, &mut at).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
             let path = table.get(at..at.checked_add(n).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
             let path = String::from_utf8(path.to_vec()).map_err(|_| corrupt())?;
             at += n;
-            let size = get_varint(&table, &mut at).ok_or_else(corrupt)?;
-            let modified_ns = get_varint(&table, &mut at).ok_or_else(corrupt)?;
-            let changed_ns = get_varint(&table, &mut at).ok_or_else(corrupt)?;
+            let size = read_varint(&table, &mut at).ok_or_else(corrupt)?;
+            let modified_ns = read_varint(&table, &mut at).ok_or_else(corrupt)?;
+            let changed_ns = read_varint(&table, &mut at).ok_or_else(corrupt)?;
             let flags = *table.get(at).ok_or_else(corrupt)?;
             at += 1;
             if files.last().is_some_and(|f: &FileRec| f.path >= path) {
@@ -198,7 +178,7 @@ impl Loaded {
         }
         let (mut ids, mut at, mut last) = (Vec::new(), 0, 0u64);
         while at < buf.len() {
-            last = last.checked_add(get_varint(&buf, &mut at).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
+            last = last.checked_add(read_varint(&buf, &mut at).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
             if last >= self.files.len() as u64 {
                 return Err(corrupt());
             }
@@ -499,11 +479,11 @@ fn build(
 fn encode(files: &[FileRec], lists: HashMap<u32, Vec<u32>>, policy: u64) -> Vec<u8> {
     let mut table = Vec::new();
     for f in files {
-        put_varint(&mut table, f.path.len() as u64);
+        varint(&mut table, f.path.len() as u64);
         table.extend_from_slice(f.path.as_bytes());
-        put_varint(&mut table, f.size);
-        put_varint(&mut table, f.modified_ns);
-        put_varint(&mut table, f.changed_ns);
+        varint(&mut table, f.size);
+        varint(&mut table, f.modified_ns);
+        varint(&mut table, f.changed_ns);
         table.push(f.flags);
     }
     let mut lists: Vec<(u32, Vec<u32>)> = lists.into_iter().collect();
@@ -515,7 +495,7 @@ fn encode(files: &[FileRec], lists: HashMap<u32, Vec<u32>>, policy: u64) -> Vec<
         let start = postings.len();
         let mut next = 0u32;
         for &id in ids.iter() {
-            put_varint(&mut postings, u64::from(id - next));
+            varint(&mut postings, u64::from(id - next));
             next = id + 1;
         }
         let list = &postings[start..];
