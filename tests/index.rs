@@ -93,6 +93,26 @@ fn changes_since_the_index_are_in_every_answer() {
 }
 
 #[test]
+fn a_rewrite_that_puts_the_times_back_is_seen() {
+    // A hostile writer changes a file in place, same size, and sets its
+    // modification time back: only the status-change time (which no writer
+    // can set) moves, and the host must report the real one.
+    let tree = Tree::new();
+    tree.write("a.txt", "quiet words here\n").write("b.txt", "other words\n");
+    settle();
+    index(tree.path());
+    let file = tree.path().join("a.txt");
+    let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, "xyzzy words here\n").unwrap();
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
+    let (v, stats) = search(tree.path(), false, &["--json", "xyzzy"]);
+    assert_eq!(stats["index"], "served", "{stats}");
+    assert_eq!(v["matches"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v, search(tree.path(), true, &["--json", "xyzzy"]).0);
+}
+
+#[test]
 fn a_damaged_or_foreign_index_never_changes_an_answer() {
     let tree = git_tree();
     let other = plain_tree();

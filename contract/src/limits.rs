@@ -109,6 +109,15 @@ table! {
     INDEX_FILESIZE: u64 = 8 * MIB;
     /// Linear memory of the instance that builds or refreshes an index.
     INDEX_MEMORY: u64 = 4096 * MIB;
+    /// A file written this close (ms) to when the index read it is not
+    /// trusted by its times (a write in the same clock tick keeps them).
+    INDEX_RACY_MS: u64 = 2_000;
+    /// Milliseconds of quiet after a change before a long-lived host
+    /// refreshes its index.
+    INDEX_QUIET_MS: u64 = 2_500;
+    /// Milliseconds one open of a workspace file may block (a FIFO swapped
+    /// in for a file) before the host interrupts it and the file is skipped.
+    OPEN_TIMEOUT_MS: u64 = 5_000;
 
     // What the host decides (the library's `Policy`, the server's config).
     /// Linear memory of one call's instance, bytes (the server's

@@ -90,6 +90,7 @@ impl Runtime {
         let component = load_component(&engine, wasm, key)?;
         let mut linker = Linker::<State>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        files::add_to_linker(&mut linker)?;
         Sandgrep::add_to_linker::<State, wasmtime::component::HasSelf<State>>(&mut linker, |s| s)?;
         let pre = SandgrepPre::new(linker.instantiate_pre(&component)?)?;
         let ticker = engine.weak();
@@ -146,6 +147,134 @@ impl Runtime {
             // Not a trap: the message's first line (no backtrace).
             None => Error::Crashed(e.to_string().lines().next().unwrap_or_default().to_string()),
         })
+    }
+}
+
+/// Where this host's `wasi:filesystem` differs from wasmtime-wasi's: three
+/// functions replaced in the linker, the rest as wasmtime-wasi has them.
+mod files {
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant, SystemTime};
+
+    use cap_primitives::fs::{FollowSymlinks, Metadata, MetadataExt};
+    use wasmtime::component::{Linker, Resource};
+    use wasmtime::StoreContextMut;
+    use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemView};
+    use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
+        Datetime, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
+    };
+    use wasmtime_wasi::p2::FsResult;
+
+    use super::{interrupt, State};
+
+    type Answer<T> = wasmtime::Result<(Result<T, ErrorCode>,)>;
+
+    pub(super) fn add_to_linker(linker: &mut Linker<State>) -> wasmtime::Result<()> {
+        linker.allow_shadowing(true);
+        let mut types = linker.instance("wasi:filesystem/types@0.2.12")?;
+        // wasmtime-wasi 48 reports a file's creation time as its
+        // status-change time. The index trusts a file only while its ctime is
+        // unchanged, and only the real one moves on every write (a writer can
+        // set the mtime back), so stats here carry the real ctime.
+        types.func_wrap(
+            "[method]descriptor.stat",
+            |cx: StoreContextMut<'_, State>, (fd,): (Resource<Descriptor>,)| -> Answer<DescriptorStat> {
+                let file = match cx.data().table.get(&fd)? {
+                    Descriptor::File(f) => Arc::clone(&f.file),
+                    Descriptor::Dir(d) => Arc::clone(&d.dir),
+                };
+                Ok((Metadata::from_file(&file).map(stat).map_err(error),))
+            },
+        )?;
+        types.func_wrap(
+            "[method]descriptor.stat-at",
+            |cx: StoreContextMut<'_, State>,
+             (fd, flags, path): (Resource<Descriptor>, PathFlags, String)|
+             -> Answer<DescriptorStat> {
+                let Descriptor::Dir(d) = cx.data().table.get(&fd)? else {
+                    return Ok((Err(ErrorCode::NotDirectory),));
+                };
+                let follow =
+                    if flags.contains(PathFlags::SYMLINK_FOLLOW) { FollowSymlinks::Yes } else { FollowSymlinks::No };
+                // cap-primitives resolves `path` beneath the directory, as
+                // wasmtime-wasi's own stat-at does.
+                Ok((cap_primitives::fs::stat(&d.dir, Path::new(&path), follow).map(stat).map_err(error),))
+            },
+        )?;
+        // Opening a FIFO blocks until a writer comes, and a hostile workspace
+        // can swap one in for a file after the guest checked it: each open is
+        // interrupted past its own bound, so no call (an index refresh
+        // included, whose deadline is long) waits on one.
+        types.func_wrap(
+            "[method]descriptor.open-at",
+            |mut cx: StoreContextMut<'_, State>,
+             (fd, path_flags, path, open_flags, flags): (
+                Resource<Descriptor>,
+                PathFlags,
+                String,
+                OpenFlags,
+                DescriptorFlags,
+            )|
+             -> Answer<Resource<Descriptor>> {
+                let bound = Duration::from_millis(crate::limits::OPEN_TIMEOUT_MS);
+                let _watch = interrupt::watch(Instant::now() + bound);
+                let mut view = cx.data_mut().filesystem();
+                answer(HostDescriptor::open_at(&mut view, fd, path_flags, path, open_flags, flags))
+            },
+        )?;
+        linker.allow_shadowing(false);
+        Ok(())
+    }
+
+    fn answer<T>(r: FsResult<T>) -> Answer<T> {
+        match r {
+            Ok(v) => Ok((Ok(v),)),
+            Err(e) => Ok((Err(e.downcast()?.into()),)),
+        }
+    }
+
+    fn error(e: std::io::Error) -> ErrorCode {
+        wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode::from(e).into()
+    }
+
+    fn stat(m: Metadata) -> DescriptorStat {
+        let t = m.file_type();
+        let type_ = if t.is_file() {
+            DescriptorType::RegularFile
+        } else if t.is_dir() {
+            DescriptorType::Directory
+        } else if t.is_symlink() {
+            DescriptorType::SymbolicLink
+        } else {
+            use cap_primitives::fs::FileTypeExt;
+            if t.is_fifo() {
+                DescriptorType::Fifo
+            } else if t.is_socket() {
+                DescriptorType::Socket
+            } else if t.is_block_device() {
+                DescriptorType::BlockDevice
+            } else if t.is_char_device() {
+                DescriptorType::CharacterDevice
+            } else {
+                DescriptorType::Unknown
+            }
+        };
+        let time = |t: std::io::Result<SystemTime>| t.ok().and_then(datetime);
+        let ctime = u64::try_from(m.ctime()).ok().zip(u32::try_from(m.ctime_nsec()).ok());
+        DescriptorStat {
+            type_,
+            link_count: m.nlink(),
+            size: m.len(),
+            data_access_timestamp: time(m.accessed().map(|t| t.into_std())),
+            data_modification_timestamp: time(m.modified().map(|t| t.into_std())),
+            status_change_timestamp: ctime.map(|(seconds, nanoseconds)| Datetime { seconds, nanoseconds }),
+        }
+    }
+
+    fn datetime(t: SystemTime) -> Option<Datetime> {
+        let d = t.duration_since(SystemTime::UNIX_EPOCH).ok()?;
+        Some(Datetime { seconds: d.as_secs(), nanoseconds: d.subsec_nanos() })
     }
 }
 

@@ -13,7 +13,8 @@ use crate::Sandbox;
 
 /// How long the tree must be quiet before a refresh: past the time in which
 /// the index distrusts a file's times, so what it reads then it can trust.
-const QUIET: Duration = Duration::from_millis(2500);
+const QUIET: Duration = Duration::from_millis(crate::limits::INDEX_QUIET_MS);
+const _: () = assert!(crate::limits::INDEX_QUIET_MS > crate::limits::INDEX_RACY_MS);
 /// Without a watcher (none available, or too many directories to watch).
 const POLL: Duration = Duration::from_secs(300);
 

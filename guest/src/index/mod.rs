@@ -42,7 +42,7 @@ const VERSION: u32 = 1;
 const HEADER: usize = 80;
 /// Files whose times are this close to the moment they were read are not
 /// trusted: another write in the same clock tick would not change them.
-const RACY_NS: u64 = 2_000_000_000;
+const RACY_NS: u64 = sandgrep_contract::limits::INDEX_RACY_MS * 1_000_000;
 
 /// Flags of a file in the table.
 const UNTRUSTED: u8 = 1;
