@@ -681,7 +681,8 @@ fn a_fifo_swapped_in_before_the_open_cannot_hold_a_call() {
     while_swapping(swap, || {
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(8) {
-            for args in [&["search", "--timeout", "500", "-g", "*.txt", "needle"][..], &["read", "f10.txt"], &["index"]] {
+            for args in [&["search", "--timeout", "500", "-g", "*.txt", "needle"][..], &["read", "f10.txt"], &["index"]]
+            {
                 let t0 = Instant::now();
                 let out = bounded(t.path(), args, Duration::from_secs(30));
                 assert!(out.status.code().is_some(), "{args:?} was killed");

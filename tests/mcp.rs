@@ -43,3 +43,31 @@ fn the_python_sdk_drives_every_tool() {
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
 }
+
+#[test]
+fn a_long_lived_server_answers_every_change_made_before_a_call() {
+    let t = Tree::new();
+    t.write("src/a.txt", "hay hay hay hay hay hay\n");
+    t.write("src/b.txt", "a needle here\n");
+    t.write("src/c.txt", "needle hay\n");
+    t.write("deep/d.txt", "needle deep\n");
+    for i in 0..200 {
+        t.write(&format!("filler/f{i}.txt"), "nothing to see\n");
+    }
+    // Past the window in which the index distrusts a file's times.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let out = Command::new(repo.join(".venv/bin/python"))
+        .arg(repo.join("tests/mcp_fresh.py"))
+        .arg(env!("CARGO_BIN_EXE_sandgrep"))
+        .arg(t.path())
+        .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("MCP FRESHNESS CHECKS PASSED"),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}

@@ -34,7 +34,7 @@ impl Tree {
     }
 }
 
-fn cache_dir() -> PathBuf {
+pub fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache")
 }
 

@@ -30,6 +30,7 @@ mod read;
 mod redact;
 mod request;
 mod search;
+mod session;
 mod shape;
 mod sink;
 mod walk;
@@ -241,6 +242,10 @@ mod component {
     impl super::bindings::exports::sandgrep::search::index::Guest for Component {
         fn refresh_index(policy: Policy) -> Result<IndexReport, SearchError> {
             Workspace::new(".").with_policy(&policy)?.refresh_index()
+        }
+
+        fn unchanged_since(generation: Option<u64>) {
+            session::unchanged_since(generation)
         }
     }
 

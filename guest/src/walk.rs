@@ -61,7 +61,7 @@ pub fn named_files(roots: &[Root]) -> Vec<String> {
 }
 
 /// One entry the walk yields.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Entry {
     pub rel: String,
     /// The path ignore matchers see (not for opening: see [`Entry::open`]).
@@ -89,12 +89,24 @@ impl Entry {
 }
 
 /// A problem met while walking, already phrased with workspace-relative paths.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct WalkError {
     pub message: String,
     /// An entry that could not be read (as opposed to, say, a bad line in
     /// an ignore file).
     pub unreadable: bool,
+}
+
+/// The walk of a search's roots as one stream (what a kept instance can
+/// replay: see [`crate::session`]).
+#[derive(Clone, Debug)]
+pub enum Step {
+    Entry(Entry),
+    Problem(WalkError),
+    /// Entries the denylist kept out since the last step.
+    Denied(u64),
+    /// The walk stopped at its deadline.
+    TimedOut,
 }
 
 pub struct Walker<'a> {

@@ -117,6 +117,46 @@ impl Runtime {
         deadline: Duration,
         f: impl FnOnce(&Sandgrep, &mut Store<State>) -> wasmtime::Result<T>,
     ) -> Result<T, Error> {
+        let mut store = self.store(workspace, index, memory_limit)?;
+        self.run(&mut store, timeout, deadline, |store| {
+            let instance = self.pre.instantiate(&mut *store)?;
+            f(&instance, store)
+        })
+    }
+
+    /// As [`Runtime::call`], on the instance in `kept` (made first if there
+    /// is none, dropped when a call fails: a trapped instance is done).
+    pub(crate) fn call_kept<T>(
+        &self,
+        kept: &mut Option<Kept>,
+        workspace: &Path,
+        index: Option<(&Path, FsPerms)>,
+        memory_limit: usize,
+        timeout: Duration,
+        deadline: Duration,
+        f: impl FnOnce(&Sandgrep, &mut Store<State>) -> wasmtime::Result<T>,
+    ) -> Result<T, Error> {
+        if kept.is_none() {
+            let mut store = self.store(workspace, index, memory_limit)?;
+            let instance = self.run(&mut store, timeout, deadline, |store| self.pre.instantiate(store))?;
+            *kept = Some(Kept { store, instance });
+        }
+        let Some(Kept { store, instance }) = kept.as_mut() else { unreachable!("made above") };
+        let result = self.run(store, timeout, deadline, |store| f(instance, store));
+        if result.is_err() {
+            *kept = None;
+        }
+        result
+    }
+
+    /// A store whose only filesystem is `workspace`, read-only (and the
+    /// index directory, when given).
+    fn store(
+        &self,
+        workspace: &Path,
+        index: Option<(&Path, FsPerms)>,
+        memory_limit: usize,
+    ) -> Result<Store<State>, Error> {
         let mut wasi = WasiCtxBuilder::new();
         // Before the preopen: each preopen captures this setting, and blocking
         // in place is several times faster than hopping to a worker thread.
@@ -135,19 +175,36 @@ impl Runtime {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.memory);
-        store.set_epoch_deadline((deadline.as_millis() / TICK.as_millis()).max(1) as u64);
         store.epoch_deadline_trap();
+        Ok(store)
+    }
+
+    /// Runs `f` under the deadlines (see [`Runtime::call`]).
+    fn run<T>(
+        &self,
+        store: &mut Store<State>,
+        timeout: Duration,
+        deadline: Duration,
+        f: impl FnOnce(&mut Store<State>) -> wasmtime::Result<T>,
+    ) -> Result<T, Error> {
+        store.data_mut().memory.hit = false;
+        store.set_epoch_deadline((deadline.as_millis() / TICK.as_millis()).max(1) as u64);
         let _watch = interrupt::watch(std::time::Instant::now() + timeout + INTERRUPT_MARGIN);
-        let run = self.pre.instantiate(&mut store).and_then(|instance| f(&instance, &mut store));
-        run.map_err(|e| match e.downcast_ref::<Trap>() {
+        f(store).map_err(|e| match e.downcast_ref::<Trap>() {
             Some(Trap::Interrupt) => Error::Deadline(deadline),
-            _ if store.data().memory.hit => Error::OutOfMemory(memory_limit),
+            _ if store.data().memory.hit => Error::OutOfMemory(store.data().memory.limit),
             Some(Trap::StackOverflow) => Error::Crashed("the call ran out of stack".into()),
             Some(trap) => Error::Crashed(format!("the call trapped: {trap}")),
             // Not a trap: the message's first line (no backtrace).
             None => Error::Crashed(e.to_string().lines().next().unwrap_or_default().to_string()),
         })
     }
+}
+
+/// An instance kept for many calls (a long-lived host's), with its store.
+pub(crate) struct Kept {
+    store: Store<State>,
+    instance: Sandgrep,
 }
 
 /// Where this host's `wasi:filesystem` differs from wasmtime-wasi's: three

@@ -160,6 +160,17 @@ pub struct Sandbox {
     jobs: usize,
     /// This workspace's index directory (SPEC §6), unless indexing is off.
     index: Option<PathBuf>,
+    /// A long-lived host's (see [`keeper`]).
+    session: Option<Arc<Session>>,
+}
+
+/// One instance kept for a long-lived host's calls, and its watcher's word
+/// on what changed.
+struct Session {
+    kept: std::sync::Mutex<Option<engine::Kept>>,
+    /// The index refresh the workspace is unchanged since, if the watcher
+    /// can vouch for one.
+    unchanged_since: Box<dyn Fn() -> Option<u64> + Send + Sync>,
 }
 
 impl Sandbox {
@@ -197,7 +208,7 @@ impl Sandbox {
             cursor_key: policy.cursor_key.clone(),
         };
         let index = index_dir(&workspace);
-        Ok(Sandbox { workspace, policy, guest_policy, runtime, jobs: 1, index })
+        Ok(Sandbox { workspace, policy, guest_policy, runtime, jobs: 1, index, session: None })
     }
 
     /// Spreads each text search over `jobs` instances running side by side
@@ -212,6 +223,16 @@ impl Sandbox {
     /// built) and [`Sandbox::refresh_index`] may build one. Default: on.
     pub fn with_index(mut self, on: bool) -> Sandbox {
         self.index = if on { index_dir(&self.workspace) } else { None };
+        self
+    }
+
+    /// Calls go to one kept instance (when it is free) and, while the
+    /// watcher has seen no change since an index refresh, answer from the index
+    /// and remembered walks without looking at the tree.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    fn with_session(mut self, unchanged_since: impl Fn() -> Option<u64> + Send + Sync + 'static) -> Sandbox {
+        let unchanged_since = Box::new(unchanged_since);
+        self.session = Some(Arc::new(Session { kept: std::sync::Mutex::new(None), unchanged_since }));
         self
     }
 
@@ -331,9 +352,19 @@ impl Sandbox {
     ) -> Result<T, Error> {
         let deadline = timeout + self.policy.deadline_grace;
         let index = self.indexed().map(|d| (d, FsPerms::ReadOnly));
-        self.runtime
-            .call(&self.workspace, index, self.policy.memory_limit, timeout, deadline, f)?
-            .map_err(Error::Search)
+        let memory = self.policy.memory_limit;
+        let kept = self.session.as_ref().filter(|_| index.is_some()).and_then(|s| Some((s, s.kept.try_lock().ok()?)));
+        match kept {
+            Some((session, mut kept)) => {
+                let generation = (session.unchanged_since)();
+                self.runtime.call_kept(&mut kept, &self.workspace, index, memory, timeout, deadline, |i, s| {
+                    i.sandgrep_search_index().call_unchanged_since(&mut *s, generation)?;
+                    f(i, s)
+                })
+            }
+            None => self.runtime.call(&self.workspace, index, memory, timeout, deadline, f),
+        }?
+        .map_err(Error::Search)
     }
 }
 

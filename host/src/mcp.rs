@@ -155,7 +155,7 @@ impl ServerHandler for McpServer {
 /// Serves `sandbox` over MCP on stdin/stdout until the client goes away.
 pub fn serve_stdio(sandbox: Sandbox) -> std::io::Result<()> {
     // The index is built (when missing) and kept fresh beside the calls.
-    let _keeper = crate::keeper::keep_fresh(sandbox.clone());
+    let (sandbox, _keeper) = crate::keeper::keep_fresh(sandbox);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let service = McpServer::new(sandbox).serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;

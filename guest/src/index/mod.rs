@@ -21,15 +21,16 @@ mod plan;
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Instant, SystemTime};
 
 pub use plan::{plan, Query};
 
 use crate::cursor::{read_varint, varint};
 use crate::fs::Meta;
-use crate::redact;
 use crate::request::WalkOptions;
 use crate::walk::{Entry, Walker};
+use crate::{redact, session};
 use crate::{IndexReport, IndexUse, SearchError, Workspace};
 use sandgrep_contract::limits::INDEX_FILESIZE;
 
@@ -38,7 +39,7 @@ use sandgrep_contract::limits::INDEX_FILESIZE;
 pub const PREOPEN: &str = "/sandgrep-index";
 const FILE: &str = "index.v1";
 const MAGIC: &[u8; 8] = b"SGINDEX\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 80;
 /// Files whose times are this close to the moment they were read are not
 /// trusted: another write in the same clock tick would not change them.
@@ -47,8 +48,6 @@ const RACY_NS: u64 = sandgrep_contract::limits::INDEX_RACY_MS * 1_000_000;
 /// Flags of a file in the table.
 const UNTRUSTED: u8 = 1;
 const BINARY: u8 = 2;
-/// Holds something redaction hides: always read, no entries.
-const SECRET: u8 = 4;
 
 #[derive(Clone, Debug)]
 struct FileRec {
@@ -66,7 +65,7 @@ impl FileRec {
 }
 
 /// An index, its table and dictionary read, its postings read on demand.
-struct Loaded {
+pub struct Loaded {
     files: Vec<FileRec>,
     /// `(trigram, offset, length, checksum)` of each posting list, by trigram.
     dict: Vec<(u32, u64, u32, u32)>,
@@ -163,7 +162,7 @@ impl Loaded {
     }
 
     /// The file numbers holding `tri`, in order.
-    fn postings(&mut self, tri: u32) -> Result<Vec<u32>, String> {
+    fn postings(&self, tri: u32) -> Result<Vec<u32>, String> {
         let Ok(i) = self.dict.binary_search_by_key(&tri, |e| e.0) else { return Ok(Vec::new()) };
         let (_, off, len, sum) = self.dict[i];
         let corrupt = || "it was corrupt".to_string();
@@ -171,8 +170,9 @@ impl Loaded {
             return Err(corrupt());
         }
         let mut buf = vec![0u8; len as usize];
-        self.postings.seek(SeekFrom::Start(self.post_at + off)).map_err(|e| e.to_string())?;
-        self.postings.read_exact(&mut buf).map_err(|_| corrupt())?;
+        let mut file = &self.postings;
+        file.seek(SeekFrom::Start(self.post_at + off)).map_err(|e| e.to_string())?;
+        file.read_exact(&mut buf).map_err(|_| corrupt())?;
         if checksum(&buf) as u32 != sum {
             return Err(corrupt());
         }
@@ -203,7 +203,7 @@ impl Loaded {
     }
 
     /// The files a query lets through, as a bitmap over file numbers.
-    fn eval(&mut self, q: &Query, cache: &mut HashMap<u32, Vec<u64>>) -> Result<Vec<u64>, String> {
+    fn eval(&self, q: &Query, cache: &mut HashMap<u32, Vec<u64>>) -> Result<Vec<u64>, String> {
         let words = self.files.len().div_ceil(64);
         Ok(match q {
             Query::All => vec![u64::MAX; words],
@@ -240,10 +240,16 @@ impl Loaded {
 
 /// What the index says about the files of one search.
 pub struct Narrowing {
-    loaded: Loaded,
+    loaded: Rc<Loaded>,
     multiline: bool,
+    /// The host vouched that nothing changed since this index was made
+    /// ([`crate::session`]): its records stand without a look at each file.
+    current: bool,
     /// Files the plan lets through (a file not in the index is always read).
     candidates: Vec<u64>,
+    /// Where the next entry's record likely is: the walk and the table go
+    /// in nearly the same order.
+    next: std::cell::Cell<usize>,
 }
 
 /// What a skipped file would have been to the search that reads it.
@@ -261,21 +267,37 @@ impl Narrowing {
     /// when it does.
     pub fn open(ws: &Workspace, q: &crate::request::TextQuery) -> (IndexUse, Option<Narrowing>) {
         let Some(dir) = ws.index_dir() else { return (IndexUse::None, None) };
-        let Ok(mut loaded) = Loaded::open(dir, ws.index_policy()) else { return (IndexUse::None, None) };
+        let policy = ws.index_policy();
+        let current = session::generation().is_some();
+        let loaded = match session::index(policy) {
+            Some(loaded) => loaded,
+            None => match Loaded::open(dir, policy) {
+                Ok(loaded) => session::keep_index(policy, Rc::new(loaded)),
+                Err(_) => return (IndexUse::None, None),
+            },
+        };
         // Binary files are skipped whatever the query: no plan needed.
         let query = plan(q).unwrap_or(Query::All);
         let use_ = if query == Query::All { IndexUse::CannotNarrow } else { IndexUse::Served };
         match loaded.eval(&query, &mut HashMap::new()) {
-            Ok(candidates) => (use_, Some(Narrowing { loaded, multiline: q.multiline, candidates })),
+            Ok(candidates) => {
+                let next = Default::default();
+                (use_, Some(Narrowing { loaded, multiline: q.multiline, current, candidates, next }))
+            }
             Err(_) => (IndexUse::None, None),
         }
     }
 
     /// Whether the search may leave `entry` unread, and as what.
     pub fn unread(&self, entry: &Entry, max_filesize: u64) -> Option<Unread> {
-        let i = self.loaded.files.binary_search_by(|f| f.path.as_str().cmp(&entry.rel)).ok()?;
-        let rec = &self.loaded.files[i];
-        if rec.flags & (UNTRUSTED | SECRET) != 0 || !rec.same(&entry.meta()?) {
+        let files = &self.loaded.files;
+        let i = match self.next.get() {
+            i if files.get(i).is_some_and(|f| f.path == entry.rel) => i,
+            _ => files.binary_search_by(|f| f.path.as_str().cmp(&entry.rel)).ok()?,
+        };
+        self.next.set(i + 1);
+        let rec = &files[i];
+        if rec.flags & UNTRUSTED != 0 || !self.current && !rec.same(&entry.meta()?) {
             return None;
         }
         if rec.size > max_filesize {
@@ -409,16 +431,17 @@ fn build(
                     report.bytes_read += bytes.len() as u64;
                     // A binary file is skipped whatever the query: its bytes need no entries.
                     let binary = bytes.contains(&0);
-                    // Nor does a file with secrets, which is always read: whether the
-                    // index let a search skip it would tell what its secrets hold.
-                    let secret = !binary && ws.redact && !redact::redact_lines(b"", &bytes).1.is_empty();
-                    if !binary && !secret {
-                        trigrams(&bytes, &mut seen, &mut tris);
+                    if !binary {
+                        // A file with secrets is indexed as callers see it, redacted
+                        // (a match counts only where it shows clear of the redactions,
+                        // and each line redacts alike whole or alone): whether a search
+                        // skips it tells nothing its answers and reads do not.
+                        let shown = if ws.redact { redact::redact_lines(b"", &bytes) } else { Default::default() };
+                        let text = if shown.1.is_empty() { &bytes } else { &shown.0 };
+                        trigrams(text, &mut seen, &mut tris);
                         fresh.insert(rec.path.clone(), tris.clone());
                     }
-                    rec.flags = if racy { UNTRUSTED } else { 0 }
-                        | if binary { BINARY } else { 0 }
-                        | if secret { SECRET } else { 0 };
+                    rec.flags = if racy { UNTRUSTED } else { 0 } | if binary { BINARY } else { 0 };
                 }
             }
             kept.push((rec, None));

@@ -165,7 +165,7 @@ fn trigrams_are_folded_and_listed_once() {
 }
 
 #[test]
-fn multiline_searches_read_binary_files_and_files_with_secrets_are_always_read() {
+fn multiline_searches_read_binary_files_and_files_with_secrets_are_indexed_as_shown() {
     // A NUL far past the match: a multiline search reads the file (whatever
     // it then makes of the NUL, it is the scan's answer).
     let mut late_nul = b"needle\nhere\n".to_vec();
@@ -175,13 +175,18 @@ fn multiline_searches_read_binary_files_and_files_with_secrets_are_always_read()
     let scan = Workspace::new(root.path());
     let ws = Workspace::new(root.path()).with_index_dir(idx.path());
     ws.refresh_index().unwrap();
-    let multi = SearchTextRequest { multiline: true, ..regex("needle\\nhere") };
+    let multi = SearchTextRequest { multiline: true, paths: vec!["late.bin".into()], ..regex("needle\\nhere") };
     assert_eq!(answer(&scan.search_text(multi.clone()).unwrap()), answer(&ws.search_text(multi.clone()).unwrap()));
     assert_eq!(ws.search_text(multi).unwrap().stats.files_skipped_by_index, 0);
-    // Whether the index would skip a file with a secret would tell what the
-    // secret holds: it is read, whatever the query.
-    let guess = SearchTextRequest { paths: vec!["keys.env.txt".into()], ..text_request("AKIZZZ") };
-    assert_eq!(ws.search_text(guess).unwrap().stats.files_skipped_by_index, 0);
+    // A file with secrets is indexed as callers see it, redacted: a guess at
+    // the secret is skipped right or wrong (the skip count is no oracle), and
+    // every answer is a scan's.
+    for q in ["AKIZZZ", "AKIAIOSFODNN7", "aws_key", "REDACTED"] {
+        let r = SearchTextRequest { paths: vec!["keys.env.txt".into()], ..text_request(q) };
+        assert_eq!(answer(&scan.search_text(r.clone()).unwrap()), answer(&ws.search_text(r.clone()).unwrap()), "{q}");
+        let skipped = ws.search_text(r).unwrap().stats.files_skipped_by_index;
+        assert_eq!(skipped, u64::from(q.starts_with("AKI")), "{q}");
+    }
 }
 
 #[test]
@@ -194,4 +199,26 @@ fn smart_case_is_planned_without_case() {
     let r = SearchTextRequest { case: Some(crate::CaseMode::Smart), ..regex("\\Wkelvin") };
     let scanned = Workspace::new(root.path()).search_text(r.clone()).unwrap();
     assert_eq!(answer(&scanned), answer(&ws.search_text(r).unwrap()));
+}
+
+#[test]
+fn a_kept_instance_reuses_its_walk_while_the_host_vouches_for_the_tree() {
+    let (root, idx) = setup(&[("a.txt", b"needle one\n"), ("b/c.txt", b"needle two\nhay\n"), ("d.txt", b"hay\n")]);
+    let scan = Workspace::new(root.path());
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let first = SearchTextRequest { max_results: Some(1), ..text_request("needle") };
+    let cases = [text_request("needle"), text_request("hay"), first, regex("ne+dle|zzz"), regex("\\w+")];
+    crate::session::unchanged_since(Some(7));
+    for _ in 0..2 {
+        for r in &cases {
+            assert_eq!(answer(&scan.search_text(r.clone()).unwrap()), answer(&ws.search_text(r.clone()).unwrap()));
+        }
+    }
+    // What it kept stands for the tree until the host says otherwise: a
+    // file added behind the host's back is not seen, and is once it does.
+    write(root.path(), "e.txt", b"needle three\n");
+    assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 2);
+    crate::session::unchanged_since(None);
+    assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 3);
 }

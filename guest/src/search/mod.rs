@@ -1,6 +1,8 @@
 //! `search-text`: walk the roots in order, search each file through the sink,
 //! and assemble one page of the sorted result stream.
 
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::io::Read;
 use std::time::Instant;
 
@@ -22,10 +24,10 @@ use crate::confine::dir_sort_key;
 use crate::error::{error_message, io_error};
 use crate::fs::{FileAt, SearchFile};
 use crate::index::{Narrowing, Unread};
-use crate::page;
 use crate::request::{TextQuery, HEAP_LIMIT};
 use crate::sink::{FileSink, SinkConfig};
-use crate::walk::{self, walk_deadline, Walker};
+use crate::walk::{self, walk_deadline, Step, Walker};
+use crate::{page, session};
 use crate::{
     CaseMode, FileOutcome, OutputMode, QueryMode, SearchError, SearchTextRequest, SearchTextResponse, ShardEvent,
     ShardEventKind, ShardResult, ShardStop, Workspace,
@@ -75,71 +77,91 @@ fn run(
     };
     // Events between two entries sort just after the first one.
     let mut anchor = String::new();
-    let mut denied_seen = 0;
-    'roots: for root in &roots {
-        if after.as_deref().is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
+    let denied_seen = Cell::new(0);
+    // A kept instance replays a whole walk it made at this generation, or
+    // records this one (a first page only: a cursor starts mid-walk).
+    let key = format!("{:?}\0{:?}\0{}", q.paths, q.walk, ws.index_policy());
+    let whole = after.is_none() && shard.is_none();
+    let kept = if whole { session::listing(&key) } else { None };
+    let recording = whole && kept.is_none() && session::generation().is_some();
+    let (mut record, mut complete) = (Vec::new(), true);
+    let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
+        Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
+        None => Box::new(walk_steps(&walker, &roots, after.as_deref(), &denied_seen).map(Cow::Owned)),
+    };
+    for step in steps {
+        if recording {
+            record.push(step.clone().into_owned());
+        }
+        let entry = match &*step {
+            Step::Entry(entry) => entry,
+            Step::Denied(n) => {
+                if reports_walk {
+                    emit(&mut page, anchor.clone(), ShardEventKind::Denied(*n));
+                }
+                continue;
+            }
+            Step::Problem(e) => {
+                if reports_walk {
+                    emit(&mut page, anchor.clone(), ShardEventKind::Problem((e.message.clone(), e.unreadable)));
+                }
+                continue;
+            }
+            Step::TimedOut => {
+                // Out of time in the walk itself (a tree of links and skipped
+                // entries): what was walked is done. The event marks how far
+                // for a merge of shards.
+                complete = false;
+                emit(&mut page, anchor.clone(), ShardEventKind::Denied(0));
+                page.paging.time_out();
+                page.paging.walked_to(&anchor);
+                continue;
+            }
+        };
+        anchor = dir_sort_key(&entry.rel, entry.is_dir) + "\0";
+        if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
             continue;
         }
-        let mut walk = walker.walk(root, after.as_deref());
-        for item in walk.by_ref() {
-            let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-            if denied > denied_seen && reports_walk {
-                emit(&mut page, anchor.clone(), ShardEventKind::Denied(denied - denied_seen));
-            }
-            denied_seen = denied;
-            let entry = match item {
-                Ok(entry) => entry,
-                Err(e) => {
-                    if reports_walk {
-                        emit(&mut page, anchor.clone(), ShardEventKind::Problem((e.message, e.unreadable)));
-                    }
-                    continue;
-                }
-            };
-            anchor = dir_sort_key(&entry.rel, entry.is_dir) + "\0";
-            if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
-                continue;
-            }
-            let Some((min_line, taken)) = page.paging.resume_point(&entry.rel) else { continue };
-            // Every call searches at least one file, so paging past a
-            // timeout always makes progress; the first gets at least the
-            // walk's time (see `Page::searched` for one that overruns it).
-            let first = page.stats.files_scanned == 0;
-            if !first && Instant::now() >= deadline {
-                page.paging.time_out();
-                break 'roots;
-            }
-            let deadline = Some(if first { walk_deadline(started, deadline) } else { deadline });
-            if let Some(unread) = narrowing.as_ref().and_then(|n| n.unread(&entry, q.max_filesize)) {
-                let kind = match unread {
-                    Unread::TooLarge => ShardEventKind::TooLarge,
-                    Unread::Binary => ShardEventKind::IndexSkipped(true),
-                    Unread::NoMatch => ShardEventKind::IndexSkipped(false),
-                };
-                emit(&mut page, entry.rel, kind);
-                continue;
-            }
-            let limit = page.limit(taken);
-            let budget = page.paging.budget_left();
-            let kind = search_file(&mut searcher, &cfg, &q, &entry, min_line, limit, deadline, budget);
-            emit(&mut page, entry.rel, kind);
-            if page.paging.stopped() {
-                break 'roots;
-            }
-        }
-        if walk.timed_out() {
-            // Out of time in the walk itself (a tree of links and skipped
-            // entries): what was walked is done. The event marks how far
-            // for a merge of shards.
-            emit(&mut page, anchor.clone(), ShardEventKind::Denied(0));
+        let Some((min_line, taken)) = page.paging.resume_point(&entry.rel) else { continue };
+        // Every call searches at least one file, so paging past a
+        // timeout always makes progress; the first gets at least the
+        // walk's time (see `Page::searched` for one that overruns it).
+        let first = page.stats.files_scanned == 0;
+        if !first && Instant::now() >= deadline {
             page.paging.time_out();
-            page.paging.walked_to(&anchor);
+            complete = false;
+            break;
+        }
+        let deadline = Some(if first { walk_deadline(started, deadline) } else { deadline });
+        if let Some(unread) = narrowing.as_ref().and_then(|n| n.unread(entry, q.max_filesize)) {
+            let kind = match unread {
+                Unread::TooLarge => ShardEventKind::TooLarge,
+                Unread::Binary => ShardEventKind::IndexSkipped(true),
+                Unread::NoMatch => ShardEventKind::IndexSkipped(false),
+            };
+            emit(&mut page, entry.rel.clone(), kind);
+            continue;
+        }
+        let limit = page.limit(taken);
+        let budget = page.paging.budget_left();
+        let kind = search_file(&mut searcher, &cfg, &q, entry, min_line, limit, deadline, budget);
+        emit(&mut page, entry.rel.clone(), kind);
+        if page.paging.stopped() {
+            complete = false;
             break;
         }
     }
     let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-    if denied > denied_seen && reports_walk {
-        emit(&mut page, anchor, ShardEventKind::Denied(denied - denied_seen));
+    if denied > denied_seen.get() {
+        if reports_walk {
+            emit(&mut page, anchor, ShardEventKind::Denied(denied - denied_seen.get()));
+        }
+        if recording {
+            record.push(Step::Denied(denied - denied_seen.get()));
+        }
+    }
+    if recording && complete {
+        session::keep_listing(key, record);
     }
     let stopped = if page.paging.done() {
         Some(ShardStop::PageFull)
@@ -149,6 +171,56 @@ fn run(
     let mut resp = page.finish(&stream_key, started);
     resp.stats.index = index_use;
     Ok((resp, ShardResult { events, stopped, index: index_use }))
+}
+
+/// The walk of every root (those past `after`) as one stream: a `Denied`
+/// step before the entry whose walk denied something, `TimedOut` where the
+/// walk ran out of time (and nothing after it).
+fn walk_steps<'w>(
+    walker: &'w Walker<'_>,
+    roots: &'w [walk::Root],
+    after: Option<&'w str>,
+    denied_seen: &'w Cell<u64>,
+) -> impl Iterator<Item = Step> + 'w {
+    let mut roots = roots.iter().filter(move |r| !after.is_some_and(|a| walk::subtree_before(&r.rel, r.is_dir, a)));
+    let (mut current, mut pending, mut done) = (None::<walk::Walk<'w, '_>>, None, false);
+    std::iter::from_fn(move || loop {
+        if let Some(step) = pending.take() {
+            return Some(step);
+        }
+        if done {
+            return None;
+        }
+        let Some(walk) = current.as_mut() else {
+            current = Some(walker.walk(
+                roots.next().or_else(|| {
+                    done = true;
+                    None
+                })?,
+                after,
+            ));
+            continue;
+        };
+        let step = match walk.next() {
+            Some(Ok(entry)) => Step::Entry(entry),
+            Some(Err(e)) => Step::Problem(e),
+            None if walk.timed_out() => {
+                done = true;
+                return Some(Step::TimedOut);
+            }
+            None => {
+                current = None;
+                continue;
+            }
+        };
+        let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+        if denied > denied_seen.get() {
+            pending = Some(step);
+            let n = denied - denied_seen.replace(denied);
+            return Some(Step::Denied(n));
+        }
+        return Some(step);
+    })
 }
 
 /// Searches one file for at most `limit` results (and one more, to tell that

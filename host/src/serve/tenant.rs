@@ -167,7 +167,7 @@ impl Tenant {
         let sandbox = Sandbox::open(&t.workspace, policy)
             .map_err(|e| format!("tenant {}: {e}", t.name))?
             .with_index(t.index.unwrap_or(true));
-        let index = crate::keeper::keep_fresh(sandbox.clone());
+        let (sandbox, index) = crate::keeper::keep_fresh(sandbox);
         let rate = t.requests_per_second.unwrap_or(REQUESTS_PER_SECOND as f64);
         let sessions = Arc::new(LocalSessionManager::default());
         Ok(Arc::new_cyclic(|weak: &Weak<Tenant>| {

@@ -91,17 +91,18 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
             })
         })
         .collect();
-    let structured = json!({
+    let mut structured = json!({
         "hits": hits,
         "files": response.files,
         "has_more": response.next_cursor.is_some(),
         "next_cursor": response.next_cursor,
         "truncated": response.truncated,
         "timed_out": response.timed_out,
-        "stats": response.stats,
         "warnings": response.warnings,
     });
-    Ok(ToolOutput { structured, text, notes, response: to_value(&response) })
+    let response = to_value(&response);
+    structured["stats"] = response["stats"].clone();
+    Ok(ToolOutput { structured, text, notes, response })
 }
 
 fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {

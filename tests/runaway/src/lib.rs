@@ -87,6 +87,8 @@ impl exports::sandgrep::search::index::Guest for Runaway {
     fn refresh_index(_: Policy) -> Result<exports::sandgrep::search::index::IndexReport, SearchError> {
         Err(SearchError::Io("not implemented by the runaway guest".into()))
     }
+
+    fn unchanged_since(_: Option<u64>) {}
 }
 
 impl exports::sandgrep::search::files::Guest for Runaway {

@@ -1,0 +1,82 @@
+//! What an instance remembers between calls, for a host that keeps one
+//! instance for many calls and watches the workspace (SPEC §6: a long-lived
+//! host learns of changes from a watcher and hands them to the component).
+//!
+//! Before each call such a host says, through `unchanged-since`, either
+//! `some(g)`: nothing in the workspace changed since its index refresh
+//! number `g` (and that refresh's index is the one in the index directory),
+//! or `none`. Under `some(g)` the instance keeps the index it loaded and the
+//! walks it made, and the next call at the same `g` uses them instead of
+//! reading the index and walking the tree again; the index's records stand
+//! without a look at each file's times. A new `g`, or `none`, drops all of
+//! it. A host that never calls `unchanged-since` (every other host, and a
+//! fresh instance per call) gets the plain path: load, walk, check times.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::index::Loaded;
+use crate::walk::Step;
+
+/// Walks kept at once (one per distinct set of roots and walk options).
+const LISTINGS: usize = 16;
+
+#[derive(Default)]
+struct Kept {
+    generation: Option<u64>,
+    /// The index, by the policy it was loaded under.
+    index: Option<(u64, Rc<Loaded>)>,
+    listings: HashMap<String, Rc<Vec<Step>>>,
+}
+
+thread_local! {
+    static KEPT: RefCell<Kept> = RefCell::default();
+}
+
+/// What the host vouches for from now on (see the module's comment).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub fn unchanged_since(generation: Option<u64>) {
+    KEPT.with_borrow_mut(|k| {
+        if generation.is_none() || generation != k.generation {
+            *k = Kept { generation, ..Kept::default() };
+        }
+    });
+}
+
+/// The generation the host vouches for, if any.
+pub fn generation() -> Option<u64> {
+    KEPT.with_borrow(|k| k.generation)
+}
+
+/// The index kept at this generation under `policy`.
+pub fn index(policy: u64) -> Option<Rc<Loaded>> {
+    KEPT.with_borrow(|k| k.index.as_ref().filter(|(p, _)| *p == policy).map(|(_, l)| l.clone()))
+}
+
+/// Keeps `loaded` for the calls at this generation (when there is one).
+pub fn keep_index(policy: u64, loaded: Rc<Loaded>) -> Rc<Loaded> {
+    KEPT.with_borrow_mut(|k| {
+        if k.generation.is_some() {
+            k.index = Some((policy, loaded.clone()));
+        }
+    });
+    loaded
+}
+
+/// The walk kept at this generation under `key` (roots, walk options, policy).
+pub fn listing(key: &str) -> Option<Rc<Vec<Step>>> {
+    KEPT.with_borrow(|k| k.listings.get(key).cloned())
+}
+
+/// Keeps a whole walk for the calls at this generation (when there is one).
+pub fn keep_listing(key: String, steps: Vec<Step>) {
+    KEPT.with_borrow_mut(|k| {
+        if k.generation.is_some() {
+            if k.listings.len() >= LISTINGS {
+                k.listings.clear();
+            }
+            k.listings.insert(key, Rc::new(steps));
+        }
+    });
+}

@@ -1,0 +1,95 @@
+"""A long-lived `sandgrep mcp` answers from its index and kept instance, yet
+every change made before a call is in that call's answer (SPEC §6).
+
+Usage: python mcp_fresh.py SANDGREP_BINARY WORKSPACE
+Each answer (paths and lines of the hits) is compared with a scan by the
+CLI (`--no-index`). Exits non-zero on the first difference.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+BIN, ROOT = sys.argv[1], sys.argv[2]
+QUERIES = ["needle", "fresh_word", "zqxj_nothing", "hay"]
+
+
+def scanned(query):
+    out = subprocess.run([BIN, "--root", ROOT, "--no-index", "search", "--json", "-i", "-F", "-m", "5000",
+                          "--max-results", "5000", query], capture_output=True, stdin=subprocess.DEVNULL)
+    return sorted((m["path"], m["line"]) for m in json.loads(out.stdout)["matches"])
+
+
+async def answer(s, query):
+    r = await s.call_tool("search_text", {"query": query, "context_lines": 0, "max_results": 5000})
+    assert not r.is_error, r
+    sc = r.structured_content
+    return sorted((h["path"], h["line"]) for h in sc["hits"]), sc["stats"]
+
+
+async def check(s, what):
+    for q in QUERIES:
+        got, stats = await answer(s, q)
+        want = scanned(q)
+        assert got == want, f"{what}: {q!r}: indexed {got} != scanned {want} ({stats})"
+
+
+def write(rel, text):
+    path = os.path.join(ROOT, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+async def main():
+    params = StdioServerParameters(command=BIN, args=["--root", ROOT, "mcp"], env=dict(os.environ))
+    async with stdio_client(params) as (read, write_):
+        async with ClientSession(read, write_) as s:
+            await s.initialize()
+            # The index is built in the background; calls scan meanwhile.
+            deadline = time.time() + 60
+            while True:
+                _, stats = await answer(s, "needle")
+                if stats["index"] == "served" and stats["files_skipped_by_index"] > 0:
+                    break
+                assert time.time() < deadline, f"the index never served a call: {stats}"
+                await asyncio.sleep(0.5)
+            await check(s, "indexed")
+            await check(s, "again")
+            # Each change right before a call, with no pause.
+            write("src/new.txt", "a fresh_word and a needle\n")
+            await check(s, "new file")
+            path = os.path.join(ROOT, "src/a.txt")  # "hay hay hay hay hay hay\n"
+            st = os.stat(path)
+            with open(path, "r+") as f:
+                text = f.read()
+                f.seek(0)
+                f.write("zqxj_nothing needle hay\n")
+                assert len(text) == 24, text
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            write("src/b.txt", open(os.path.join(ROOT, "src/b.txt")).read().replace("needle", "fresh_word"))
+            await check(s, "rewritten in place, times put back")
+            os.remove(os.path.join(ROOT, "src/c.txt"))
+            await check(s, "deleted")
+            os.rename(os.path.join(ROOT, "deep/d.txt"), os.path.join(ROOT, "deep/e.txt"))
+            await check(s, "renamed")
+            write(".ignore", "deep/\n")
+            await check(s, "new ignore file")
+            os.makedirs(os.path.join(ROOT, "made/below"))
+            write("made/below/f.txt", "needle in a new directory\n")
+            await check(s, "new directory")
+            # Quiet again: refreshed, and served from the index once more.
+            await asyncio.sleep(4)
+            await check(s, "refreshed")
+            _, stats = await answer(s, "fresh_word")
+            assert stats["index"] == "served" and stats["files_skipped_by_index"] > 0, stats
+    print("MCP FRESHNESS CHECKS PASSED")
+
+
+asyncio.run(main())
