@@ -58,6 +58,9 @@ pub struct Meta {
     /// what tells the index a file is the one it read.
     pub modified_ns: u64,
     pub changed_ns: u64,
+    /// Hard links to the file (a change through one outside the workspace
+    /// reaches no watcher of it).
+    pub links: u64,
 }
 
 fn invalid(message: &'static str) -> io::Error {
@@ -239,6 +242,7 @@ mod raw {
             modified: s.data_modification_timestamp.map(|t| t.seconds as i64),
             modified_ns: ns(s.data_modification_timestamp),
             changed_ns: ns(s.status_change_timestamp),
+            links: s.link_count,
         }
     }
 
@@ -380,6 +384,7 @@ mod raw {
                 modified: Some(m.mtime()),
                 modified_ns: ns(m.mtime(), m.mtime_nsec()),
                 changed_ns: ns(m.ctime(), m.ctime_nsec()),
+                links: m.nlink(),
             };
             Ok((kind(m.file_type()), meta))
         }

@@ -441,7 +441,10 @@ fn build(
                         trigrams(text, &mut seen, &mut tris);
                         fresh.insert(rec.path.clone(), tris.clone());
                     }
-                    rec.flags = if racy { UNTRUSTED } else { 0 } | if binary { BINARY } else { 0 };
+                    // A file with other names may change through one no watcher
+                    // of the workspace sees: a long-lived host would miss it.
+                    let linked = meta.links > 1;
+                    rec.flags = if racy || linked { UNTRUSTED } else { 0 } | if binary { BINARY } else { 0 };
                 }
             }
             kept.push((rec, None));

@@ -222,3 +222,16 @@ fn a_kept_instance_reuses_its_walk_while_the_host_vouches_for_the_tree() {
     crate::session::unchanged_since(None);
     assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 3);
 }
+
+#[test]
+fn a_file_with_another_name_is_always_read() {
+    // Written through its other name (outside the workspace), it changes
+    // where no watcher of the workspace looks.
+    let (root, idx) = setup(&[("a.txt", b"one\n"), ("b.txt", b"two\n")]);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::hard_link(root.path().join("b.txt"), outside.path().join("b.txt")).unwrap();
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let r = ws.search_text(text_request("nothing")).unwrap();
+    assert_eq!((r.stats.files_skipped_by_index, r.stats.files_scanned), (1, 1));
+}
