@@ -19,8 +19,10 @@ use std::rc::Rc;
 use crate::index::Loaded;
 use crate::walk::Step;
 
-/// Walks kept at once (one per distinct set of roots and walk options).
+/// Walks kept at once (one per distinct set of roots and walk options),
+/// and their steps in all.
 const LISTINGS: usize = 16;
+const STEPS: usize = 1 << 20;
 
 #[derive(Default)]
 struct Kept {
@@ -72,8 +74,9 @@ pub fn listing(key: &str) -> Option<Rc<Vec<Step>>> {
 /// Keeps a whole walk for the calls at this generation (when there is one).
 pub fn keep_listing(key: String, steps: Vec<Step>) {
     KEPT.with_borrow_mut(|k| {
-        if k.generation.is_some() {
-            if k.listings.len() >= LISTINGS {
+        if k.generation.is_some() && steps.len() <= STEPS {
+            let kept: usize = k.listings.values().map(|l| l.len()).sum();
+            if k.listings.len() >= LISTINGS || kept + steps.len() > STEPS {
                 k.listings.clear();
             }
             k.listings.insert(key, Rc::new(steps));

@@ -348,23 +348,26 @@ impl Sandbox {
     fn call<T>(
         &self,
         timeout: Duration,
-        f: impl FnOnce(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
+        f: impl Fn(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
     ) -> Result<T, Error> {
         let deadline = timeout + self.policy.deadline_grace;
         let index = self.indexed().map(|d| (d, FsPerms::ReadOnly));
         let memory = self.policy.memory_limit;
         let kept = self.session.as_ref().filter(|_| index.is_some()).and_then(|s| Some((s, s.kept.try_lock().ok()?)));
-        match kept {
-            Some((session, mut kept)) => {
-                let generation = (session.unchanged_since)();
+        if let Some((session, mut kept)) = kept {
+            let generation = (session.unchanged_since)();
+            let answer =
                 self.runtime.call_kept(&mut kept, &self.workspace, index, memory, timeout, deadline, |i, s| {
                     i.sandgrep_search_index().call_unchanged_since(&mut *s, generation)?;
                     f(i, s)
-                })
+                });
+            // What the kept instance holds counts against its memory: a call
+            // it cannot fit gets a fresh instance.
+            if !matches!(answer, Err(Error::OutOfMemory(_))) {
+                return answer?.map_err(Error::Search);
             }
-            None => self.runtime.call(&self.workspace, index, memory, timeout, deadline, f),
-        }?
-        .map_err(Error::Search)
+        }
+        self.runtime.call(&self.workspace, index, memory, timeout, deadline, f)?.map_err(Error::Search)
     }
 }
 
