@@ -2,6 +2,7 @@
 //! (`mcp` on PyPI, installed into `.venv` by `scripts/setup`), running
 //! `tests/mcp_client.py` against the real binary.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -25,23 +26,29 @@ fn the_python_sdk_drives_every_tool() {
     }
     run(t.path(), &["search", "warm-up-the-artifact-cache"]);
 
+    client(
+        "mcp_client.py",
+        &[t.path().as_os_str(), env!("SANDGREP_RUNAWAY_WASM").as_ref()],
+        "MCP CLIENT CHECKS PASSED",
+    );
+}
+
+/// Runs `tests/SCRIPT BINARY ARGS...` with the MCP SDK's Python (`.venv`)
+/// and requires it to pass.
+fn client(script: &str, args: &[&OsStr], passed: &str) {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
     let python = repo.join(".venv/bin/python");
     assert!(python.exists(), "{} is missing: run scripts/setup", python.display());
     let out = Command::new(python)
-        .arg(repo.join("tests/mcp_client.py"))
+        .arg(repo.join("tests").join(script))
         .arg(env!("CARGO_BIN_EXE_sandgrep"))
-        .arg(t.path())
-        .arg(env!("SANDGREP_RUNAWAY_WASM"))
-        .env("SANDGREP_CACHE_DIR", PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache"))
+        .args(args)
+        .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("MCP CLIENT CHECKS PASSED"),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    assert!(out.status.success() && stdout.contains(passed), "stdout:\n{stdout}\nstderr:\n{stderr}");
 }
 
 #[test]
@@ -56,18 +63,5 @@ fn a_long_lived_server_answers_every_change_made_before_a_call() {
     }
     // Past the window in which the index distrusts a file's times.
     std::thread::sleep(std::time::Duration::from_millis(2200));
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
-    let out = Command::new(repo.join(".venv/bin/python"))
-        .arg(repo.join("tests/mcp_fresh.py"))
-        .arg(env!("CARGO_BIN_EXE_sandgrep"))
-        .arg(t.path())
-        .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("MCP FRESHNESS CHECKS PASSED"),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    client("mcp_fresh.py", &[t.path().as_os_str()], "MCP FRESHNESS CHECKS PASSED");
 }

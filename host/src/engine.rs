@@ -117,15 +117,12 @@ impl Runtime {
         deadline: Duration,
         f: impl FnOnce(&Sandgrep, &mut Store<State>) -> wasmtime::Result<T>,
     ) -> Result<T, Error> {
-        let mut store = self.store(workspace, index, memory_limit)?;
-        self.run(&mut store, timeout, deadline, |store| {
-            let instance = self.pre.instantiate(&mut *store)?;
-            f(&instance, store)
-        })
+        self.call_kept(&mut None, workspace, index, memory_limit, timeout, deadline, f)
     }
 
     /// As [`Runtime::call`], on the instance in `kept` (made first if there
-    /// is none, dropped when a call fails: a trapped instance is done).
+    /// is none; kept only while calls succeed: a trapped instance is done).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn call_kept<T>(
         &self,
         kept: &mut Option<Kept>,
@@ -136,15 +133,17 @@ impl Runtime {
         deadline: Duration,
         f: impl FnOnce(&Sandgrep, &mut Store<State>) -> wasmtime::Result<T>,
     ) -> Result<T, Error> {
-        if kept.is_none() {
-            let mut store = self.store(workspace, index, memory_limit)?;
-            let instance = self.run(&mut store, timeout, deadline, |store| self.pre.instantiate(store))?;
-            *kept = Some(Kept { store, instance });
-        }
-        let Some(Kept { store, instance }) = kept.as_mut() else { unreachable!("made above") };
-        let result = self.run(store, timeout, deadline, |store| f(instance, store));
-        if result.is_err() {
-            *kept = None;
+        let mut k = match kept.take() {
+            Some(k) => k,
+            None => {
+                let mut store = self.store(workspace, index, memory_limit)?;
+                let instance = self.run(&mut store, timeout, deadline, |store| self.pre.instantiate(store))?;
+                Kept { store, instance }
+            }
+        };
+        let result = self.run(&mut k.store, timeout, deadline, |store| f(&k.instance, store));
+        if result.is_ok() {
+            *kept = Some(k);
         }
         result
     }

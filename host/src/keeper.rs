@@ -57,10 +57,9 @@ struct Seen {
     changes: u64,
     /// The highest barrier ticket that came through.
     barrier: u64,
-    /// The last refresh's number and the change count when it began, if
-    /// it succeeded.
+    /// The last refresh that succeeded: its number, and the change count
+    /// when it began.
     refreshed: Option<(u64, u64)>,
-    refreshes: u64,
 }
 
 impl Watch {
@@ -99,8 +98,8 @@ impl Watch {
 
     fn refreshed(&self, began_at: u64) {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        seen.refreshes += 1;
-        seen.refreshed = Some((seen.refreshes, began_at));
+        let number = seen.refreshed.map_or(1, |(n, _)| n + 1);
+        seen.refreshed = Some((number, began_at));
     }
 
     /// Takes in one event from the watcher; whether it is a change.

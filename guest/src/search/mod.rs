@@ -84,7 +84,7 @@ fn run(
     let whole = after.is_none() && shard.is_none();
     let kept = if whole { session::listing(&key) } else { None };
     let recording = whole && kept.is_none() && session::generation().is_some();
-    let (mut record, mut complete) = (Vec::new(), true);
+    let mut record = Vec::new();
     let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
         Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
         None => Box::new(walk_steps(&walker, &roots, after.as_deref(), &denied_seen).map(Cow::Owned)),
@@ -111,7 +111,6 @@ fn run(
                 // Out of time in the walk itself (a tree of links and skipped
                 // entries): what was walked is done. The event marks how far
                 // for a merge of shards.
-                complete = false;
                 emit(&mut page, anchor.clone(), ShardEventKind::Denied(0));
                 page.paging.time_out();
                 page.paging.walked_to(&anchor);
@@ -129,7 +128,6 @@ fn run(
         let first = page.stats.files_scanned == 0;
         if !first && Instant::now() >= deadline {
             page.paging.time_out();
-            complete = false;
             break;
         }
         let deadline = Some(if first { walk_deadline(started, deadline) } else { deadline });
@@ -147,7 +145,6 @@ fn run(
         let kind = search_file(&mut searcher, &cfg, &q, entry, min_line, limit, deadline, budget);
         emit(&mut page, entry.rel.clone(), kind);
         if page.paging.stopped() {
-            complete = false;
             break;
         }
     }
@@ -160,7 +157,8 @@ fn run(
             record.push(Step::Denied(denied - denied_seen.get()));
         }
     }
-    if recording && complete {
+    // A walk that stopped early (page full, out of time) is not whole.
+    if recording && !page.paging.stopped() {
         session::keep_listing(key, record);
     }
     let stopped = if page.paging.done() {
