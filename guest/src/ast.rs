@@ -178,7 +178,7 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
                 break 'roots;
             }
             // Matched, or skipped (too large, binary, unreadable): the stream is past it.
-            page.paging.file_done(entry.rel);
+            page.paging.file_done(&entry.rel);
         }
         if walk.timed_out() {
             page.paging.time_out();

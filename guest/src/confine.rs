@@ -185,12 +185,18 @@ pub fn lists_bare_repository(names: &[(String, Kind)]) -> bool {
 /// Sort key that orders paths the way their contents are listed bytewise:
 /// a directory `a` sorts as `a/`, after `a.txt` and before `a0`.
 pub fn dir_sort_key(path: &str, is_dir: bool) -> String {
-    if is_dir && path != "." {
-        format!("{path}/")
-    } else if path == "." {
-        String::new()
-    } else {
-        path.to_string()
+    let mut key = String::new();
+    push_sort_key(&mut key, path, is_dir);
+    key
+}
+
+/// [`dir_sort_key`], appended to `out`.
+pub fn push_sort_key(out: &mut String, path: &str, is_dir: bool) {
+    if path != "." {
+        out.push_str(path);
+        if is_dir {
+            out.push('/');
+        }
     }
 }
 

@@ -114,8 +114,16 @@ impl Paging {
     }
 
     /// The stream is past the whole file (or entry) at `rel`.
-    pub fn file_done(&mut self, rel: String) {
-        self.position = Some(Position::file_done(rel));
+    pub fn file_done(&mut self, rel: &str) {
+        // (In place: this runs for every file of a walk.)
+        match &mut self.position {
+            Some(p) => {
+                p.path.clear();
+                p.path.push_str(rel);
+                (p.line, p.taken) = (u64::MAX, 0);
+            }
+            None => self.position = Some(Position::file_done(rel.to_string())),
+        }
     }
 
     /// Everything up to the walk event at `key` (ending in NUL) was walked:

@@ -1,5 +1,5 @@
 //! The persistent index (SPEC §6): for each file of the workspace, the
-//! three-byte sequences it holds (ASCII folded to lower case), so a search
+//! three-byte sequences it holds (bytes as they are), so a search
 //! can leave unread the files that cannot match.
 //!
 //! It only ever narrows: the search still walks the tree (ignore files,
@@ -39,7 +39,7 @@ use sandgrep_contract::limits::INDEX_FILESIZE;
 pub const PREOPEN: &str = "/sandgrep-index";
 const FILE: &str = "index.v1";
 const MAGIC: &[u8; 8] = b"SGINDEX\0";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER: usize = 80;
 /// Files whose times are this close to the moment they were read are not
 /// trusted: another write in the same clock tick would not change them.
@@ -326,16 +326,16 @@ pub fn policy_fingerprint(extra_deny: &[String], inside_git: bool, redact: bool)
     checksum(&bytes)
 }
 
-/// The folded trigrams of `bytes`, each once, with `seen` (a 2^24-bit
-/// map, all clear) as scratch.
+/// The trigrams of `bytes`, each once, with `seen` (a 2^24-bit map, all
+/// clear) as scratch.
 fn trigrams(bytes: &[u8], seen: &mut [u64], out: &mut Vec<u32>) {
     out.clear();
     if bytes.len() < 3 {
         return;
     }
-    let mut t = u32::from(bytes[0].to_ascii_lowercase()) << 8 | u32::from(bytes[1].to_ascii_lowercase());
+    let mut t = u32::from(bytes[0]) << 8 | u32::from(bytes[1]);
     for &b in &bytes[2..] {
-        t = (t << 8 | u32::from(b.to_ascii_lowercase())) & 0xff_ffff;
+        t = (t << 8 | u32::from(b)) & 0xff_ffff;
         let (w, bit) = ((t >> 6) as usize, 1u64 << (t & 63));
         if seen[w] & bit == 0 {
             seen[w] |= bit;

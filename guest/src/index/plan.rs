@@ -2,11 +2,13 @@
 //! boolean query over the index's postings (after Russ Cox's "Regular
 //! Expression Matching with a Trigram Index", simplified).
 //!
-//! The index folds ASCII letters to lower case, so the plan does too: it
-//! asks for a superset of the files that can match, never fewer. Case
-//! rules beyond ASCII come from the regex parser itself (with case
-//! insensitivity on, `k` is the class `[Kk\u{212A}]`), so they are in the
-//! plan as the alternatives they are.
+//! The index keeps bytes as they are. A case-sensitive plan asks for them
+//! as written; a case-insensitive one folds ASCII letters and asks, for
+//! each trigram, for any of its ASCII case variants. Case rules beyond
+//! ASCII come from the regex parser itself (with case insensitivity on,
+//! `k` is the class `[Kk\u{212A}]`), so they are in the plan as the
+//! alternatives they are. Either way the plan asks for a superset of the
+//! files that can match, never fewer.
 
 use std::collections::BTreeSet;
 
@@ -35,13 +37,14 @@ const MAX_EXACT: usize = 16;
 /// The plan for `q`, or `None` when no trigram is required (every file must
 /// be read).
 pub fn plan(q: &TextQuery) -> Option<Query> {
-    // Smart case is planned as insensitive: the matcher's rule for it
-    // (upper-case literals only, escapes and classes aside) is not this
-    // module's to copy, and insensitive plans ask for more files, not fewer.
-    let insensitive = q.case != CaseMode::Sensitive;
     let pattern = match q.mode {
         QueryMode::Literal => regex_syntax::escape(&q.query),
         QueryMode::Regex => q.query.clone(),
+    };
+    let insensitive = match q.case {
+        CaseMode::Sensitive => false,
+        CaseMode::Insensitive => true,
+        CaseMode::Smart => !any_uppercase_literal(&pattern),
     };
     // As the matcher parses it (a pattern it refuses never gets here; one
     // this parser refuses is scanned).
@@ -54,15 +57,48 @@ pub fn plan(q: &TextQuery) -> Option<Query> {
         .build()
         .parse(&pattern)
         .ok()?;
-    match info(&hir).query() {
+    match info(&hir, insensitive).query(insensitive) {
         Query::All => None,
         query => Some(query),
     }
 }
 
+/// Whether smart case makes the matcher case-sensitive for `pattern`: it
+/// does when any literal of the pattern, in a class or not, is upper case
+/// (grep-regex 0.1.14 `ast.rs`, `AstAnalysis`). Escapes such as `\W` are
+/// not literals. A pattern that does not parse is planned insensitive
+/// (the wider plan).
+fn any_uppercase_literal(pattern: &str) -> bool {
+    use regex_syntax::ast::{self, Ast, ClassSetItem};
+    struct Upper(bool);
+    impl ast::Visitor for Upper {
+        type Output = bool;
+        type Err = ();
+        fn finish(self) -> Result<bool, ()> {
+            Ok(self.0)
+        }
+        fn visit_pre(&mut self, a: &Ast) -> Result<(), ()> {
+            if let Ast::Literal(l) = a {
+                self.0 |= l.c.is_uppercase();
+            }
+            Ok(())
+        }
+        fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), ()> {
+            match item {
+                ClassSetItem::Literal(l) => self.0 |= l.c.is_uppercase(),
+                ClassSetItem::Range(r) => self.0 |= r.start.c.is_uppercase() || r.end.c.is_uppercase(),
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+    let Ok(parsed) = ast::parse::ParserBuilder::new().octal(false).build().parse(pattern) else { return false };
+    ast::visit(&parsed, Upper(false)).unwrap_or(false)
+}
+
 /// What is known of the strings a piece of the pattern matches.
 struct Info {
-    /// All of them (folded), when there are few.
+    /// All of them (folded when the plan folds), when there are few.
     exact: Option<BTreeSet<Vec<u8>>>,
     /// What any of them requires, beyond `exact`.
     query: Query,
@@ -78,39 +114,44 @@ impl Info {
     }
 
     /// Everything this piece requires, as a query.
-    fn query(self) -> Query {
+    fn query(self, fold: bool) -> Query {
         let exact = match self.exact {
-            Some(set) => or(set.iter().map(|s| trigrams_of(s)).collect()),
+            Some(set) => or(set.iter().map(|s| trigrams_of(s, fold)).collect()),
             None => Query::All,
         };
         and(vec![self.query, exact])
     }
 
     /// The exact set turned into a query (when it has grown too large).
-    fn settle(self) -> Info {
-        Info { exact: None, query: self.query() }
+    fn settle(self, fold: bool) -> Info {
+        Info { exact: None, query: self.query(fold) }
     }
 }
 
-fn fold(bytes: &[u8]) -> Vec<u8> {
-    bytes.to_ascii_lowercase()
+/// Strings as the plan keeps them: ASCII folded to lower case when `fold`.
+fn folded(bytes: &[u8], fold: bool) -> Vec<u8> {
+    if fold {
+        bytes.to_ascii_lowercase()
+    } else {
+        bytes.to_vec()
+    }
 }
 
-fn info(hir: &Hir) -> Info {
+fn info(hir: &Hir, fold: bool) -> Info {
     match hir.kind() {
         HirKind::Empty | HirKind::Look(_) => Info::exact(BTreeSet::from([Vec::new()])),
-        HirKind::Literal(lit) => Info::exact(BTreeSet::from([fold(&lit.0)])),
-        HirKind::Class(class) => match class_strings(class) {
+        HirKind::Literal(lit) => Info::exact(BTreeSet::from([folded(&lit.0, fold)])),
+        HirKind::Class(class) => match class_strings(class, fold) {
             Some(set) => Info::exact(set),
             None => Info::any(),
         },
-        HirKind::Capture(cap) => info(&cap.sub),
+        HirKind::Capture(cap) => info(&cap.sub, fold),
         HirKind::Repetition(rep) if rep.min == 0 => Info::any(),
-        HirKind::Repetition(rep) => Info { exact: None, query: info(&rep.sub).query() },
+        HirKind::Repetition(rep) => Info { exact: None, query: info(&rep.sub, fold).query(fold) },
         HirKind::Concat(subs) => {
             let mut acc = Info::exact(BTreeSet::from([Vec::new()]));
             for sub in subs {
-                let next = info(sub);
+                let next = info(sub, fold);
                 acc = match (acc.exact, next.exact) {
                     (Some(a), Some(b)) if a.len() * b.len() <= MAX_SET => {
                         let set: BTreeSet<Vec<u8>> =
@@ -119,7 +160,7 @@ fn info(hir: &Hir) -> Info {
                         let joined = Info { exact: Some(set), query };
                         let longest = joined.exact.as_ref().map_or(0, |s| s.iter().map(Vec::len).max().unwrap_or(0));
                         if longest > MAX_EXACT {
-                            joined.settle()
+                            joined.settle(fold)
                         } else {
                             joined
                         }
@@ -127,7 +168,7 @@ fn info(hir: &Hir) -> Info {
                     (a, b) => {
                         // What spans the join is given up; each side's
                         // own requirements hold.
-                        let left = Info { exact: a, query: acc.query }.query();
+                        let left = Info { exact: a, query: acc.query }.query(fold);
                         Info { exact: b, query: and(vec![left, next.query]) }
                     }
                 };
@@ -135,19 +176,19 @@ fn info(hir: &Hir) -> Info {
             acc
         }
         HirKind::Alternation(subs) => {
-            let infos: Vec<Info> = subs.iter().map(info).collect();
+            let infos: Vec<Info> = subs.iter().map(|s| info(s, fold)).collect();
             let total: Option<usize> = infos.iter().map(|i| i.exact.as_ref().map(BTreeSet::len)).sum();
             if total.is_some_and(|n| n <= MAX_SET) && infos.iter().all(|i| i.query == Query::All) {
                 Info::exact(infos.into_iter().flat_map(|i| i.exact.unwrap_or_default()).collect())
             } else {
-                Info { exact: None, query: or(infos.into_iter().map(Info::query).collect()) }
+                Info { exact: None, query: or(infos.into_iter().map(|i| i.query(fold)).collect()) }
             }
         }
     }
 }
 
-/// The strings a small class matches, folded.
-fn class_strings(class: &Class) -> Option<BTreeSet<Vec<u8>>> {
+/// The strings a small class matches.
+fn class_strings(class: &Class, fold: bool) -> Option<BTreeSet<Vec<u8>>> {
     let mut set = BTreeSet::new();
     match class {
         Class::Unicode(c) => {
@@ -157,7 +198,7 @@ fn class_strings(class: &Class) -> Option<BTreeSet<Vec<u8>>> {
             }
             for r in c.ranges() {
                 for ch in r.start()..=r.end() {
-                    set.insert(fold(ch.to_string().as_bytes()));
+                    set.insert(folded(ch.to_string().as_bytes(), fold));
                 }
             }
         }
@@ -168,7 +209,7 @@ fn class_strings(class: &Class) -> Option<BTreeSet<Vec<u8>>> {
             }
             for r in c.ranges() {
                 for b in r.start()..=r.end() {
-                    set.insert(fold(&[b]));
+                    set.insert(folded(&[b], fold));
                 }
             }
         }
@@ -176,9 +217,20 @@ fn class_strings(class: &Class) -> Option<BTreeSet<Vec<u8>>> {
     Some(set)
 }
 
-/// The trigrams of a folded string (`All` when it is shorter than three bytes).
-fn trigrams_of(s: &[u8]) -> Query {
-    and(s.windows(3).map(|w| Query::Trigram(trigram(w[0], w[1], w[2]))).collect())
+/// The trigrams of a string (`All` when it is shorter than three bytes);
+/// when `fold`, each as any of its ASCII case variants.
+fn trigrams_of(s: &[u8], fold: bool) -> Query {
+    let cases = |b: u8| if fold && b.is_ascii_lowercase() { vec![b, b.to_ascii_uppercase()] } else { vec![b] };
+    let variants = |w: &[u8]| {
+        let mut all = Vec::new();
+        for a in cases(w[0]) {
+            for b in cases(w[1]) {
+                all.extend(cases(w[2]).into_iter().map(|c| Query::Trigram(trigram(a, b, c))));
+            }
+        }
+        or(all)
+    };
+    and(s.windows(3).map(variants).collect())
 }
 
 pub fn trigram(a: u8, b: u8, c: u8) -> u32 {
@@ -237,9 +289,18 @@ mod tests {
     }
 
     #[test]
-    fn literals_need_all_their_trigrams_folded() {
+    fn literals_need_all_their_trigrams_in_their_case() {
         let p = plan(&q("Errno", QueryMode::Literal, CaseMode::Sensitive)).unwrap();
-        assert_eq!(p, Query::And(vec![t("err"), t("rrn"), t("rno")]));
+        assert_eq!(p, Query::And(vec![t("Err"), t("rrn"), t("rno")]));
+        // Without case: any ASCII case of each.
+        let p = plan(&q("Ab1", QueryMode::Literal, CaseMode::Insensitive)).unwrap();
+        assert_eq!(p, Query::Or(vec![t("ab1"), t("aB1"), t("Ab1"), t("AB1")]));
+        // Smart case follows the matcher: upper-case literals make it
+        // sensitive, escapes like `\W` do not.
+        assert_eq!(plan(&q("Ab1", QueryMode::Literal, CaseMode::Smart)).unwrap(), t("Ab1"));
+        let class = |case| plan(&q("x[A-C]yz", QueryMode::Regex, case));
+        assert_eq!(class(CaseMode::Smart), class(CaseMode::Sensitive));
+        assert!(matches!(plan(&q("\\Wab1", QueryMode::Regex, CaseMode::Smart)).unwrap(), Query::Or(_)));
         // Too short to look up.
         assert_eq!(plan(&q("ab", QueryMode::Literal, CaseMode::Sensitive)), None);
     }
@@ -269,6 +330,6 @@ mod tests {
         // left out.
         let p = plan(&q("kin", QueryMode::Literal, CaseMode::Insensitive)).unwrap();
         let kelvin = "\u{212A}".as_bytes();
-        assert_eq!(p, Query::Or(vec![t("kin"), trigrams_of(&[kelvin, b"in"].concat())]));
+        assert_eq!(p, or(vec![trigrams_of(b"kin", true), trigrams_of(&[kelvin, b"in"].concat(), true)]));
     }
 }

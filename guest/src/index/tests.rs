@@ -155,12 +155,12 @@ fn a_damaged_index_is_not_used_and_is_rebuilt() {
 }
 
 #[test]
-fn trigrams_are_folded_and_listed_once() {
+fn trigrams_keep_their_case_and_are_listed_once() {
     let mut seen = vec![0u64; 1 << 18];
     let mut out = Vec::new();
-    trigrams(b"AbCabc", &mut seen, &mut out);
+    trigrams(b"AbCabcabc", &mut seen, &mut out);
     let t = |s: &[u8]| plan::trigram(s[0], s[1], s[2]);
-    assert_eq!(out, [t(b"abc"), t(b"bca"), t(b"cab")]);
+    assert_eq!(out, [t(b"AbC"), t(b"bCa"), t(b"Cab"), t(b"abc"), t(b"bca"), t(b"cab")]);
     assert!(seen.iter().all(|&w| w == 0));
 }
 
@@ -199,6 +199,37 @@ fn smart_case_is_planned_without_case() {
     let r = SearchTextRequest { case: Some(crate::CaseMode::Smart), ..regex("\\Wkelvin") };
     let scanned = Workspace::new(root.path()).search_text(r.clone()).unwrap();
     assert_eq!(answer(&scanned), answer(&ws.search_text(r).unwrap()));
+}
+
+#[test]
+fn case_decides_which_files_are_read() {
+    let (root, idx) = setup(&[
+        ("upper.txt", b"return EINVAL;\n"),
+        ("mixed.txt", b"EinVal\n"),
+        ("lower.txt", b"reinvent the invalid\n"),
+        ("kelvin.txt", "\u{212A}ELVIN\n".as_bytes()),
+    ]);
+    let scan = Workspace::new(root.path());
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let with = |query: &str, case| SearchTextRequest { case: Some(case), ..text_request(query) };
+    use crate::CaseMode::{Insensitive, Sensitive, Smart};
+    // (request, files read: the rest are skipped)
+    for (r, read) in [
+        (with("EINVAL", Sensitive), 1),
+        (with("EINVAL", Smart), 1),
+        // (`reinvent the invalid` holds every trigram of `einval`.)
+        (with("einval", Smart), 3),
+        (with("einval", Insensitive), 3),
+        (with("kelvin", Insensitive), 1),
+        (with("KELVIN", Sensitive), 0),
+        (SearchTextRequest { case: Some(Smart), ..regex("E[I]NVAL|\\bkelvin") }, 1),
+        (SearchTextRequest { case: Some(Sensitive), ..regex("(?i)einval") }, 3),
+    ] {
+        let got = ws.search_text(r.clone()).unwrap();
+        assert_eq!(answer(&scan.search_text(r.clone()).unwrap()), answer(&got), "{r:?}");
+        assert_eq!(got.stats.files_scanned, read, "{r:?}");
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::cursor::Position;
 use crate::page::{self, empty_stats, Paging};
 use crate::request::{TextQuery, HEAP_LIMIT};
 use crate::shape::{json_len, match_cost, named_warning, RESULT_OVERHEAD};
-use crate::{FileCount, FileOutcome, OutputMode, SearchStats, SearchTextResponse, ShardEvent, ShardEventKind};
+use crate::{FileCount, FileOutcome, OutputMode, SearchStats, SearchTextResponse, ShardEventKind};
 
 /// One page of results being assembled from the search's events.
 pub(super) struct Page<'q> {
@@ -83,30 +83,30 @@ impl<'q> Page<'q> {
         }
     }
 
-    pub(super) fn accept(&mut self, event: ShardEvent) {
+    pub(super) fn accept(&mut self, key: &str, kind: ShardEventKind) {
         // A file left out is behind the stream's position too, so a page cut
         // short (by time) after it hands out a cursor past it.
-        match event.kind {
+        match kind {
             ShardEventKind::Denied(n) => self.stats.skipped.denied += n,
             ShardEventKind::Problem((message, unreadable)) => {
                 self.problem(message, unreadable);
                 // Keys of walk problems end in NUL; an open failure's is its file.
-                if !event.key.is_empty() && !event.key.ends_with('\0') {
-                    self.paging.file_done(event.key);
+                if !key.is_empty() && !key.ends_with('\0') {
+                    self.paging.file_done(key);
                 }
             }
             ShardEventKind::TooLarge => {
                 self.stats.skipped.too_large += 1;
-                self.paging.file_done(event.key);
+                self.paging.file_done(key);
             }
             ShardEventKind::IndexSkipped(binary) => {
                 self.stats.files_skipped_by_index += 1;
                 if binary {
-                    self.binary(&event.key);
+                    self.binary(key);
                 }
-                self.paging.file_done(event.key);
+                self.paging.file_done(key);
             }
-            ShardEventKind::Searched(r) => self.searched(event.key, r),
+            ShardEventKind::Searched(r) => self.searched(key, r),
         }
     }
 
@@ -117,7 +117,7 @@ impl<'q> Page<'q> {
         }
     }
 
-    fn searched(&mut self, rel: String, r: FileOutcome) {
+    fn searched(&mut self, rel: &str, r: FileOutcome) {
         self.stats.files_scanned += 1;
         self.stats.bytes_searched += r.bytes_searched;
         if let Some(message) = r.error {
@@ -127,18 +127,18 @@ impl<'q> Page<'q> {
         }
         if r.too_long {
             self.stats.skipped.too_large += 1;
-            self.too_long.push(rel.clone());
+            self.too_long.push(rel.to_string());
             self.paging.file_done(rel);
             return;
         }
         if r.binary {
-            self.binary(&rel);
+            self.binary(rel);
             self.paging.file_done(rel);
             return;
         }
-        let Some((_, taken)) = self.paging.resume_point(&rel) else { return };
+        let Some((_, taken)) = self.paging.resume_point(rel) else { return };
         if r.timed_out && self.stats.files_scanned == 1 {
-            self.overran(&rel, &r);
+            self.overran(rel, &r);
         }
         // A shard may have searched with a larger limit (it had fewer results
         // before this file): `take` cuts the results to this page's.
@@ -158,7 +158,7 @@ impl<'q> Page<'q> {
                         return;
                     }
                     taken += 1;
-                    self.paging.reached(Position { path: rel.clone(), line: m.end_line, taken });
+                    self.paging.reached(Position { path: rel.to_string(), line: m.end_line, taken });
                     if self.paging.skipping() {
                         continue;
                     }
@@ -180,8 +180,8 @@ impl<'q> Page<'q> {
                         return;
                     }
                     if !self.paging.skipping() {
-                        let cost = RESULT_OVERHEAD + json_len(&rel);
-                        self.resp.files.push(FileCount { path: rel.clone(), count: r.count });
+                        let cost = RESULT_OVERHEAD + json_len(rel);
+                        self.resp.files.push(FileCount { path: rel.to_string(), count: r.count });
                         if self.paging.delivered(cost, 0) {
                             self.output_full();
                             return;
@@ -200,7 +200,7 @@ impl<'q> Page<'q> {
         }
         if file_capped && self.q.output != OutputMode::FilesWithMatches {
             self.paging.truncate();
-            self.capped_files.push(rel.clone());
+            self.capped_files.push(rel.to_string());
         }
         self.paging.file_done(rel);
     }
@@ -215,7 +215,7 @@ impl<'q> Page<'q> {
             self.stats.skipped.unreadable += 1;
             self.unreadable
                 .push(format!("{rel}: not searched to its end: the time limit ran out inside it (raise timeout-ms)"));
-            self.paging.file_done(rel.to_string());
+            self.paging.file_done(rel);
         }
     }
 

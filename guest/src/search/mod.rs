@@ -20,7 +20,7 @@ use literal::QueryKind;
 pub use literal::SearchMatcher;
 use shard::shard_of;
 
-use crate::confine::dir_sort_key;
+use crate::confine::push_sort_key;
 use crate::error::{error_message, io_error};
 use crate::fs::{FileAt, SearchFile};
 use crate::index::{Narrowing, Unread};
@@ -68,12 +68,11 @@ fn run(
     let mut events = Vec::new();
     // Shard 0 reports what every shard's walk sees.
     let reports_walk = shard.is_none_or(|(index, _)| index == 0);
-    let mut emit = |page: &mut Page, key: String, kind: ShardEventKind| {
-        let event = ShardEvent { key, kind };
+    let mut emit = |page: &mut Page, key: &str, kind: ShardEventKind| {
         if shard.is_some() {
-            events.push(event.clone());
+            events.push(ShardEvent { key: key.to_string(), kind: kind.clone() });
         }
-        page.accept(event);
+        page.accept(key, kind);
     };
     // Events between two entries sort just after the first one.
     let mut anchor = String::new();
@@ -97,13 +96,13 @@ fn run(
             Step::Entry(entry) => entry,
             Step::Denied(n) => {
                 if reports_walk {
-                    emit(&mut page, anchor.clone(), ShardEventKind::Denied(*n));
+                    emit(&mut page, &anchor, ShardEventKind::Denied(*n));
                 }
                 continue;
             }
             Step::Problem(e) => {
                 if reports_walk {
-                    emit(&mut page, anchor.clone(), ShardEventKind::Problem((e.message.clone(), e.unreadable)));
+                    emit(&mut page, &anchor, ShardEventKind::Problem((e.message.clone(), e.unreadable)));
                 }
                 continue;
             }
@@ -111,13 +110,16 @@ fn run(
                 // Out of time in the walk itself (a tree of links and skipped
                 // entries): what was walked is done. The event marks how far
                 // for a merge of shards.
-                emit(&mut page, anchor.clone(), ShardEventKind::Denied(0));
+                emit(&mut page, &anchor, ShardEventKind::Denied(0));
                 page.paging.time_out();
                 page.paging.walked_to(&anchor);
                 continue;
             }
         };
-        anchor = dir_sort_key(&entry.rel, entry.is_dir) + "\0";
+        // (In place: this runs for every entry of the walk.)
+        anchor.clear();
+        push_sort_key(&mut anchor, &entry.rel, entry.is_dir);
+        anchor.push('\0');
         if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
             continue;
         }
@@ -137,13 +139,13 @@ fn run(
                 Unread::Binary => ShardEventKind::IndexSkipped(true),
                 Unread::NoMatch => ShardEventKind::IndexSkipped(false),
             };
-            emit(&mut page, entry.rel.clone(), kind);
+            emit(&mut page, &entry.rel, kind);
             continue;
         }
         let limit = page.limit(taken);
         let budget = page.paging.budget_left();
         let kind = search_file(&mut searcher, &cfg, &q, entry, min_line, limit, deadline, budget);
-        emit(&mut page, entry.rel.clone(), kind);
+        emit(&mut page, &entry.rel, kind);
         if page.paging.stopped() {
             break;
         }
@@ -151,7 +153,7 @@ fn run(
     let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
     if denied > denied_seen.get() {
         if reports_walk {
-            emit(&mut page, anchor, ShardEventKind::Denied(denied - denied_seen.get()));
+            emit(&mut page, &anchor, ShardEventKind::Denied(denied - denied_seen.get()));
         }
         if recording {
             record.push(Step::Denied(denied - denied_seen.get()));

@@ -52,7 +52,7 @@ pub fn merge_shards(
         if cut.as_ref().is_some_and(|(key, _)| event.key > *key) || page.paging.stopped() {
             break;
         }
-        page.accept(event);
+        page.accept(&event.key, event.kind);
     }
     if let Some((key, stop)) = cut {
         if !page.paging.stopped() {
