@@ -52,11 +52,14 @@ async def main():
     async with stdio_client(params) as (read, write_):
         async with ClientSession(read, write_) as s:
             await s.initialize()
-            # The index is built in the background; calls scan meanwhile.
+            # The index is built in the background; calls scan meanwhile. The
+            # tree was written just before: the first build distrusts every
+            # file, a second one (past the racy window) trusts them, and then
+            # `needle` leaves src/a.txt and the 200 fillers unread.
             deadline = time.time() + 60
             while True:
                 _, stats = await answer(s, "needle")
-                if stats["index"] == "served" and stats["files_skipped_by_index"] > 0:
+                if stats["index"] == "served" and stats["files_skipped_by_index"] == 201:
                     break
                 assert time.time() < deadline, f"the index never served a call: {stats}"
                 await asyncio.sleep(0.5)

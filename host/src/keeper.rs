@@ -178,8 +178,14 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
             }
         };
         refresh();
+        // Files written just before the first build were too new to trust
+        // (`INDEX_RACY_MS`); once the tree has been quiet past that, a second
+        // refresh reads them again and trusts them.
+        let mut again = true;
         loop {
-            match rx.recv_timeout(if polling { POLL } else { Duration::MAX }) {
+            let wait = if again { QUIET } else if polling { POLL } else { Duration::MAX };
+            again = false;
+            match rx.recv_timeout(wait) {
                 Ok(()) | Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) if polling => std::thread::sleep(POLL),
                 Err(RecvTimeoutError::Disconnected) => return,
