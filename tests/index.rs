@@ -152,3 +152,31 @@ fn a_damaged_or_foreign_index_never_changes_an_answer() {
     let out = run(tree.path(), &["--no-index", "ls", "--hidden", "--no-ignore"]);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("index.v1"));
 }
+
+#[test]
+fn sandgrep_index_shows_its_progress_on_a_terminal_only() {
+    let t = Tree::new();
+    for i in 0..50 {
+        t.write(&format!("f{i}.txt"), "some text\n");
+    }
+    // Piped: the report alone.
+    let piped = run(t.path(), &["index"]);
+    assert!(piped.status.success());
+    assert!(!String::from_utf8_lossy(&piped.stderr).contains("indexing:"));
+    // On a terminal (`script` gives the command one): the progress line,
+    // with what was looked at, then the same report.
+    let line = format!(
+        "{} --root {} index",
+        env!("CARGO_BIN_EXE_sandgrep"),
+        t.path().display() // (a temporary directory: no characters a shell would read)
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
+        .output()
+        .expect("script (util-linux) runs a command on a terminal");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("indexing: ") && shown.contains("files looked at"), "{shown}");
+    assert!(shown.contains("indexed 50 files"), "{shown}");
+}

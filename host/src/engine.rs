@@ -36,6 +36,8 @@ pub(crate) struct State {
     wasi: WasiCtx,
     table: ResourceTable,
     memory: MemoryCap,
+    /// Counts the call's file looks and opens, for someone to watch.
+    pub(crate) progress: Option<Arc<crate::Progress>>,
 }
 
 /// The memory cap, remembering whether the guest ran into it (so the error
@@ -171,6 +173,7 @@ impl Runtime {
             wasi: wasi.build(),
             table: ResourceTable::new(),
             memory: MemoryCap { limit: memory_limit, hit: false },
+            progress: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.memory);
@@ -210,6 +213,7 @@ pub(crate) struct Kept {
 /// functions replaced in the linker, the rest as wasmtime-wasi has them.
 mod files {
     use std::path::Path;
+    use std::sync::atomic::Ordering;
     use std::sync::Arc;
     use std::time::{Duration, Instant, SystemTime};
 
@@ -251,6 +255,9 @@ mod files {
                 let Descriptor::Dir(d) = cx.data().table.get(&fd)? else {
                     return Ok((Err(ErrorCode::NotDirectory),));
                 };
+                if let Some(p) = &cx.data().progress {
+                    p.looked.fetch_add(1, Ordering::Relaxed);
+                }
                 let follow =
                     if flags.contains(PathFlags::SYMLINK_FOLLOW) { FollowSymlinks::Yes } else { FollowSymlinks::No };
                 // cap-primitives resolves `path` beneath the directory, as
@@ -275,6 +282,9 @@ mod files {
              -> Answer<Resource<Descriptor>> {
                 let bound = Duration::from_millis(crate::limits::OPEN_TIMEOUT_MS);
                 let _watch = interrupt::watch(Instant::now() + bound);
+                if let Some(p) = cx.data().progress.as_ref().filter(|_| !open_flags.contains(OpenFlags::DIRECTORY)) {
+                    p.opened.fetch_add(1, Ordering::Relaxed);
+                }
                 let mut view = cx.data_mut().filesystem();
                 answer(HostDescriptor::open_at(&mut view, fd, path_flags, path, open_flags, flags))
             },

@@ -183,7 +183,13 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
         // refresh reads them again and trusts them.
         let mut again = true;
         loop {
-            let wait = if again { QUIET } else if polling { POLL } else { Duration::MAX };
+            let wait = if again {
+                QUIET
+            } else if polling {
+                POLL
+            } else {
+                Duration::MAX
+            };
             again = false;
             match rx.recv_timeout(wait) {
                 Ok(()) | Err(RecvTimeoutError::Timeout) => {}

@@ -150,6 +150,16 @@ pub fn search_error_message(e: &SearchError) -> String {
     sandgrep_contract::search_error_message!(e)
 }
 
+/// What an index refresh has done so far
+/// ([`Sandbox::refresh_index_counted`]).
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Entries whose size and times were looked at.
+    pub looked: std::sync::atomic::AtomicU64,
+    /// Files opened (to be read).
+    pub opened: std::sync::atomic::AtomicU64,
+}
+
 /// One workspace, searched through the sandbox.
 #[derive(Clone)]
 pub struct Sandbox {
@@ -246,6 +256,12 @@ impl Sandbox {
     /// whose size or times changed (SPEC §6). Another process refreshing
     /// the same index waits its turn.
     pub fn refresh_index(&self) -> Result<IndexReport, Error> {
+        self.refresh_index_counted(None)
+    }
+
+    /// [`Sandbox::refresh_index`], counting into `progress` as it goes (for
+    /// a progress line: watch it from another thread).
+    pub fn refresh_index_counted(&self, progress: Option<Arc<Progress>>) -> Result<IndexReport, Error> {
         let dir = self.index.as_deref().ok_or_else(|| Error::Setup("indexing is off (no cache directory)".into()))?;
         let lock = lock_index_dir(dir).map_err(|e| Error::Setup(format!("index directory {}: {e}", dir.display())))?;
         let p = &self.guest_policy;
@@ -253,6 +269,7 @@ impl Sandbox {
         let report = self
             .runtime
             .call(&self.workspace, Some((dir, FsPerms::ReadWrite)), INDEX_MEMORY as usize, long, long, |i, s| {
+                s.data_mut().progress = progress;
                 i.sandgrep_search_index().call_refresh_index(s, p)
             })?
             .map_err(Error::Search);

@@ -4,11 +4,12 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, READ_BYTES, READ_LINES};
 use sandgrep::{
-    render, CaseMode, ListFilesRequest, OutputMode, Policy, QueryMode, RangeType, ReadFileRequest, Sandbox,
+    render, CaseMode, ListFilesRequest, OutputMode, Policy, Progress, QueryMode, RangeType, ReadFileRequest, Sandbox,
     SearchAstRequest, SearchTextRequest,
 };
 
@@ -427,8 +428,38 @@ fn run(cli: &Cli) -> io::Result<Outcome> {
     Ok(outcome)
 }
 
+/// Runs `refresh` with a progress line on standard error when that is a
+/// terminal: entries looked at and files opened so far, and the time.
+fn with_progress_line<T>(refresh: impl FnOnce(Option<Arc<Progress>>) -> T) -> T {
+    use std::io::IsTerminal;
+    if !io::stderr().is_terminal() {
+        return refresh(None);
+    }
+    let progress = Arc::new(Progress::default());
+    let bar = indicatif::ProgressBar::new_spinner().with_style(
+        indicatif::ProgressStyle::with_template("{spinner} indexing: {msg} [{elapsed}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    let (done, ticker) = std::sync::mpsc::channel::<()>();
+    let shown = (progress.clone(), bar.clone());
+    let ticking = std::thread::spawn(move || loop {
+        let (p, bar) = &shown;
+        let count = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+        bar.set_message(format!("{} files looked at, {} opened", count(&p.looked), count(&p.opened)));
+        bar.tick();
+        if ticker.recv_timeout(std::time::Duration::from_millis(100)).is_ok() {
+            return;
+        }
+    });
+    let result = refresh(Some(progress));
+    let _ = done.send(());
+    let _ = ticking.join();
+    bar.finish_and_clear();
+    result
+}
+
 fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::Result<Outcome> {
-    let r = sandbox.refresh_index().map_err(io::Error::other)?;
+    let r = with_progress_line(|progress| sandbox.refresh_index_counted(progress)).map_err(io::Error::other)?;
     let dir = sandbox.index_path().map(|d| d.display().to_string()).unwrap_or_default();
     if json {
         let mut v = sandgrep::json::to_value(&r);
