@@ -255,20 +255,33 @@ fn ours(root: &Path, pattern: &str, lang: Option<&str>) -> Option<Vec<Spot>> {
 fn matches_agree_with_the_ast_grep_cli_in_every_language() {
     for seed in [11, 12] {
         let t = generated(seed);
-        let mut compared = 0;
-        for (_, lang, _, _) in LANGS {
-            for pattern in patterns(lang) {
-                let want = oracle(t.path(), pattern, Some(lang));
-                let got = ours(t.path(), pattern, Some(lang));
-                assert_eq!(got, want, "{lang} {pattern:?} (seed {seed})");
-                compared += want.map_or(0, |w| w.len());
+        // Scanned, then through an index (built once the files are past the
+        // window in which it distrusts their times).
+        for indexed in [false, true] {
+            if indexed {
+                std::thread::sleep(std::time::Duration::from_millis(2200));
+                assert!(run(t.path(), &["index"]).status.success());
+            }
+            let mut compared = 0;
+            for (_, lang, _, _) in LANGS {
+                for pattern in patterns(lang) {
+                    let want = oracle(t.path(), pattern, Some(lang));
+                    let got = ours(t.path(), pattern, Some(lang));
+                    assert_eq!(got, want, "{lang} {pattern:?} (seed {seed}, indexed: {indexed})");
+                    compared += want.map_or(0, |w| w.len());
+                }
+            }
+            assert!(compared > 300, "too few matches to compare: {compared}");
+            // Without a language, each file's own (by extension).
+            for pattern in ["$F($$$A)", "foo($X)", "return a"] {
+                let (got, want) = (ours(t.path(), pattern, None), oracle(t.path(), pattern, None));
+                assert_eq!(got, want, "{pattern:?} in every language (indexed: {indexed})");
             }
         }
-        assert!(compared > 300, "too few matches to compare: {compared}");
-        // Without a language, each file's own (by extension).
-        for pattern in ["$F($$$A)", "foo($X)", "return a"] {
-            assert_eq!(ours(t.path(), pattern, None), oracle(t.path(), pattern, None), "{pattern:?} in every language");
-        }
+        // The index left files unread where the pattern names words.
+        let v = json(t.path(), &["ast", "--json", "fmt.Println($$$A)"]);
+        assert_eq!(v["stats"]["index"], "served", "{v}");
+        assert!(v["stats"]["files_skipped_by_index"].as_u64() > Some(0), "{v}");
     }
 }
 

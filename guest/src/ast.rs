@@ -14,6 +14,7 @@ use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 
 use crate::cursor::Position;
+use crate::index::{Narrowing, Unread};
 use crate::error::{error_message, io_error};
 use crate::page::{self, empty_stats, Paging};
 use crate::redact;
@@ -21,7 +22,8 @@ use crate::request::{AstQuery, MAX_AST_TEXT};
 use crate::shape::{bounded, json_len, named_warning, LineIndex, RESULT_OVERHEAD};
 use crate::walk::{self, walk_deadline, Walker};
 use crate::{
-    AstMatch, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats, Workspace,
+    AstMatch, IndexUse, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats,
+    Workspace,
 };
 
 type Required = Vec<memchr::memmem::Finder<'static>>;
@@ -128,6 +130,17 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         let any = if q.language.is_none() { " (nor in any other language)" } else { "" };
         return Err(SearchError::InvalidPattern(format!("{e}{any}")));
     }
+    // What the index says of each language's files: those without the
+    // pattern's texts cannot match.
+    let mut index_use = IndexUse::None;
+    let mut narrowings = HashMap::new();
+    for (&lang, compiled) in &patterns {
+        let Ok((_, required)) = compiled else { continue };
+        let texts: Vec<&[u8]> = required.iter().map(|r| r.needle()).collect();
+        let (used, narrowing) = Narrowing::for_texts(ws, &texts);
+        index_use = index_use.max(used);
+        narrowings.extend(narrowing.map(|n| (lang, n)));
+    }
     // Languages whose files were passed over: the pattern does not parse as them.
     let mut skipped_langs = BTreeMap::new();
     let deadline = started + q.timeout;
@@ -173,6 +186,10 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
                 page.paging.time_out();
                 break 'roots;
             }
+            if let Some(unread) = narrowings.get(&lang).and_then(|n| n.unread(&entry, q.max_filesize)) {
+                page.index_skipped(&entry.rel, unread);
+                continue;
+            }
             page.search_file(ws, &entry, lang, pattern, taken);
             if page.paging.done() {
                 break 'roots;
@@ -195,7 +212,9 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
     for lang in skipped_langs.keys() {
         page.resp.warnings.push(format!("{lang} files skipped: the pattern does not parse as {lang}"));
     }
-    Ok(page.finish(&stream_key, started))
+    let mut resp = page.finish(&stream_key, started);
+    resp.stats.index = index_use;
+    Ok(resp)
 }
 
 struct Page<'q> {
@@ -237,6 +256,23 @@ impl<'q> Page<'q> {
     }
 
     /// Parses one file and takes its matches past the first `taken`.
+    /// A file the index let the search leave unread, counted as the read
+    /// would have counted it (except in `files_scanned`).
+    fn index_skipped(&mut self, rel: &str, unread: Unread) {
+        match unread {
+            Unread::TooLarge => self.stats.skipped.too_large += 1,
+            Unread::Binary => {
+                self.stats.files_skipped_by_index += 1;
+                self.stats.skipped.binary += 1;
+                if self.named.iter().any(|n| n == rel) {
+                    self.binary_named.push(rel.to_string());
+                }
+            }
+            Unread::NoMatch => self.stats.files_skipped_by_index += 1,
+        }
+        self.paging.file_done(rel);
+    }
+
     fn search_file(
         &mut self,
         ws: &Workspace,
@@ -271,13 +307,15 @@ impl<'q> Page<'q> {
             }
             return;
         }
+        // (Before the UTF-8 check: a file without the pattern's texts is
+        // passed over alike whether the index or this look tells.)
+        if required.iter().any(|r| r.find(&bytes).is_none()) {
+            return;
+        }
         let Ok(src) = String::from_utf8(bytes) else {
             self.not_utf8.push(rel.to_string());
             return;
         };
-        if required.iter().any(|r| r.find(src.as_bytes()).is_none()) {
-            return;
-        }
         let lines = LineIndex::new(&src);
         let raw = lang.ast_grep(&src);
         if raw.root().find_all(pattern).nth(taken as usize).is_none() {

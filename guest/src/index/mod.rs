@@ -266,6 +266,17 @@ impl Narrowing {
     /// How the index serves a search for `q` in `ws`, and the narrowing
     /// when it does.
     pub fn open(ws: &Workspace, q: &crate::request::TextQuery) -> (IndexUse, Option<Narrowing>) {
+        Narrowing::for_plan(ws, plan(q), q.multiline)
+    }
+
+    /// How the index serves a search whose matching files all hold `texts`
+    /// (as they are, case and all).
+    pub fn for_texts(ws: &Workspace, texts: &[&[u8]]) -> (IndexUse, Option<Narrowing>) {
+        let query = plan::and(texts.iter().map(|t| plan::trigrams_of(t, false)).collect());
+        Narrowing::for_plan(ws, Some(query).filter(|q| *q != Query::All), false)
+    }
+
+    fn for_plan(ws: &Workspace, query: Option<Query>, multiline: bool) -> (IndexUse, Option<Narrowing>) {
         let Some(dir) = ws.index_dir() else { return (IndexUse::None, None) };
         let policy = ws.index_policy();
         let current = session::generation().is_some();
@@ -277,12 +288,12 @@ impl Narrowing {
             },
         };
         // Binary files are skipped whatever the query: no plan needed.
-        let query = plan(q).unwrap_or(Query::All);
+        let query = query.unwrap_or(Query::All);
         let use_ = if query == Query::All { IndexUse::CannotNarrow } else { IndexUse::Served };
         match loaded.eval(&query, &mut HashMap::new()) {
             Ok(candidates) => {
                 let next = Default::default();
-                (use_, Some(Narrowing { loaded, multiline: q.multiline, current, candidates, next }))
+                (use_, Some(Narrowing { loaded, multiline, current, candidates, next }))
             }
             Err(_) => (IndexUse::None, None),
         }

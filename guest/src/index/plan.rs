@@ -219,7 +219,7 @@ fn class_strings(class: &Class, fold: bool) -> Option<BTreeSet<Vec<u8>>> {
 
 /// The trigrams of a string (`All` when it is shorter than three bytes);
 /// when `fold`, each as any of its ASCII case variants.
-fn trigrams_of(s: &[u8], fold: bool) -> Query {
+pub(super) fn trigrams_of(s: &[u8], fold: bool) -> Query {
     let cases = |b: u8| if fold && b.is_ascii_lowercase() { vec![b, b.to_ascii_uppercase()] } else { vec![b] };
     let variants = |w: &[u8]| {
         let mut all = Vec::new();
@@ -237,7 +237,7 @@ pub fn trigram(a: u8, b: u8, c: u8) -> u32 {
     u32::from(a) << 16 | u32::from(b) << 8 | u32::from(c)
 }
 
-fn and(parts: Vec<Query>) -> Query {
+pub(super) fn and(parts: Vec<Query>) -> Query {
     let mut out = Vec::new();
     for p in parts {
         match p {

@@ -266,3 +266,45 @@ fn a_file_with_another_name_is_always_read() {
     let r = ws.search_text(text_request("nothing")).unwrap();
     assert_eq!((r.stats.files_skipped_by_index, r.stats.files_scanned), (1, 1));
 }
+
+#[test]
+fn structural_searches_read_only_files_with_the_patterns_words() {
+    let (root, idx) = setup(&[
+        ("a.rs", b"fn main() { foo.bar(1); }\n"),
+        ("b.rs", b"fn other() { baz(2); }\n"),
+        ("c.rs", b"fn main() { foo(1); bar(2); }\n"),
+        ("d.rs", b"fn main() { foo.bar(1); }\0\n"),
+        ("e.rs", b"fn main() { FOO.BAR(1); }\n"),
+    ]);
+    let scan = Workspace::new(root.path());
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let request = |pattern: &str| crate::SearchAstRequest {
+        pattern: pattern.into(),
+        language: None,
+        paths: Vec::new(),
+        include_globs: Vec::new(),
+        exclude_globs: Vec::new(),
+        hidden: false,
+        no_ignore: false,
+        follow_symlinks: false,
+        max_results: None,
+        max_filesize: None,
+        timeout_ms: None,
+        cursor: None,
+        skip: None,
+    };
+    let without_stats = |mut r: crate::SearchAstResponse| {
+        let stats = std::mem::replace(&mut r.stats, crate::page::empty_stats());
+        (format!("{r:?}"), stats)
+    };
+    // (pattern, files the index lets it leave unread)
+    for (pattern, skipped) in [("foo.bar($A)", 3), ("$X.bar($$$)", 3), ("$F($$$A)", 1)] {
+        let (want, _) = without_stats(scan.search_ast(request(pattern)).unwrap());
+        let (got, stats) = without_stats(ws.search_ast(request(pattern)).unwrap());
+        assert_eq!(want, got, "{pattern}");
+        assert_eq!(stats.files_skipped_by_index, skipped, "{pattern}: {stats:?}");
+        let served = if skipped > 1 { IndexUse::Served } else { IndexUse::CannotNarrow };
+        assert_eq!(stats.index, served, "{pattern}");
+    }
+}
