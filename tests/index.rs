@@ -180,3 +180,27 @@ fn sandgrep_index_shows_its_progress_on_a_terminal_only() {
     assert!(shown.contains("indexing: ") && shown.contains("files looked at"), "{shown}");
     assert!(shown.contains("indexed 50 files"), "{shown}");
 }
+
+#[test]
+fn each_policy_keeps_its_own_index() {
+    let t = Tree::new();
+    t.write("a.txt", "needle\n");
+    t.write("b.txt", "hay\n");
+    settle();
+    let redacting = index(t.path());
+    let v = json(t.path(), &["--no-redact", "index", "--json"]);
+    let plain = PathBuf::from(v["index_dir"].as_str().unwrap());
+    assert_ne!(redacting, plain);
+    // Neither rebuilds the other's: both serve, and a refresh reads nothing.
+    for policy in [&[][..], &["--no-redact"], &["--deny", "*.env"]] {
+        let mut args = policy.to_vec();
+        args.extend_from_slice(&["index", "--json"]);
+        json(t.path(), &args);
+        let refreshed = json(t.path(), &args);
+        assert_eq!(refreshed["files_read"], 0, "{policy:?}: {refreshed}");
+        let mut args = policy.to_vec();
+        args.extend_from_slice(&["search", "--json", "needle"]);
+        let v = json(t.path(), &args);
+        assert_eq!((&v["stats"]["index"], &v["stats"]["files_skipped_by_index"]), (&"served".into(), &1.into()), "{v}");
+    }
+}

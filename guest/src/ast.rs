@@ -14,8 +14,8 @@ use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 
 use crate::cursor::Position;
-use crate::index::{Narrowing, Unread};
 use crate::error::{error_message, io_error};
+use crate::index::{Narrowing, Unread};
 use crate::page::{self, empty_stats, Paging};
 use crate::redact;
 use crate::request::{AstQuery, MAX_AST_TEXT};

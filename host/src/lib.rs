@@ -217,7 +217,7 @@ impl Sandbox {
             inside_git_repository,
             cursor_key: policy.cursor_key.clone(),
         };
-        let index = index_dir(&workspace);
+        let index = index_dir(&workspace, &guest_policy);
         Ok(Sandbox { workspace, policy, guest_policy, runtime, jobs: 1, index, session: None })
     }
 
@@ -232,7 +232,7 @@ impl Sandbox {
     /// Whether searches use the workspace's index (when one has been
     /// built) and [`Sandbox::refresh_index`] may build one. Default: on.
     pub fn with_index(mut self, on: bool) -> Sandbox {
-        self.index = if on { index_dir(&self.workspace) } else { None };
+        self.index = if on { index_dir(&self.workspace, &self.guest_policy) } else { None };
         self
     }
 
@@ -408,10 +408,11 @@ fn lock_index_dir(dir: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The index directory of `workspace` (canonical) in the user's cache: one
-/// per workspace, named by a hash of its path. None when the cache and the
-/// workspace overlap: sandgrep writes nothing in a workspace, and trusts
-/// nothing a workspace could write.
-fn index_dir(workspace: &Path) -> Option<PathBuf> {
+/// per workspace and policy (what the index may hold: redaction, denials),
+/// named by a hash of both, so hosts with different policies do not rebuild
+/// each other's. None when the cache and the workspace overlap: sandgrep
+/// writes nothing in a workspace, and trusts nothing a workspace could write.
+fn index_dir(workspace: &Path, policy: &GuestPolicy) -> Option<PathBuf> {
     let cache = engine::cache_dir()?;
     let real = cache
         .ancestors()
@@ -420,12 +421,14 @@ fn index_dir(workspace: &Path) -> Option<PathBuf> {
         return None;
     }
     use std::os::unix::ffi::OsStrExt;
+    let mut key = workspace.as_os_str().as_bytes().to_vec();
+    key.push(u8::from(policy.redact));
+    for glob in &policy.extra_deny {
+        key.push(0);
+        key.extend_from_slice(glob.as_bytes());
+    }
     // FNV-1a: the same name in every build.
-    let hash = workspace
-        .as_os_str()
-        .as_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let hash = key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
     let name: String = workspace.file_name().map_or(String::new(), |n| {
         n.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
     });
