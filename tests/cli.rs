@@ -405,3 +405,34 @@ fn a_fixed_string_that_reads_as_a_regex_gets_a_hint() {
     // A plain literal that finds nothing gets no hint.
     assert!(!stderr(&run(t.path(), &["search", "-F", "nothing"])).contains("-F"));
 }
+
+#[test]
+fn a_pattern_first_searches_and_absolute_paths_inside_the_root_are_taken() {
+    let t = Tree::new();
+    t.write("src/a.rs", "fn needle() {}\nNEEDLE\n");
+    t.write("ls", "needle in a file named ls\n");
+    let out = |args: &[&str]| {
+        let o = run(t.path(), args);
+        (o.status.code(), stdout(&o), stderr(&o))
+    };
+    let searched = out(&["search", "needle", "src"]);
+    assert_eq!(searched.0, Some(0), "{searched:?}");
+    // As rg: the pattern first, global options before it, search flags too.
+    assert_eq!(out(&["needle", "src"]), searched);
+    assert_eq!(out(&["-j1", "needle", "src"]), searched);
+    assert_eq!(out(&["--no-index", "needle", "src"]), searched);
+    assert_eq!(out(&["-i", "needle", "src"]), out(&["search", "-i", "needle", "src"]));
+    // A subcommand's name is the subcommand.
+    assert!(out(&["ls"]).1.contains("src/a.rs"));
+    // Inside the root, absolute or relative, the same answer and the same
+    // (relative) names; outside, refused.
+    let abs = t.path().join("src");
+    assert_eq!(out(&["needle", abs.to_str().unwrap()]), searched);
+    let whole = t.path().canonicalize().unwrap();
+    assert_eq!(out(&["needle", whole.to_str().unwrap()]), out(&["needle", "."]));
+    let file = t.path().join("src/a.rs");
+    assert_eq!(out(&["read", file.to_str().unwrap()]).1, out(&["read", "src/a.rs"]).1);
+    let outside = out(&["needle", "/etc"]);
+    assert_eq!(outside.0, Some(2));
+    assert!(outside.2.contains("outside the workspace"), "{outside:?}");
+}

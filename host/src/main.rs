@@ -2,7 +2,7 @@
 //! one JSON object out. Exit status: 0 found, 1 nothing found, 2 error.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -347,7 +347,8 @@ impl SearchArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse_from(search_by_default(std::env::args_os().collect()));
+    cli.paths_in_workspace();
     match run(&cli) {
         Ok(Outcome::Found) => ExitCode::from(0),
         Ok(Outcome::Nothing) => ExitCode::from(1),
@@ -358,6 +359,68 @@ fn main() -> ExitCode {
             // A message may quote a workspace path: escaped like any output.
             eprintln!("sandgrep: {}", render::path(&e.to_string()));
             ExitCode::from(2)
+        }
+    }
+}
+
+/// `sandgrep PATTERN [PATH...]` (and `sandgrep -i PATTERN`) is `sandgrep
+/// search ...`, as with rg: a first argument, past the global options, that
+/// is neither a subcommand nor help or version, starts a search.
+fn search_by_default(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let takes_value = |arg: &str| {
+        command.get_arguments().any(|a| {
+            a.get_action().takes_values()
+                && (a.get_long().is_some_and(|l| arg == format!("--{l}"))
+                    || a.get_short().is_some_and(|s| arg == format!("-{s}")))
+        })
+    };
+    let global = |arg: &str| {
+        command.get_arguments().any(|a| {
+            a.get_long().is_some_and(|l| arg == format!("--{l}") || arg.starts_with(&format!("--{l}=")))
+                || a.get_short().is_some_and(|s| arg.starts_with(&format!("-{s}")) && arg.len() > 1)
+        })
+    };
+    let mut i = 1;
+    while let Some(arg) = args.get(i).and_then(|a| a.to_str()) {
+        if takes_value(arg) {
+            i += 2;
+        } else if global(arg) && !matches!(arg, "-h" | "--help" | "-V" | "--version") {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let first = args.get(i).map(|a| a.to_string_lossy().into_owned());
+    let named = |name: &str| command.get_subcommands().any(|c| c.get_name() == name) || name == "help";
+    match first.as_deref() {
+        None | Some("-h" | "--help" | "-V" | "--version") => {}
+        Some(arg) if named(arg) => {}
+        Some(_) => args.insert(i, "search".into()),
+    }
+    args
+}
+
+impl Cli {
+    /// Paths given absolute, inside the workspace, made relative to it (the
+    /// component takes workspace-relative paths and refuses the rest).
+    fn paths_in_workspace(&mut self) {
+        let roots: Vec<PathBuf> = [std::fs::canonicalize(&self.root).ok(), std::path::absolute(&self.root).ok()]
+            .into_iter()
+            .flatten()
+            .collect();
+        let relative = |p: &mut String| {
+            let Some(inside) = roots.iter().find_map(|r| Path::new(p.as_str()).strip_prefix(r).ok()) else { return };
+            let inside = inside.to_string_lossy();
+            *p = if inside.is_empty() { ".".into() } else { inside.into_owned() };
+        };
+        match &mut self.command {
+            Command::Search(a) => a.paths.iter_mut().for_each(relative),
+            Command::Ast(a) => a.paths.iter_mut().for_each(relative),
+            Command::Ls(a) => relative(&mut a.path),
+            Command::Read(a) => relative(&mut a.path),
+            _ => {}
         }
     }
 }
