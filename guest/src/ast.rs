@@ -442,23 +442,7 @@ mod tests {
         (dir, ws)
     }
 
-    fn req(pattern: &str) -> SearchAstRequest {
-        SearchAstRequest {
-            pattern: pattern.into(),
-            language: None,
-            paths: Vec::new(),
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            max_results: None,
-            max_filesize: None,
-            timeout_ms: None,
-            cursor: None,
-            skip: None,
-        }
-    }
+    use crate::request::ast_request as req;
 
     fn spots(r: &SearchAstResponse) -> Vec<(String, u64, u64)> {
         r.matches.iter().map(|m| (m.path.clone(), m.line, m.column)).collect()

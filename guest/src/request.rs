@@ -401,3 +401,23 @@ mod tests {
         assert!(TextQuery::from_request(r, &mut w).is_err());
     }
 }
+
+/// A structural request for `pattern` with every other field absent.
+#[cfg(test)]
+pub(crate) fn ast_request(pattern: &str) -> crate::SearchAstRequest {
+    crate::SearchAstRequest {
+        pattern: pattern.into(),
+        language: None,
+        paths: vec![],
+        include_globs: vec![],
+        exclude_globs: vec![],
+        hidden: false,
+        no_ignore: false,
+        follow_symlinks: false,
+        max_results: None,
+        max_filesize: None,
+        timeout_ms: None,
+        cursor: None,
+        skip: None,
+    }
+}

@@ -279,21 +279,7 @@ fn structural_searches_read_only_files_with_the_patterns_words() {
     let scan = Workspace::new(root.path());
     let ws = Workspace::new(root.path()).with_index_dir(idx.path());
     ws.refresh_index().unwrap();
-    let request = |pattern: &str| crate::SearchAstRequest {
-        pattern: pattern.into(),
-        language: None,
-        paths: Vec::new(),
-        include_globs: Vec::new(),
-        exclude_globs: Vec::new(),
-        hidden: false,
-        no_ignore: false,
-        follow_symlinks: false,
-        max_results: None,
-        max_filesize: None,
-        timeout_ms: None,
-        cursor: None,
-        skip: None,
-    };
+    let request = crate::request::ast_request;
     let without_stats = |mut r: crate::SearchAstResponse| {
         let stats = std::mem::replace(&mut r.stats, crate::page::empty_stats());
         (format!("{r:?}"), stats)
