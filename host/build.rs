@@ -49,15 +49,32 @@ fn main() {
         }
     }
     // tree-sitter's C code, built for wasm32-wasip2 with clang against a WASI
-    // sysroot (Debian's `wasi-libc` under /usr; scripts/setup installs it).
-    for (key, default) in
-        [("CC_wasm32_wasip2", "clang"), ("CFLAGS_wasm32_wasip2", "--target=wasm32-wasi --sysroot=/usr")]
-    {
+    // sysroot (scripts/setup installs them): Debian's `wasi-libc` under /usr,
+    // or on macOS Homebrew's llvm, wasi-libc and wasi-runtimes (untested).
+    let defaults = if cfg!(target_os = "macos") {
+        let prefix = env::var("HOMEBREW_PREFIX").unwrap_or_else(|_| {
+            if cfg!(target_arch = "aarch64") {
+                "/opt/homebrew".into()
+            } else {
+                "/usr/local".into()
+            }
+        });
+        [
+            format!("{prefix}/opt/llvm/bin/clang"),
+            format!(
+                "--target=wasm32-wasi --sysroot={prefix}/share/wasi-sysroot -resource-dir={prefix}/share/wasi-runtimes"
+            ),
+        ]
+    } else {
+        ["clang".into(), "--target=wasm32-wasi --sysroot=/usr".into()]
+    };
+    for (key, default) in ["CC_wasm32_wasip2", "CFLAGS_wasm32_wasip2"].into_iter().zip(defaults) {
         println!("cargo:rerun-if-env-changed={key}");
         if env::var_os(key).is_none() {
             cmd.env(key, default);
         }
     }
+    println!("cargo:rerun-if-env-changed=HOMEBREW_PREFIX");
     // SIMD in the guest's regex engine: 10-20% faster searches.
     cmd.env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128");
     let status = cmd.status().expect("failed to run cargo for the guest");

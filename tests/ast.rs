@@ -1,6 +1,6 @@
 //! Structural search against the ast-grep CLI itself (the same version as
 //! the ast-grep-core inside the component, installed in .venv by
-//! scripts/setup): on generated sources in every built-in language, for
+//! scripts/test): on generated sources in every built-in language, for
 //! patterns with and without meta-variables, the matches — path, start, end,
 //! text and meta-variables — agree. Then paging, errors and limits.
 
@@ -14,7 +14,7 @@ use crate::util::{json, run, stderr, Tree};
 
 fn ast_grep() -> std::path::PathBuf {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/ast-grep");
-    assert!(bin.exists(), "{} is missing: run scripts/setup", bin.display());
+    assert!(bin.exists(), "{} is missing: run scripts/test", bin.display());
     bin
 }
 

@@ -20,10 +20,10 @@ fn text_output_is_ripgreps_with_exit_codes() {
     t.write("a.txt", "alpha\nfoo one\nbeta\ngamma\ndelta\nfoo two\n").write("b.txt", "nothing\n");
     let out = run(t.path(), &["search", "foo"]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(stdout(&out), "a.txt:2:1:foo one\na.txt:6:1:foo two\n");
+    assert_eq!(stdout(&out), "a.txt:foo one\na.txt:foo two\n");
 
-    let out = run(t.path(), &["search", "-C", "1", "foo"]);
-    assert_eq!(stdout(&out), "a.txt-1-alpha\na.txt:2:1:foo one\na.txt-3-beta\n--\na.txt-5-delta\na.txt:6:1:foo two\n");
+    let out = run(t.path(), &["search", "-n", "-C", "1", "foo"]);
+    assert_eq!(stdout(&out), "a.txt-1-alpha\na.txt:2:foo one\na.txt-3-beta\n--\na.txt-5-delta\na.txt:6:foo two\n");
 
     assert_eq!(stdout(&run(t.path(), &["search", "-l", "o"])), "a.txt\nb.txt\n");
     assert_eq!(stdout(&run(t.path(), &["search", "-c", "foo"])), "a.txt:2\n");
@@ -287,7 +287,7 @@ fn symlinks_cannot_lead_out_of_the_workspace() {
 fn after_context_is_complete_when_a_cap_stops_the_search() {
     let t = Tree::new();
     t.write("f.txt", "foo 1\nfoo 2\nctx 3\nctx 4\nfoo 5\n");
-    let out = run(t.path(), &["search", "-m", "1", "-A", "2", "foo"]);
+    let out = run(t.path(), &["search", "--column", "-m", "1", "-A", "2", "foo"]);
     assert_eq!(stdout(&out), "f.txt:1:1:foo 1\nf.txt-2-foo 2\nf.txt-3-ctx 3\n");
     let v = json(t.path(), &["search", "--json", "--max-results", "1", "-A", "2", "foo"]);
     assert_eq!(v["matches"][0]["context_after"], serde_json::json!(["foo 2", "ctx 3"]));
@@ -368,7 +368,7 @@ fn a_page_stays_within_its_text_budget_and_memory() {
 fn names_with_backslashes_and_colons_can_be_passed_back() {
     let t = Tree::new();
     t.write("back\\slash.txt", "needle\n").write("C:notes.txt", "needle\n");
-    let out = run(t.path(), &["search", "needle"]);
+    let out = run(t.path(), &["search", "--column", "needle"]);
     assert_eq!(stdout(&out), "C:notes.txt:1:1:needle\nback\\slash.txt:1:1:needle\n");
     for p in ["back\\slash.txt", "C:notes.txt"] {
         assert_eq!(stdout(&run(t.path(), &["read", p])), "needle\n", "{p}");
@@ -381,7 +381,7 @@ fn a_workspace_inside_a_git_repository_applies_its_gitignore_files() {
     let repo = Tree::new();
     repo.mkdir(".git");
     repo.write("pkg/.gitignore", "build/\n").write("pkg/build/gen.txt", "needle\n").write("pkg/src.txt", "needle\n");
-    let out = run(&repo.path().join("pkg"), &["search", "needle"]);
+    let out = run(&repo.path().join("pkg"), &["search", "--column", "needle"]);
     assert_eq!(stdout(&out), "src.txt:1:1:needle\n");
     let out = run(&repo.path().join("pkg"), &["ls"]);
     assert_eq!(stdout(&out), "src.txt\n");
@@ -391,7 +391,7 @@ fn a_workspace_inside_a_git_repository_applies_its_gitignore_files() {
 fn an_empty_pattern_matches_every_line_as_in_rg() {
     let t = Tree::new();
     t.write("a.txt", "one\ntwo\n");
-    assert_eq!(stdout(&run(t.path(), &["search", ""])), "a.txt:1:1:one\na.txt:2:1:two\n");
+    assert_eq!(stdout(&run(t.path(), &["search", "--column", ""])), "a.txt:1:1:one\na.txt:2:1:two\n");
 }
 
 #[test]
@@ -424,15 +424,69 @@ fn a_pattern_first_searches_and_absolute_paths_inside_the_root_are_taken() {
     assert_eq!(out(&["-i", "needle", "src"]), out(&["search", "-i", "needle", "src"]));
     // A subcommand's name is the subcommand.
     assert!(out(&["ls"]).1.contains("src/a.rs"));
-    // Inside the root, absolute or relative, the same answer and the same
-    // (relative) names; outside, refused.
+    // Inside the root, absolute or relative, the same answer, named as the
+    // path was given (as rg names them); outside, refused.
     let abs = t.path().join("src");
-    assert_eq!(out(&["needle", abs.to_str().unwrap()]), searched);
+    let as_given = searched.1.replace("src/", &format!("{}/", abs.display()));
+    assert_eq!(out(&["needle", abs.to_str().unwrap()]), (searched.0, as_given, searched.2.clone()));
     let whole = t.path().canonicalize().unwrap();
-    assert_eq!(out(&["needle", whole.to_str().unwrap()]), out(&["needle", "."]));
+    let under_root = out(&["needle", "."]).1.replace("./", &format!("{}/", whole.display()));
+    assert_eq!(out(&["needle", whole.to_str().unwrap()]).1, under_root);
     let file = t.path().join("src/a.rs");
     assert_eq!(out(&["read", file.to_str().unwrap()]).1, out(&["read", "src/a.rs"]).1);
     let outside = out(&["needle", "/etc"]);
     assert_eq!(outside.0, Some(2));
     assert!(outside.2.contains("outside the workspace"), "{outside:?}");
+}
+
+#[test]
+fn ls_draws_a_tree_of_the_same_listing() {
+    let t = Tree::new();
+    t.write("src/index/mod.rs", "").write("src/index/plan.rs", "").write("src/lib.rs", "").write("README.md", "");
+    let out = run(t.path(), &["ls", "--tree"]);
+    assert_eq!(
+        stdout(&out),
+        ".\n├── README.md\n└── src/\n    ├── index/\n    │   ├── mod.rs\n    │   └── plan.rs\n    └── lib.rs\n"
+    );
+    // Paged as the listing: a page draws the directories its entries are in.
+    let out = run(t.path(), &["ls", "--tree", "--skip", "1", "--max-results", "1", "src"]);
+    assert_eq!(stdout(&out), "src\n└── index/\n    └── plan.rs\n");
+    assert!(stderr(&out).contains("--cursor"), "{}", stderr(&out));
+}
+
+#[test]
+fn ls_metadata_reads_as_people_read_it_on_a_terminal_and_raw_when_piped() {
+    let t = Tree::new();
+    t.write("big.bin.txt", "x".repeat(1536));
+    let piped = stdout(&run(t.path(), &["ls", "--metadata"]));
+    let fields: Vec<&str> = piped.trim_end().split('\t').collect();
+    assert_eq!(fields[..2], ["big.bin.txt", "1536"]);
+    assert!(fields[2].parse::<i64>().is_ok(), "{piped}");
+    let line = format!("{} --root {} ls --metadata", env!("CARGO_BIN_EXE_sandgrep"), t.path().display());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
+        .output()
+        .expect("script (util-linux) runs a command on a terminal");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<&str> = shown.trim_end().split('\t').collect();
+    assert_eq!(fields[..2], ["big.bin.txt", "1.5K"], "{shown}");
+    assert!(fields[2].len() == 20 && fields[2].ends_with('Z') && fields[2].as_bytes()[10] == b'T', "{shown}");
+}
+
+#[test]
+fn completions_man_page_and_help_come_from_the_cli_itself() {
+    let t = Tree::new();
+    for (shell, marker) in [("bash", "_sandgrep()"), ("zsh", "#compdef sandgrep"), ("fish", "complete -c sandgrep")] {
+        let out = run(t.path(), &["completions", shell]);
+        assert!(out.status.success() && stdout(&out).contains(marker), "{shell}: {}", stderr(&out));
+        // Subcommands and their flags are in it.
+        assert!(stdout(&out).contains("max-results"), "{shell}");
+    }
+    let man = stdout(&run(t.path(), &["man"]));
+    assert!(man.contains(".TH sandgrep 1") && man.contains("search"), "{man}");
+    // A subcommand's own options come first, the global ones after.
+    let help = stdout(&run(t.path(), &["read", "--help"]));
+    let (own, global) = (help.find("--lines").unwrap(), help.find("Global options:").unwrap());
+    assert!(own < global && help.find("--threads").unwrap() > global, "{help}");
 }

@@ -171,7 +171,7 @@ fn symlinks_inside_work_and_loops_end() {
     symlink("self", t.path().join("self")).unwrap();
     symlink(".", t.path().join("real/dot")).unwrap();
     symlink("nowhere", t.path().join("dangling")).unwrap();
-    let out = quick(t.path(), &["search", "-L", "needle"]);
+    let out = quick(t.path(), &["search", "--column", "-L", "needle"]);
     assert_eq!(
         stdout(&out),
         "chain:1:1:needle\nchain2:1:1:needle\nlink-dir/a.txt:1:1:needle\nlink-file:1:1:needle\nreal/a.txt:1:1:needle\n"
@@ -194,7 +194,7 @@ fn fifos_and_sockets_do_not_hang() {
     let fifo = t.path().join("pipe");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let _sock = std::os::unix::net::UnixListener::bind(t.path().join("sock")).unwrap();
-    let out = quick(t.path(), &["search", "needle"]);
+    let out = quick(t.path(), &["search", "--column", "needle"]);
     assert_eq!(stdout(&out), "a.txt:1:1:needle\n");
     let out = quick(t.path(), &["search", "-L", "needle", "pipe"]);
     assert_eq!(out.status.code(), Some(1));
@@ -517,12 +517,12 @@ fn denylisted_files_in_every_operation() {
 fn host_policy_extends_the_denylist_and_turns_redaction_off() {
     let t = Tree::new();
     t.write("a.txt", "hello AKIAIOSFODNN7EXAMPLE\n").write("private/b.txt", "hello\n").write("c.secret", "hello\n");
-    let out = quick(t.path(), &["--deny", "private/", "--deny", "*.SECRET", "search", "hello"]);
+    let out = quick(t.path(), &["--deny", "private/", "--deny", "*.SECRET", "search", "--column", "hello"]);
     assert_eq!(stdout(&out), "a.txt:1:1:hello [REDACTED]\n");
     let out = quick(t.path(), &["--deny", "private/", "read", "private/b.txt"]);
     assert!(stderr(&out).contains("denied"));
     let out = quick(t.path(), &["--no-redact", "search", "hello", "a.txt"]);
-    assert_eq!(stdout(&out), "a.txt:1:1:hello AKIAIOSFODNN7EXAMPLE\n");
+    assert_eq!(stdout(&out), "hello AKIAIOSFODNN7EXAMPLE\n", "one file named: no name, as rg");
 }
 
 const KEY: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\nLxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo\n-----END RSA PRIVATE KEY-----\n";
@@ -643,7 +643,7 @@ fn fifos_named_as_ignore_files_never_hold_a_call() {
         mkfifo(&t.path().join(f));
     }
     let limit = Duration::from_secs(20);
-    let out = bounded(t.path(), &["search", "needle"], limit);
+    let out = bounded(t.path(), &["search", "--column", "needle"], limit);
     assert_eq!(stdout(&out), "a.txt:1:1:needle\nsub/b.txt:1:1:needle\n", "{}", stderr(&out));
     assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
     let out = bounded(t.path(), &["ls"], limit);

@@ -351,7 +351,7 @@ fn assert_inert(text: &str) {
 #[test]
 fn file_names_cannot_forge_cli_output() {
     let t = hostile_names();
-    let out = run(t.path(), &["search", "needle"]);
+    let out = run(t.path(), &["search", "--column", "needle"]);
     let text = stdout(&out);
     assert_inert(&text.replace("\r\n", "\n"));
     let mut lines: Vec<&str> = text.lines().collect();

@@ -192,7 +192,7 @@ fn node_jco_gives_the_same_answers() {
     let (t, scratch, wasm, _, want) = setup();
     let node = repo().join("examples/node");
     let jco = node.join("node_modules/.bin/jco");
-    assert!(jco.exists(), "{} is missing: run scripts/setup", jco.display());
+    assert!(jco.exists(), "{} is missing: run scripts/test", jco.display());
     let out = Command::new(&jco)
         .current_dir(&node)
         .args(["transpile", "--no-typescript", "--name", "sandgrep", "-o", "gen"])

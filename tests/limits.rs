@@ -1,6 +1,6 @@
-//! One table of limits (`contract/src/limits.rs`): every number the README,
-//! the WIT and the host's front ends state as a default, maximum or limit
-//! is one the table holds.
+//! One table of limits (`contract/src/limits.rs`): every number the README
+//! (and `docs/*.md`), the WIT and the host's front ends state as a default,
+//! maximum or limit is one the table holds.
 
 use std::path::{Path, PathBuf};
 
@@ -125,11 +125,18 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// (file, line number, line) of every line a front end states numbers in:
-/// the README, the WIT's comments, the host's sources (not their tests, not
-/// the engine's internals).
+/// the README and `docs/*.md`, the WIT's comments, the host's sources (not
+/// their tests, not the engine's internals).
 fn stated() -> Vec<(String, usize, String)> {
     let root = Path::new(ROOT);
     let mut files = vec![root.join("README.md"), root.join("wit/sandgrep.wit")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
     rust_files(&root.join("host/src"), &mut files);
     files.retain(|p| !p.ends_with("engine.rs"));
     let mut out = Vec::new();
@@ -139,7 +146,7 @@ fn stated() -> Vec<(String, usize, String)> {
         let name = path.strip_prefix(root).unwrap().display().to_string();
         let mut in_limits_table = false;
         for (n, line) in text.lines().enumerate() {
-            if name == "README.md" && line.starts_with("## ") {
+            if name.ends_with(".md") && line.starts_with("## ") {
                 in_limits_table = line == "## Limits";
             }
             let lower = line.to_lowercase();

@@ -1,5 +1,5 @@
 //! `sandgrep mcp` driven by a real MCP client: the official Python SDK
-//! (`mcp` on PyPI, installed into `.venv` by `scripts/setup`), running
+//! (`mcp` on PyPI, installed into `.venv` by `scripts/test`), running
 //! `tests/mcp_client.py` against the real binary.
 
 use std::ffi::OsStr;
@@ -38,7 +38,7 @@ fn the_python_sdk_drives_every_tool() {
 fn client(script: &str, args: &[&OsStr], passed: &str) {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
     let python = repo.join(".venv/bin/python");
-    assert!(python.exists(), "{} is missing: run scripts/setup", python.display());
+    assert!(python.exists(), "{} is missing: run scripts/test", python.display());
     let out = Command::new(python)
         .arg(repo.join("tests").join(script))
         .arg(env!("CARGO_BIN_EXE_sandgrep"))

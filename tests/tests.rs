@@ -17,5 +17,6 @@ mod json;
 mod limits;
 mod mcp;
 mod parallel;
+mod rg_output;
 mod serve;
 mod web;

@@ -1,6 +1,6 @@
 //! The search page of `sandgrep serve` in headless Chromium (Debian's
 //! `chromium`, driven by `playwright-core` from tests/web, both installed by
-//! scripts/setup): sign in, search as you type, grouped and highlighted
+//! scripts/test): sign in, search as you type, grouped and highlighted
 //! results, load more, open a hit, errors, the file finder, structural
 //! search, and another tenant's token seeing only its own files.
 
@@ -29,7 +29,7 @@ fn the_search_page_works_end_to_end_in_chromium() {
     );
     let server = start(t.path(), &config);
     let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/web");
-    assert!(web.join("node_modules/playwright-core").exists(), "run scripts/setup (playwright-core)");
+    assert!(web.join("node_modules/playwright-core").exists(), "run scripts/test (playwright-core)");
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("search-page.png");
     let out = Command::new("node")
         .current_dir(&web)

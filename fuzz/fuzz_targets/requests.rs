@@ -99,6 +99,8 @@ fuzz_target!(|input: Input| {
                 timeout_ms: Some(2000),
                 cursor: input.cursor,
                 skip: opt(f, 13, n1),
+                invert_match: bit(f, 14),
+                streaming: bit(f, 15),
             };
             let _ = ws.search_text(r);
         }

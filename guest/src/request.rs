@@ -35,6 +35,11 @@ pub struct TextQuery {
     /// Matching lines per file; `None` means no per-file cap.
     pub per_file: Option<usize>,
     pub max_columns: usize,
+    /// The results are the lines that do not match.
+    pub invert: bool,
+    /// The caller streams every result: lines come as they are (a
+    /// carriage return before the newline kept).
+    pub streaming: bool,
     pub max_filesize: u64,
     pub timeout: Duration,
     pub cursor: Option<String>,
@@ -98,13 +103,23 @@ impl TextQuery {
         check_count("exclude-globs", r.exclude_globs.len(), MAX_GLOBS)?;
         check_count("types", r.types.len(), MAX_TYPES)?;
         let output = r.output.unwrap_or(OutputMode::Content);
+        if r.invert_match && r.multiline {
+            return Err(SearchError::InvalidArgument("invert-match selects lines: it cannot be multiline".into()));
+        }
+        // A caller streaming every result caps only what it asks to (each
+        // page is still bounded by max-results and the output budget).
+        let uncapped = |limit: Limit| if r.streaming { Limit { max: u64::MAX, ..limit } } else { limit };
         // The per-file cap bounds content output; counts are exact unless the
         // caller asks for a cap (as `rg -c -m N`).
         let per_file = match (output, r.max_matches_per_file) {
-            (OutputMode::Content, v) => Some(v.map_or(PER_FILE.default, u64::from)),
+            (OutputMode::Content, None) if !r.streaming => Some(PER_FILE.default),
             (_, v) => v.map(u64::from),
         }
-        .map(|v| clamp("max-matches-per-file", Some(v), PER_FILE, warnings) as usize);
+        .map(|v| clamp("max-matches-per-file", Some(v), uncapped(PER_FILE), warnings) as usize);
+        let max_columns = match r.max_columns {
+            None if r.streaming => usize::MAX,
+            v => clamp("max-columns", v, uncapped(MAX_COLUMNS), warnings) as usize,
+        };
         let paths = if r.paths.is_empty() { vec![".".to_string()] } else { r.paths };
         Ok(TextQuery {
             query: r.query,
@@ -122,12 +137,14 @@ impl TextQuery {
                 follow_symlinks: r.follow_symlinks,
                 max_depth: None,
             },
-            before: clamp("context-before", r.context_before, CONTEXT, warnings) as usize,
-            after: clamp("context-after", r.context_after, CONTEXT, warnings) as usize,
+            before: clamp("context-before", r.context_before, uncapped(CONTEXT), warnings) as usize,
+            after: clamp("context-after", r.context_after, uncapped(CONTEXT), warnings) as usize,
             output,
             max_results: clamp("max-results", r.max_results, MAX_RESULTS, warnings) as usize,
             per_file,
-            max_columns: clamp("max-columns", r.max_columns, MAX_COLUMNS, warnings) as usize,
+            max_columns,
+            invert: r.invert_match,
+            streaming: r.streaming,
             max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
             cursor: r.cursor,
@@ -140,12 +157,13 @@ impl TextQuery {
     /// one page, context, columns, timeout, skip) do not change the stream.
     pub fn stream_key(&self) -> String {
         format!(
-            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}",
+            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}",
             self.query,
             self.mode,
             self.case,
             self.word,
             self.multiline,
+            self.invert,
             self.paths,
             self.walk,
             self.output,
@@ -307,6 +325,8 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         timeout_ms: None,
         cursor: None,
         skip: None,
+        invert_match: false,
+        streaming: false,
     }
 }
 
@@ -357,6 +377,35 @@ mod tests {
         assert_eq!(TextQuery::from_request(r.clone(), &mut w).unwrap().per_file, None);
         r.max_matches_per_file = Some(3);
         assert_eq!(TextQuery::from_request(r, &mut w).unwrap().per_file, Some(3));
+    }
+
+    #[test]
+    fn a_streaming_caller_caps_only_what_it_asks() {
+        let mut r = req("x");
+        r.streaming = true;
+        let mut w = vec![];
+        let q = TextQuery::from_request(r.clone(), &mut w).unwrap();
+        assert_eq!((q.per_file, q.max_columns), (None, usize::MAX));
+        r.context_before = Some(40);
+        r.context_after = Some(0);
+        r.max_matches_per_file = Some(5000);
+        r.max_results = Some(u32::MAX);
+        let q = TextQuery::from_request(r.clone(), &mut w).unwrap();
+        assert_eq!((q.before, q.after, q.per_file), (40, 0, Some(5000)));
+        // Pages stay bounded.
+        assert_eq!(q.max_results as u64, MAX_RESULTS.max);
+        r.streaming = false;
+        let q = TextQuery::from_request(r, &mut w).unwrap();
+        assert_eq!((q.before, q.per_file), (CONTEXT.max as usize, Some(PER_FILE.max as usize)));
+    }
+
+    #[test]
+    fn inverted_lines_are_not_multiline() {
+        let mut r = req("x");
+        r.invert_match = true;
+        assert!(TextQuery::from_request(r.clone(), &mut vec![]).is_ok());
+        r.multiline = true;
+        assert!(matches!(TextQuery::from_request(r, &mut vec![]), Err(SearchError::InvalidArgument(_))));
     }
 
     fn read(offset: Option<u64>, start: Option<u64>, kind: Option<RangeType>) -> Result<ReadPlan, SearchError> {

@@ -15,6 +15,16 @@ pub fn strip_terminator(bytes: &[u8]) -> &[u8] {
     b.strip_suffix(b"\r").unwrap_or(b)
 }
 
+/// A line's text: without its terminator, or (`keep_cr`, for a caller that
+/// prints lines as they are) without only the newline.
+pub fn line_body(bytes: &[u8], keep_cr: bool) -> &[u8] {
+    if keep_cr {
+        bytes.strip_suffix(b"\n").unwrap_or(bytes)
+    } else {
+        strip_terminator(bytes)
+    }
+}
+
 /// Moves `i` back to the start of the UTF-8 sequence it points into.
 fn floor_char(bytes: &[u8], mut i: usize) -> usize {
     while i > 0 && i < bytes.len() && (bytes[i] & 0xC0) == 0x80 {
@@ -67,8 +77,8 @@ pub fn match_text(bytes: &[u8], spans: &[(usize, usize)], max_columns: usize) ->
 }
 
 /// A context line: its first `max_columns` bytes, with `…` when cut.
-pub fn context_text(line: &[u8], max_columns: usize) -> String {
-    let line = strip_terminator(line);
+pub fn context_text(line: &[u8], max_columns: usize, keep_cr: bool) -> String {
+    let line = line_body(line, keep_cr);
     if line.len() <= max_columns {
         return String::from_utf8_lossy(line).into_owned();
     }
@@ -209,7 +219,7 @@ mod tests {
         let line = "é".repeat(100);
         let (t, _) = match_text(line.as_bytes(), &[(100, 102)], 21);
         assert!(t.trim_matches('…').chars().all(|c| c == 'é'), "{t}");
-        assert_eq!(context_text("ééé\r\n".as_bytes(), 3), "é…");
+        assert_eq!(context_text("ééé\r\n".as_bytes(), 3, false), "é…");
     }
 
     #[test]

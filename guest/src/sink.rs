@@ -13,16 +13,26 @@ use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
 
 use crate::fs::FileAt;
 use crate::redact::{self, Edit};
-use crate::shape::{context_text, cut_to_json, json_len, line_col, match_cost, match_text, strip_terminator};
+use crate::shape::{
+    context_text, cut_to_json, json_len, line_body, line_col, match_cost, match_text, strip_terminator,
+};
 use crate::{OutputMode, TextMatch};
 
 /// What is fixed for a whole search.
 pub struct SinkConfig<'m> {
+    /// The query's matcher.
     pub matcher: &'m SearchMatcher,
+    /// The matcher the searcher runs: the query's, or with `invert` one of
+    /// every line.
+    pub scan: &'m SearchMatcher,
+    /// The results are the lines the query does not match.
+    pub invert: bool,
     pub output: OutputMode,
     pub before: usize,
     pub after: usize,
     pub max_columns: usize,
+    /// Returned lines keep a carriage return before their newline.
+    pub keep_cr: bool,
     /// Replace secrets in returned text.
     pub redact: bool,
 }
@@ -176,7 +186,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         if self.cfg.output != OutputMode::Content || (self.cfg.before == 0 && self.owed.is_empty()) {
             return;
         }
-        let text = context_text(&self.redacted(bytes, offset, buffer).0, self.cfg.max_columns);
+        let text = context_text(&self.redacted(bytes, offset, buffer).0, self.cfg.max_columns, self.cfg.keep_cr);
         let mut still_owed = Vec::with_capacity(self.owed.len());
         for &(i, last) in &self.owed {
             let m = &mut self.results.matches[i];
@@ -215,17 +225,20 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// Records a match: `block` at byte `offset`, starting at `line`, and
     /// its redacted text (`shown`, made by `edits`).
     fn record_match(&mut self, line: u64, block: &[u8], shown: Vec<u8>, edits: Vec<Edit>) {
-        let body = strip_terminator(block);
+        let body = line_body(block, self.cfg.keep_cr);
         let mut spans = Vec::new();
-        let _ = self.cfg.matcher.find_iter(body, |m| {
-            spans.push((m.start(), m.end()));
-            true
-        });
+        if !self.cfg.invert {
+            let _ = self.cfg.matcher.find_iter(body, |m| {
+                spans.push((m.start(), m.end()));
+                true
+            });
+        }
         let lines_in_block = body.iter().filter(|&&b| b == b'\n').count() + 1;
         // Positions are the file's; text and spans are the redacted line's.
         let shown_spans: Vec<(usize, usize)> =
             spans.iter().map(|&(s, e)| (redact::remap(s, &edits, false), redact::remap(e, &edits, true))).collect();
-        let (text, mut submatches) = match_text(&shown, &shown_spans, self.cfg.max_columns * lines_in_block);
+        let (text, mut submatches) =
+            match_text(&shown, &shown_spans, self.cfg.max_columns.saturating_mul(lines_in_block));
         // One match may not take more than what is left of the response.
         let room = self.budget.saturating_sub(self.results.text_bytes + json_len(self.path) + 1024);
         let whole = text.len();
@@ -292,14 +305,17 @@ impl Sink for FileSink<'_, '_> {
             // finds nothing).
             let buffer = (mat.buffer(), mat.bytes_range_in_buffer().start);
             let shaped = match self.cfg.output {
-                OutputMode::Content => Some(self.redacted(strip_terminator(block), offset, Some(buffer))),
+                OutputMode::Content => Some(self.redacted(line_body(block, self.cfg.keep_cr), offset, Some(buffer))),
                 _ => None,
             };
-            let visible = match &shaped {
-                Some((shown, edits)) => edits.is_empty() || clear_match(self.cfg.matcher, shown, &marks(edits)),
-                None => !self.cfg.redact || self.visible(block, offset, buffer.0, buffer.1),
-            };
-            if !visible {
+            // Inverted, the searcher hands over every line.
+            let raw_hit = !self.cfg.invert || self.cfg.matcher.is_match(line_body(block, true)).unwrap_or(false);
+            let hit = raw_hit
+                && match &shaped {
+                    Some((shown, edits)) => edits.is_empty() || clear_match(self.cfg.matcher, shown, &marks(edits)),
+                    None => !self.cfg.redact || self.visible(block, offset, buffer.0, buffer.1),
+                };
+            if hit == self.cfg.invert {
             } else if self.results.count >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
             } else {

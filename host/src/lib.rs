@@ -520,6 +520,8 @@ impl SearchTextRequest {
             timeout_ms: None,
             cursor: None,
             skip: None,
+            invert_match: false,
+            streaming: false,
         }
     }
 }

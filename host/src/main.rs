@@ -7,35 +7,40 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
+
+mod printer;
 use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, READ_BYTES, READ_LINES};
 use sandgrep::{
     render, CaseMode, ListFilesRequest, OutputMode, Policy, Progress, QueryMode, RangeType, ReadFileRequest, Sandbox,
     SearchAstRequest, SearchTextRequest,
 };
 
+/// Where `--help` lists the options every subcommand takes (after its own).
+const GLOBAL: &str = "Global options";
+
 #[derive(Parser)]
 #[command(name = "sandgrep", version, about = "Code search inside a WebAssembly capability sandbox")]
 struct Cli {
     /// The workspace: the only directory sandgrep can read.
-    #[arg(long, global = true, default_value = ".", value_name = "DIR")]
+    #[arg(long, global = true, default_value = ".", value_name = "DIR", help_heading = GLOBAL)]
     root: PathBuf,
     /// Also deny paths matching GLOB (on top of the built-in secrets list).
-    #[arg(long = "deny", global = true, value_name = "GLOB")]
+    #[arg(long = "deny", global = true, value_name = "GLOB", help_heading = GLOBAL)]
     deny: Vec<String>,
     /// Show secrets instead of [REDACTED] (the operator's choice, not an agent's).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     no_redact: bool,
     /// Memory cap of the sandboxed instance (bytes, or with K, M, G suffix).
-    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size, help_heading = GLOBAL)]
     memory_limit: Option<u64>,
     /// Instances searching side by side (default: one per core).
-    #[arg(short = 'j', long = "threads", global = true, value_name = "N")]
+    #[arg(short = 'j', long = "threads", global = true, value_name = "N", help_heading = GLOBAL)]
     threads: Option<usize>,
     /// Run another build of the sandgrep component instead of the embedded one.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     component: Option<PathBuf>,
     /// Read every file instead of using the workspace's index (see `sandgrep index`).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     no_index: bool,
     #[command(subcommand)]
     command: Command,
@@ -64,6 +69,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell's completion script (e.g. `sandgrep completions bash > /etc/bash_completion.d/sandgrep`).
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff: `sandgrep man > sandgrep.1; man ./sandgrep.1`).
+    Man,
     /// Write the embedded component (sandgrep.wasm) for other hosts.
     Component {
         /// Where to write it.
@@ -89,9 +101,13 @@ struct LsArgs {
     /// List directories too (shown with a trailing `/`).
     #[arg(long)]
     dirs: bool,
-    /// Show size (bytes) and modification time (UNIX seconds).
+    /// Show size and modification time (on a terminal as `1.2K` and an ISO
+    /// time; piped, bytes and UNIX seconds).
     #[arg(long)]
     metadata: bool,
+    /// Draw the listing as a tree (├── and └──), bounded and paged as the list.
+    #[arg(long)]
+    tree: bool,
     /// Only the directory's own entries.
     #[arg(long)]
     no_recursive: bool,
@@ -129,7 +145,7 @@ struct AstArgs {
     paths: Vec<String>,
     /// The pattern's language (rust, python, javascript, typescript, tsx, go,
     /// java, c, cpp, json); default: each file's, by extension.
-    #[arg(short = 'l', long = "lang", value_name = "LANG")]
+    #[arg(long = "lang", value_name = "LANG")]
     lang: Option<String>,
     /// Include files matching GLOB; `!GLOB` excludes.
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
@@ -198,11 +214,15 @@ fn parse_range(s: &str) -> Result<(u64, Option<u64>), String> {
 #[derive(Args)]
 struct SearchArgs {
     /// The pattern (a Rust regex; a literal string with -F).
-    #[arg(value_name = "PATTERN", allow_hyphen_values = false)]
-    pattern: String,
+    #[arg(value_name = "PATTERN", required_unless_present_any = ["regexp", "files", "type_list"])]
+    pattern: Option<String>,
     /// Files or directories to search, relative to the workspace.
     #[arg(value_name = "PATH")]
     paths: Vec<String>,
+    /// A pattern to search for (repeatable: lines matching any); every
+    /// positional argument is then a path.
+    #[arg(short = 'e', long = "regexp", value_name = "PATTERN", allow_hyphen_values = true)]
+    regexp: Vec<String>,
     /// Treat the pattern as a literal string.
     #[arg(short = 'F', long)]
     fixed_strings: bool,
@@ -218,13 +238,16 @@ struct SearchArgs {
     /// Match whole words only.
     #[arg(short = 'w', long)]
     word_regexp: bool,
+    /// Select the lines that do not match.
+    #[arg(short = 'v', long)]
+    invert_match: bool,
     /// Let matches span lines.
     #[arg(short = 'U', long)]
     multiline: bool,
     /// Include files matching GLOB; `!GLOB` excludes.
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     globs: Vec<String>,
-    /// Only search files of this ripgrep type (rust, py, js, ...).
+    /// Only search files of this ripgrep type (rust, py, js, ...; see --type-list).
     #[arg(short = 't', long = "type", value_name = "TYPE")]
     types: Vec<String>,
     /// Lines of context after each match.
@@ -236,12 +259,13 @@ struct SearchArgs {
     /// Lines of context before and after each match.
     #[arg(short = 'C', long, value_name = "N")]
     context: Option<u64>,
-    /// Matching lines returned per file.
+    /// Matching lines per file.
     #[arg(short = 'm', long = "max-count", value_name = "PER_FILE")]
     max_count: Option<u64>,
-    #[arg(long, value_name = "N", help = limit_help("Results returned in all", MAX_RESULTS))]
+    /// Results in all (text output: every result unless given; --json: one page).
+    #[arg(long, value_name = "N")]
     max_results: Option<u64>,
-    /// Longest line returned; longer lines are cut to a window around the match.
+    /// Longest line shown; longer lines are cut to a window around the match.
     #[arg(long, value_name = "N")]
     max_columns: Option<u64>,
     /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
@@ -253,6 +277,9 @@ struct SearchArgs {
     /// Do not respect .gitignore, .ignore and .rgignore.
     #[arg(long)]
     no_ignore: bool,
+    /// -u: --no-ignore; -uu: and --hidden (binary files are never searched).
+    #[arg(short = 'u', long = "unrestricted", action = clap::ArgAction::Count)]
+    unrestricted: u8,
     /// Follow symbolic links (escapes are still refused).
     #[arg(short = 'L', long)]
     follow: bool,
@@ -262,6 +289,45 @@ struct SearchArgs {
     /// Print the number of matching lines per file.
     #[arg(short = 'c', long)]
     count: bool,
+    /// Print each match (not its whole line) on a line of its own.
+    #[arg(short = 'o', long)]
+    only_matching: bool,
+    /// Show line numbers (the default on a terminal).
+    #[arg(short = 'n', long, overrides_with = "no_line_number")]
+    line_number: bool,
+    /// Hide line numbers.
+    #[arg(short = 'N', long, overrides_with = "line_number")]
+    no_line_number: bool,
+    /// Show the column of the first match (and line numbers).
+    #[arg(long)]
+    column: bool,
+    /// Each file's name once above its lines (the default on a terminal).
+    #[arg(long, overrides_with = "no_heading")]
+    heading: bool,
+    /// The file's name on every line.
+    #[arg(long, overrides_with = "heading")]
+    no_heading: bool,
+    /// Show the file's name on every line even for one file.
+    #[arg(short = 'H', long, overrides_with = "no_filename")]
+    with_filename: bool,
+    /// Never show file names.
+    #[arg(short = 'I', long, overrides_with = "with_filename")]
+    no_filename: bool,
+    /// Colors: never, auto (on a terminal), always.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["never", "auto", "always", "ansi"])]
+    color: String,
+    /// Results come in path order; `path` and `none` are accepted as rg's.
+    #[arg(long, value_name = "SORTBY", value_parser = ["path", "none"])]
+    sort: Option<String>,
+    /// List the files that would be searched (as `rg --files`), no search.
+    #[arg(long)]
+    files: bool,
+    /// List the file types `-t` knows, with their globs.
+    #[arg(long)]
+    type_list: bool,
+    /// After the results, what was searched and found (as `rg --stats`).
+    #[arg(long)]
+    stats: bool,
     /// Continue after the result a previous call's cursor names.
     #[arg(long, value_name = "TOKEN")]
     cursor: Option<String>,
@@ -274,6 +340,9 @@ struct SearchArgs {
     /// Print one JSON object (the full response) instead of text.
     #[arg(long)]
     json: bool,
+    /// The paths as given (results are shown under these names, as rg does).
+    #[arg(skip)]
+    given: Vec<String>,
 }
 
 /// Numbers past `u32` reach the guest as `u32::MAX`, which clamps them to the
@@ -307,9 +376,39 @@ fn split_globs(globs: &[String]) -> (Vec<String>, Vec<String>) {
 }
 
 impl SearchArgs {
+    /// With `-e` (or `--files`), every positional argument is a path.
+    fn settle(&mut self) {
+        if !self.regexp.is_empty() || self.files || self.type_list {
+            if let Some(p) = self.pattern.take() {
+                self.paths.insert(0, p);
+            }
+        }
+        if self.unrestricted >= 1 {
+            self.no_ignore = true;
+        }
+        if self.unrestricted >= 2 {
+            self.hidden = true;
+        }
+    }
+
+    /// The query: the pattern, or the `-e` patterns as one alternation.
+    fn query(&self) -> (String, QueryMode) {
+        let mode = if self.fixed_strings { QueryMode::Literal } else { QueryMode::Regex };
+        match (self.regexp.as_slice(), &self.pattern) {
+            ([one], _) => (one.clone(), mode),
+            ([], Some(p)) => (p.clone(), mode),
+            ([], None) => (String::new(), mode),
+            (many, _) => {
+                let each = |p: &String| if self.fixed_strings { regex_syntax::escape(p) } else { format!("(?:{p})") };
+                (many.iter().map(each).collect::<Vec<_>>().join("|"), QueryMode::Regex)
+            }
+        }
+    }
+
     fn request(&self) -> SearchTextRequest {
-        let mut r = SearchTextRequest::new(self.pattern.clone());
-        r.mode = Some(if self.fixed_strings { QueryMode::Literal } else { QueryMode::Regex });
+        let (query, mode) = self.query();
+        let mut r = SearchTextRequest::new(query);
+        r.mode = Some(mode);
         r.case = Some(if self.ignore_case {
             CaseMode::Insensitive
         } else if self.smart_case {
@@ -319,6 +418,7 @@ impl SearchArgs {
         });
         r.word = self.word_regexp;
         r.multiline = self.multiline;
+        r.invert_match = self.invert_match;
         r.paths = self.paths.clone();
         (r.include_globs, r.exclude_globs) = split_globs(&self.globs);
         r.types = self.types.clone();
@@ -348,6 +448,10 @@ impl SearchArgs {
 
 fn main() -> ExitCode {
     let mut cli = Cli::parse_from(search_by_default(std::env::args_os().collect()));
+    if let Command::Search(args) = &mut cli.command {
+        args.settle();
+        args.given = args.paths.clone();
+    }
     cli.paths_in_workspace();
     match run(&cli) {
         Ok(Outcome::Found) => ExitCode::from(0),
@@ -444,6 +548,18 @@ impl Outcome {
 }
 
 fn run(cli: &Cli) -> io::Result<Outcome> {
+    use clap::CommandFactory;
+    match &cli.command {
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "sandgrep", &mut io::stdout());
+            return Ok(Outcome::Found);
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(&mut io::stdout())?;
+            return Ok(Outcome::Found);
+        }
+        _ => {}
+    }
     if let Command::Component { out } = &cli.command {
         std::fs::write(out, sandgrep::component()).map_err(|e| io::Error::other(format!("{}: {e}", out.display())))?;
         eprintln!("wrote {} ({} bytes)", out.display(), sandgrep::component().len());
@@ -476,7 +592,7 @@ fn run(cli: &Cli) -> io::Result<Outcome> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let outcome = match &cli.command {
-        Command::Component { .. } => unreachable!("handled above"),
+        Command::Component { .. } | Command::Completions { .. } | Command::Man => unreachable!("handled above"),
         #[cfg(feature = "mcp")]
         Command::Mcp => unreachable!("handled above"),
         #[cfg(feature = "serve")]
@@ -587,7 +703,13 @@ fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<Outc
     if args.json {
         json_line(out, &response)?;
     } else {
-        render::list(out, &response)?;
+        use std::io::IsTerminal;
+        let human = args.metadata && io::stdout().is_terminal();
+        if args.tree {
+            render::tree(out, &args.path, &response, human)?;
+        } else {
+            render::list(out, &response, human)?;
+        }
         notes(&response.warnings, render::listing_ending(&response, go_on));
     }
     Ok(Outcome::of(!response.entries.is_empty(), response.timed_out))
@@ -642,19 +764,170 @@ fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<Ou
 }
 
 fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
-    let response = sandbox.search_text(&args.request()).map_err(io::Error::other)?;
-    let found = !response.matches.is_empty() || !response.files.is_empty();
+    if args.type_list {
+        return type_list(out);
+    }
+    if args.files {
+        return files(sandbox, args, out);
+    }
+    let mut request = args.request();
     if args.json {
+        let response = sandbox.search_text(&request).map_err(io::Error::other)?;
         json_line(out, &response)?;
+        let found = !response.matches.is_empty() || !response.files.is_empty();
+        return Ok(Outcome::of(found, response.timed_out));
+    }
+    // As rg: a per-file limit of none finds nothing.
+    if args.max_count == Some(0) {
+        return Ok(Outcome::Nothing);
+    }
+    let started = std::time::Instant::now();
+    request.streaming = true;
+    let mut printer = printer::Printer::new(out, style(args), printer::Names::new(&args.given, &args.paths));
+    let mut left = args.max_results.unwrap_or(u64::MAX);
+    let mut warnings: Vec<String> = Vec::new();
+    let (mut found, mut searching) = (false, 0u64);
+    // As rg, each path named is searched in turn (a cursor or skip belongs
+    // to the stream of all of them).
+    let each: Vec<Vec<String>> = if args.paths.len() > 1 && request.cursor.is_none() && request.skip.is_none() {
+        args.paths.iter().map(|p| vec![p.clone()]).collect()
     } else {
-        render::search(out, &response, args.count)?;
-        notes(
-            &response.warnings,
-            render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
+        vec![args.paths.clone()]
+    };
+    let mut timed_out = false;
+    let mut ending = None;
+    for paths in each {
+        if left == 0 || timed_out {
+            break;
+        }
+        request.paths = paths;
+        request.cursor = args.cursor.clone();
+        let (cut, cursor, stats) =
+            stream(sandbox, &mut request, args, &mut printer, &mut left, &mut warnings, &mut found, &mut searching)?;
+        timed_out = cut;
+        ending = Some(render::search_ending(cut, cursor.as_deref(), &stats, go_on));
+    }
+    printer.flush()?;
+    if args.stats {
+        printer.stats(searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
+    }
+    notes(&warnings, ending.flatten());
+    if !found && !timed_out && args.fixed_strings && render::looks_like_regex(&request.query) {
+        eprintln!(
+            "sandgrep: no match for the literal text; it reads as a regular expression: drop -F to search it as one"
         );
-        if !found && !response.timed_out && args.fixed_strings && render::looks_like_regex(&args.pattern) {
-            eprintln!("sandgrep: no match for the literal text; it reads as a regular expression: drop -F to search it as one");
+    }
+    Ok(Outcome::of(found, timed_out))
+}
+
+/// Prints every page of `request`'s stream (up to `left` results), and says
+/// how it ended: cut by time, the cursor past the last result printed.
+#[allow(clippy::too_many_arguments)]
+fn stream<W: Write>(
+    sandbox: &Sandbox,
+    request: &mut SearchTextRequest,
+    args: &SearchArgs,
+    printer: &mut printer::Printer<W>,
+    left: &mut u64,
+    warnings: &mut Vec<String>,
+    found: &mut bool,
+    searching: &mut u64,
+) -> io::Result<(bool, Option<String>, sandgrep::SearchStats)> {
+    // Pages through the whole stream (each page bounded); a page cut by
+    // the component's time limit goes on unless --timeout asked for one.
+    loop {
+        request.max_results = Some((*left).min(MAX_RESULTS.max) as u32);
+        let r = sandbox.search_text(&request).map_err(io::Error::other)?;
+        for m in &r.matches {
+            printer.text_match(m)?;
+        }
+        for f in &r.files {
+            printer.file_count(f, args.count)?;
+        }
+        *found |= !r.matches.is_empty() || !r.files.is_empty();
+        let t = &mut printer.totals;
+        t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
+        t.bytes_searched += r.stats.bytes_searched;
+        *searching += r.stats.elapsed_ms;
+        for w in r.warnings {
+            // rg says nothing of the binary files it skips in a directory,
+            // nor of the files -m cut short.
+            let as_rg = w.ends_with(" binary file(s) skipped") || w.contains("(max-matches-per-file)");
+            if !as_rg && !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        *left = left.saturating_sub(r.stats.matches_returned);
+        let cut_by_time = r.timed_out && args.timeout_ms.is_some();
+        match r.next_cursor {
+            Some(c) if *left > 0 && !cut_by_time => {
+                request.cursor = Some(c);
+                request.skip = None;
+            }
+            c => return Ok((r.timed_out, c, r.stats)),
         }
     }
-    Ok(Outcome::of(found, response.timed_out))
+}
+
+/// rg's look for this output: a terminal gets headings, line numbers and
+/// colors unless told otherwise; a pipe `path:text`.
+fn style(args: &SearchArgs) -> printer::Style {
+    use std::io::IsTerminal;
+    let tty = io::stdout().is_terminal();
+    printer::Style {
+        color: match args.color.as_str() {
+            "always" | "ansi" => true,
+            "never" => false,
+            _ => tty && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
+        },
+        heading: if args.heading || args.no_heading { args.heading } else { tty },
+        line_numbers: !args.no_line_number && (args.line_number || args.column || tty),
+        column: args.column,
+        only_matching: args.only_matching,
+        context: args.context.or(args.before_context).or(args.after_context).is_some_and(|n| n > 0),
+        with_filename: if args.with_filename || args.no_filename { Some(args.with_filename) } else { None },
+    }
+}
+
+/// `--type-list`: the types the component's walker knows, as rg lists them.
+fn type_list(out: &mut impl Write) -> io::Result<Outcome> {
+    let mut types = ignore::types::TypesBuilder::new();
+    types.add_defaults();
+    for def in types.definitions() {
+        writeln!(out, "{}: {}", def.name(), def.globs().join(", "))?;
+    }
+    Ok(Outcome::Found)
+}
+
+/// `--files`: every file a search would look at, as `rg --files`.
+fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    if !args.types.is_empty() {
+        return Err(io::Error::other("--files takes globs (-g), not types (-t)"));
+    }
+    let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
+    let names = printer::Names::new(&args.given, &args.paths);
+    let mut found = false;
+    for root in &roots {
+        let mut r = ListFilesRequest::new(root.clone());
+        (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
+        r.hidden = args.hidden;
+        r.no_ignore = args.no_ignore;
+        r.max_results = Some(LIST_RESULTS.max as u32);
+        loop {
+            let response = sandbox.list_files(&r).map_err(io::Error::other)?;
+            for e in &response.entries {
+                writeln!(out, "{}", render::path(&names.show(&e.path)))?;
+            }
+            found |= !response.entries.is_empty();
+            // As rg's --files: nothing said of the files the denylist withholds.
+            let warnings: Vec<String> =
+                response.warnings.into_iter().filter(|w| !w.contains("withheld by the secrets denylist")).collect();
+            notes(&warnings, None);
+            match response.next_cursor {
+                Some(c) => r.cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    Ok(Outcome::of(found, false))
 }

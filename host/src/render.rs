@@ -75,23 +75,6 @@ fn hidden_selector(c: char, prev: Option<char>) -> bool {
 /// override). Backslashes are not escaped: an escape is for reading, and the
 /// exact name is in the JSON output. Borrows `s` when nothing needs escaping.
 pub fn escape(s: &str, field: Field) -> Cow<'_, str> {
-    let keep = |c: char, next: Option<char>| match c {
-        '\t' => field != Field::Path,
-        '\n' => field == Field::Block,
-        '\r' => field != Field::Path && (next.is_none() || (field == Field::Block && next == Some('\n'))),
-        _ => false,
-    };
-    // In a path, a space that would pass unseen: one that ends it (a
-    // heading `config.py ` reads as `config.py`), or one of the other
-    // widths of space.
-    let odd_space = |c: char, next: Option<char>| {
-        field == Field::Path
-            && (c == ' ' && next.is_none()
-                || matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}'))
-    };
-    let escaped = |c: char, prev: Option<char>, next: Option<char>| {
-        (unsafe_char(c) || hidden_selector(c, prev) || odd_space(c, next)) && !keep(c, next)
-    };
     let mut chars = s.char_indices().peekable();
     let mut prev = None;
     let first = loop {
@@ -100,17 +83,60 @@ pub fn escape(s: &str, field: Field) -> Cow<'_, str> {
             Some((i, ' ')) if field == Field::Path && i + 1 == s.len() => break i,
             // The common case: printable ASCII.
             Some((_, c @ ' '..='~')) => prev = Some(c),
-            Some((i, c)) if escaped(c, prev, chars.peek().map(|&(_, n)| n)) => break i,
+            Some((i, c)) if escaped(field, c, prev, chars.peek().map(|&(_, n)| n)) => break i,
             Some((_, c)) => prev = Some(c),
         }
     };
     let mut out = String::with_capacity(s.len() + 8);
     out.push_str(&s[..first]);
-    let mut chars = s[first..].chars().peekable();
+    push_escaped(&mut out, s, first, s.len(), field);
+    Cow::Owned(out)
+}
+
+/// `s` escaped as [`escape`] escapes it, in pieces cut at the byte offsets
+/// `cuts` (ascending, on character boundaries): a front end colors some
+/// pieces, and an escape depends on the characters around it, so the pieces
+/// are escaped as parts of the whole.
+pub fn escape_pieces(s: &str, field: Field, cuts: &[usize]) -> Vec<String> {
+    let mut pieces = Vec::with_capacity(cuts.len() + 1);
+    let mut from = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&s.len())) {
+        let cut = cut.clamp(from, s.len());
+        let mut piece = String::with_capacity(cut - from);
+        push_escaped(&mut piece, s, from, cut, field);
+        pieces.push(piece);
+        from = cut;
+    }
+    pieces
+}
+
+/// Whether `c` (between `prev` and `next`) is written as an escape.
+fn escaped(field: Field, c: char, prev: Option<char>, next: Option<char>) -> bool {
+    let keep = match c {
+        '\t' => field != Field::Path,
+        '\n' => field == Field::Block,
+        '\r' => field != Field::Path && (next.is_none() || (field == Field::Block && next == Some('\n'))),
+        _ => false,
+    };
+    // In a path, a space that would pass unseen: one that ends it (a
+    // heading `config.py ` reads as `config.py`), or one of the other
+    // widths of space.
+    let odd_space = field == Field::Path
+        && (c == ' ' && next.is_none()
+            || matches!(c, '\u{a0}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{3000}'));
+    (unsafe_char(c) || hidden_selector(c, prev) || odd_space) && !keep
+}
+
+/// Appends `s[from..to]`, escaped, to `out` (the characters around the
+/// range decide as they do in the whole).
+fn push_escaped(out: &mut String, s: &str, from: usize, to: usize, field: Field) {
+    let mut prev = s[..from].chars().next_back();
+    let mut chars = s[from..to].chars().peekable();
     while let Some(c) = chars.next() {
-        let (before, next) = (prev, chars.peek().copied());
+        let next = chars.peek().copied().or_else(|| s[to..].chars().next());
+        let before = prev;
         prev = Some(c);
-        if !escaped(c, before, next) {
+        if !escaped(field, c, before, next) {
             out.push(c);
             continue;
         }
@@ -126,7 +152,6 @@ pub fn escape(s: &str, field: Field) -> Cow<'_, str> {
             }
         }
     }
-    Cow::Owned(out)
 }
 
 /// A path or message, escaped ([`Field::Path`]).
@@ -243,17 +268,104 @@ pub fn ast(out: &mut impl Write, r: &SearchAstResponse) -> io::Result<()> {
 }
 
 /// One path per line (directories with a trailing `/`), with size and
-/// modification time when asked for.
-pub fn list(out: &mut impl Write, r: &ListFilesResponse) -> io::Result<()> {
+/// modification time when asked for: bytes and UNIX seconds, or (`human`)
+/// as `ls -lh` shows a size and an ISO 8601 time (UTC).
+pub fn list(out: &mut impl Write, r: &ListFilesResponse, human: bool) -> io::Result<()> {
     for e in &r.entries {
         let slash = if e.is_dir { "/" } else { "" };
-        let name = path(&e.path);
-        match (e.size, e.modified) {
-            (Some(size), Some(modified)) => writeln!(out, "{name}{slash}\t{size}\t{modified}")?,
-            _ => writeln!(out, "{name}{slash}")?,
-        }
+        writeln!(out, "{}{slash}{}", path(&e.path), metadata(e, human))?;
     }
     Ok(())
+}
+
+/// `\tSIZE\tTIME` of an entry that has them.
+fn metadata(e: &crate::FileEntry, human: bool) -> String {
+    match (e.size, e.modified) {
+        (Some(size), Some(modified)) if human => format!("\t{}\t{}", human_size(size), iso_time(modified)),
+        (Some(size), Some(modified)) => format!("\t{size}\t{modified}"),
+        _ => String::new(),
+    }
+}
+
+/// A listing drawn as a tree under `root` (as `tree` draws it): each entry
+/// under its directory, `├──` before all but a directory's last entry,
+/// `└──` before that one. Directories an entry is in but the page does not
+/// hold are drawn too.
+pub fn tree(out: &mut impl Write, root: &str, r: &ListFilesResponse, human: bool) -> io::Result<()> {
+    #[derive(Default)]
+    struct Node<'a> {
+        name: &'a str,
+        is_dir: bool,
+        meta: String,
+        children: Vec<Node<'a>>,
+    }
+    let root = root.trim_end_matches('/');
+    let mut top = Node { name: if root.is_empty() { "." } else { root }, is_dir: true, ..Node::default() };
+    for e in &r.entries {
+        let rel = match root {
+            "" | "." => e.path.as_str(),
+            _ => e.path.strip_prefix(root).and_then(|p| p.strip_prefix('/')).unwrap_or(&e.path),
+        };
+        let mut node = &mut top;
+        let parts: Vec<&str> = rel.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let last = i + 1 == parts.len();
+            // A listing is in path order: a directory's entries follow it.
+            let known = node.children.last().is_some_and(|c| c.name == *part && c.is_dir);
+            if !known {
+                node.children.push(Node { name: part, is_dir: !last || e.is_dir, ..Node::default() });
+            }
+            node = node.children.last_mut().expect("just pushed");
+            if last {
+                node.meta = metadata(e, human);
+            }
+        }
+    }
+    fn draw(out: &mut impl Write, node: &Node<'_>, indent: &str) -> io::Result<()> {
+        for (i, child) in node.children.iter().enumerate() {
+            let last = i + 1 == node.children.len();
+            let slash = if child.is_dir { "/" } else { "" };
+            let branch = if last { "└── " } else { "├── " };
+            writeln!(out, "{indent}{branch}{}{slash}{}", path(child.name), child.meta)?;
+            draw(out, child, &format!("{indent}{}", if last { "    " } else { "│   " }))?;
+        }
+        Ok(())
+    }
+    writeln!(out, "{}", path(top.name))?;
+    draw(out, &top, "")
+}
+
+/// A size as `ls -lh` shows it: bytes below 1 KiB, else one decimal below
+/// 10 of the unit (`1.5K`, `12M`).
+pub fn human_size(bytes: u64) -> String {
+    let mut size = bytes as f64;
+    for unit in ["", "K", "M", "G", "T", "P"] {
+        if size < 1024.0 || unit == "P" {
+            return match unit {
+                "" => format!("{bytes}"),
+                _ if size < 10.0 => format!("{size:.1}{unit}"),
+                _ => format!("{size:.0}{unit}"),
+            };
+        }
+        size /= 1024.0;
+    }
+    unreachable!("the last unit returns")
+}
+
+/// UNIX seconds as an ISO 8601 time in UTC (`2026-11-23T09:41:00Z`).
+pub fn iso_time(secs: i64) -> String {
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
 }
 
 /// Lines numbered as `cat -n` numbers them, so they can be cited; a byte
@@ -340,6 +452,37 @@ pub fn read_continuation(r: &ReadFileResponse, lines: &str, bytes: &str) -> Opti
 mod tests {
     use super::{escape, line, path, Field};
     use std::borrow::Cow;
+
+    #[test]
+    fn pieces_are_escaped_as_parts_of_the_whole() {
+        use super::escape_pieces;
+        for s in ["plain text", "over\rwrite\r", "a\u{fe0f}\u{fe01}b", "tab\tend ", "\x1b[31mred"] {
+            for field in [Field::Path, Field::Line] {
+                for cut in 0..=s.len() {
+                    if !s.is_char_boundary(cut) {
+                        continue;
+                    }
+                    let pieces = escape_pieces(s, field, &[cut]);
+                    assert_eq!(pieces.concat(), escape(s, field), "{s:?} cut at {cut}");
+                }
+            }
+        }
+        // A carriage return inside a line stays escaped when a piece ends at it.
+        assert_eq!(escape_pieces("a\rb", Field::Line, &[2]), ["a\\r", "b"]);
+    }
+
+    #[test]
+    fn sizes_and_times_read_as_people_read_them() {
+        use super::{human_size, iso_time};
+        assert_eq!(
+            [0, 1023, 1024, 1536, 10 * 1024, 5 << 20].map(human_size),
+            ["0", "1023", "1.0K", "1.5K", "10K", "5.0M"]
+        );
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso_time(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(iso_time(1_795_425_660), "2026-11-23T09:21:00Z");
+        assert_eq!(iso_time(-1), "1969-12-31T23:59:59Z");
+    }
 
     #[test]
     fn plain_text_is_borrowed_as_it_is() {

@@ -37,6 +37,10 @@ const MAX_EXACT: usize = 16;
 /// The plan for `q`, or `None` when no trigram is required (every file must
 /// be read).
 pub fn plan(q: &TextQuery) -> Option<Query> {
+    // Any file may hold a line that does not match.
+    if q.invert {
+        return None;
+    }
     let pattern = match q.mode {
         QueryMode::Literal => regex_syntax::escape(&q.query),
         QueryMode::Regex => q.query.clone(),

@@ -50,6 +50,9 @@ fn run(
     let stream_key = ws.stream_key(q.stream_key());
     let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
     let matcher = build_matcher(&q)?;
+    // Inverted, every line goes to the sink, which selects those the query
+    // does not match as callers see them (redacted).
+    let every_line = if q.invert { Some(every_line_matcher()?) } else { None };
     let mut searcher = build_searcher(&q);
     let (index_use, narrowing) = Narrowing::open(ws, &q);
     let deadline = started + q.timeout;
@@ -57,10 +60,13 @@ fn run(
     let roots = walker.roots(&q.paths)?;
     let cfg = SinkConfig {
         matcher: &matcher,
+        scan: every_line.as_ref().unwrap_or(&matcher),
+        invert: q.invert,
         output: q.output,
         before: q.before,
         after: q.after,
         max_columns: q.max_columns,
+        keep_cr: q.streaming,
         redact: ws.redact,
     };
     let after = resume.as_ref().map(|r| r.path.clone());
@@ -246,7 +252,7 @@ fn search_file(
     }
     let at = file.at();
     let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
-    let outcome = searcher.search_reader(cfg.matcher, &mut file, &mut sink);
+    let outcome = searcher.search_reader(cfg.scan, &mut file, &mut sink);
     let r = sink.results;
     let mut out = FileOutcome {
         bytes_searched: r.bytes_searched,
@@ -338,6 +344,15 @@ fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
     Ok(SearchMatcher::new(regex, &q.query, kind))
 }
 
+/// A matcher of every line (the empty pattern).
+fn every_line_matcher() -> Result<SearchMatcher, SearchError> {
+    let regex = RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .build("")
+        .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
+    Ok(SearchMatcher::new(regex, "", QueryKind { literal: false, ignore_case: false, multiline: false }))
+}
+
 /// Why `query` does not compile, shown on the pattern as the caller wrote
 /// it: the matcher's own message quotes the pattern as it wraps it (for
 /// words, for case), which the caller never typed.
@@ -423,7 +438,33 @@ mod tests {
             timeout_ms: None,
             cursor: None,
             skip: Some(skip),
+            invert_match: false,
+            streaming: false,
         }
+    }
+
+    #[test]
+    fn inverted_results_are_the_lines_that_are_no_hit_as_callers_see_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k.txt"), "aws = AKIAIOSFODNN7EXAMPLE\nplain\nfoo\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        let lines = |query: &str, output: OutputMode| {
+            let mut r = request(output, 100, None, 0, 0);
+            (r.query, r.mode, r.invert_match) = (query.into(), Some(QueryMode::Regex), true);
+            let resp = ws.search_text(r).unwrap();
+            let texts: Vec<String> = resp.matches.iter().map(|m| format!("{}:{}", m.line, m.text)).collect();
+            (texts, resp.files.iter().map(|f| f.count).collect::<Vec<_>>())
+        };
+        let not_foo = (vec!["1:aws = [REDACTED]".to_string(), "2:plain".into()], vec![]);
+        assert_eq!(lines("foo", OutputMode::Content), not_foo);
+        assert_eq!(lines("foo", OutputMode::Count).1, [2]);
+        // Whether the pattern matches inside the secret shows nowhere.
+        for guess in ["foo", "AKIAI", "AKIAX", "EXAMPLE"] {
+            assert_eq!(lines(&format!("{guess}|^foo"), OutputMode::Content), not_foo, "{guess}");
+            assert_eq!(lines(&format!("{guess}|^foo"), OutputMode::Count).1, [2], "{guess}");
+        }
+        assert_eq!(lines("o", OutputMode::Content).0, ["1:aws = [REDACTED]", "2:plain"]);
+        assert_eq!(lines("a", OutputMode::Content).0, ["3:foo"]);
     }
 
     fn sharded(ws: &Workspace, request: &SearchTextRequest, count: u32) -> SearchTextResponse {
@@ -440,6 +481,8 @@ mod tests {
                 [(1, None, 0, 0), (3, Some(2), 1, 0), (7, None, 2, 2), (1000, Some(3), 0, 1), (5, Some(1), 0, 0)]
             {
                 let mut request = request(output, max, per_file, context, skip);
+                // Inverted too, where a page holds few lines.
+                request.invert_match = max < 5;
                 let mut pages = 0;
                 loop {
                     // Time and bytes read are the work done, not the answer: a

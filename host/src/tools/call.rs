@@ -160,7 +160,7 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
         (true, false) => Some("No files found"),
     };
     let (text, notes) = rendered(
-        |out| render::list(out, &response),
+        |out| render::list(out, &response, false),
         nothing,
         &response.warnings,
         render::listing_ending(&response, go_on),

@@ -1,0 +1,319 @@
+//! ripgrep's text output, byte for byte, for the flags the two share: the
+//! CLI feeds it every page of a search in order and it prints each line as
+//! rg prints it — `path:line:col:text` with the parts asked for, context
+//! with `-`, `--` between groups, `--heading`, `-o`, colors — merging a
+//! file's matches and context across pages so that no line shows twice.
+//! Every path and text goes through `render`'s escaping first (the
+//! workspace may be hostile; rg prints raw bytes, sandgrep never does).
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use sandgrep::render::{self, Field};
+use sandgrep::{FileCount, TextMatch};
+
+/// How lines look (rg's flags, resolved for this terminal or pipe).
+#[derive(Clone, Copy, Default)]
+pub struct Style {
+    pub color: bool,
+    pub heading: bool,
+    pub line_numbers: bool,
+    pub column: bool,
+    pub only_matching: bool,
+    /// Context was asked for: groups are separated by `--`.
+    pub context: bool,
+    /// `-H` / `--no-filename`; `None`: rg's rule (not for one file).
+    pub with_filename: Option<bool>,
+}
+
+const PATH: &str = "\x1b[0m\x1b[35m";
+const NUMBER: &str = "\x1b[0m\x1b[32m";
+const MATCH: &str = "\x1b[0m\x1b[1m\x1b[31m";
+const PLAIN: &str = "\x1b[0m";
+const RESET: &str = "\x1b[0m";
+
+/// A line waiting to be printed: a match's (its 1-based column and the byte
+/// spans of its matches) or context.
+enum Pending {
+    Match { column: Option<u64>, spans: Vec<(usize, usize)>, text: String },
+    Context(String),
+}
+
+/// Paths as the command line named them: rg prints `./src/a.rs` for a
+/// search of `./src`, the component answers `src/a.rs`.
+pub struct Names {
+    /// (as given, as a workspace path: no `./`, no trailing `/`, "" for the root).
+    roots: Vec<(String, String)>,
+}
+
+impl Names {
+    pub fn new(given: &[String], workspace: &[String]) -> Names {
+        let norm = |p: &str| {
+            let mut p = p.trim_end_matches('/');
+            while let Some(rest) = p.strip_prefix("./") {
+                p = rest.trim_start_matches('/');
+            }
+            if p == "." {
+                String::new()
+            } else {
+                p.to_string()
+            }
+        };
+        Names { roots: given.iter().zip(workspace).map(|(g, w)| (g.clone(), norm(w))).collect() }
+    }
+
+    /// One file named, and `path` is it: rg leaves the name out.
+    fn is_the_one_file(&self, path: &str) -> bool {
+        matches!(self.roots.as_slice(), [(_, w)] if w == path)
+    }
+
+    pub fn show(&self, path: &str) -> String {
+        for (given, w) in &self.roots {
+            if path == w {
+                return given.clone();
+            }
+            let rest =
+                if w.is_empty() { Some(path) } else { path.strip_prefix(w.as_str()).and_then(|r| r.strip_prefix('/')) };
+            if let Some(rest) = rest {
+                return format!("{}/{rest}", given.trim_end_matches('/'));
+            }
+        }
+        path.to_string()
+    }
+}
+
+/// What `--stats` reports.
+#[derive(Default)]
+pub struct Totals {
+    pub matches: u64,
+    pub matched_lines: u64,
+    pub files_matched: u64,
+    pub files_searched: u64,
+    pub bytes_searched: u64,
+}
+
+pub struct Printer<W: Write> {
+    out: W,
+    pub bytes_printed: u64,
+    style: Style,
+    names: Names,
+    /// Whether results carry the file's name (decided at the first one).
+    filenames: Option<bool>,
+    /// The file being printed (as the component names it), and its name as shown.
+    file: Option<(String, String)>,
+    /// Some line was printed: the next group (or file) is separated.
+    printed: bool,
+    /// The last line printed of the current file.
+    last: Option<u64>,
+    pending: BTreeMap<u64, Pending>,
+    pub totals: Totals,
+}
+
+impl<W: Write> Printer<W> {
+    pub fn new(out: W, style: Style, names: Names) -> Printer<W> {
+        Printer {
+            out,
+            bytes_printed: 0,
+            style,
+            names,
+            filenames: None,
+            file: None,
+            printed: false,
+            last: None,
+            pending: BTreeMap::new(),
+            totals: Totals::default(),
+        }
+    }
+
+    fn write(&mut self, s: &str) -> io::Result<()> {
+        self.bytes_printed += s.len() as u64;
+        self.out.write_all(s.as_bytes())
+    }
+
+    fn paint(&self, color: &str, s: &str) -> String {
+        if self.style.color {
+            format!("{color}{s}{RESET}")
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn filenames(&mut self, path: &str) -> bool {
+        let style = self.style.with_filename;
+        *self.filenames.get_or_insert_with(|| style.unwrap_or(!self.names.is_the_one_file(path)))
+    }
+
+    fn shown_name(&self, path: &str) -> String {
+        render::path(&self.names.show(path)).into_owned()
+    }
+
+    /// One match of content output, with its context.
+    pub fn text_match(&mut self, m: &TextMatch) -> io::Result<()> {
+        self.totals.matched_lines += 1;
+        self.totals.matches += m.submatches.len().max(1) as u64;
+        if self.file.as_ref().is_none_or(|(p, _)| *p != m.path) {
+            self.end_file()?;
+            let name = self.shown_name(&m.path);
+            if self.style.heading && self.filenames(&m.path) {
+                if self.printed {
+                    self.write("\n")?;
+                }
+                let line = format!("{}\n", self.paint(PATH, &name));
+                self.write(&line)?;
+            }
+            self.file = Some((m.path.clone(), name));
+        }
+        let first = m.line - m.context_before.len() as u64;
+        self.flush_before(first)?;
+        for (i, text) in m.context_before.iter().enumerate() {
+            self.pend(first + i as u64, Pending::Context(text.clone()), false);
+        }
+        // The match's lines, each with the spans inside it.
+        let mut start = 0;
+        let lines: Vec<&str> = m.text.split('\n').collect();
+        for (i, text) in lines.iter().enumerate() {
+            let end = start + text.len();
+            let spans = m
+                .submatches
+                .iter()
+                .map(|s| (s.start as usize, s.end as usize))
+                .filter(|&(s, e)| s < end && e > start || s == e && s >= start && s <= end)
+                .map(|(s, e)| (s.max(start) - start, e.min(end) - start))
+                .collect();
+            let column = if i == 0 { m.column } else { 1 };
+            let column = (!m.submatches.is_empty()).then_some(column);
+            self.pend(m.line + i as u64, Pending::Match { column, spans, text: text.to_string() }, true);
+            start = end + 1;
+        }
+        // After-context follows the match's last line (see `render::merged`).
+        let ends_at_line_start = m.end_column == 1 && m.end_line > m.line;
+        let end = (m.end_line - u64::from(ends_at_line_start)).max(m.line + lines.len() as u64 - 1);
+        for (i, text) in m.context_after.iter().enumerate() {
+            self.pend(end + 1 + i as u64, Pending::Context(text.clone()), false);
+        }
+        Ok(())
+    }
+
+    /// Queues line `n`; a match replaces context, and a line printed
+    /// already is not queued again.
+    fn pend(&mut self, n: u64, line: Pending, is_match: bool) {
+        if self.last.is_some_and(|l| n <= l) {
+            return;
+        }
+        if is_match {
+            self.pending.insert(n, line);
+        } else {
+            self.pending.entry(n).or_insert(line);
+        }
+    }
+
+    fn flush_before(&mut self, line: u64) -> io::Result<()> {
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() >= line {
+                break;
+            }
+            let (n, pending) = entry.remove_entry();
+            self.print_line(n, pending)?;
+        }
+        Ok(())
+    }
+
+    /// Prints what is queued of the current file.
+    pub fn end_file(&mut self) -> io::Result<()> {
+        self.flush_before(u64::MAX)?;
+        self.file = None;
+        self.last = None;
+        Ok(())
+    }
+
+    fn print_line(&mut self, n: u64, line: Pending) -> io::Result<()> {
+        let Some((path, name)) = self.file.clone() else { return Ok(()) };
+        let gap = match self.last {
+            Some(last) => n > last + 1,
+            None => self.printed && !self.style.heading,
+        };
+        if self.style.context && gap {
+            self.write("--\n")?;
+        }
+        self.last = Some(n);
+        self.printed = true;
+        let filenames = self.filenames(&path);
+        let prefix = |p: &Self, sep: char, column: Option<u64>| {
+            let mut s = String::new();
+            if filenames && !p.style.heading {
+                s.push_str(&p.paint(PATH, &name));
+                s.push(sep);
+            }
+            if p.style.line_numbers {
+                s.push_str(&p.paint(NUMBER, &n.to_string()));
+                s.push(sep);
+            }
+            if let Some(c) = column.filter(|_| p.style.column) {
+                s.push_str(&p.paint(PLAIN, &c.to_string()));
+                s.push(sep);
+            }
+            s
+        };
+        match line {
+            Pending::Context(text) => {
+                let s = format!("{}{}\n", prefix(self, '-', None), render::line(&text));
+                self.write(&s)
+            }
+            Pending::Match { column, spans, text } if self.style.only_matching && !spans.is_empty() => {
+                let first = spans[0].0;
+                for (s, e) in spans {
+                    let piece = render::line(&text[s..e]).into_owned();
+                    let column = column.map(|c| c + (s - first) as u64);
+                    let line = format!("{}{}\n", prefix(self, ':', column), self.paint(MATCH, &piece));
+                    self.write(&line)?;
+                }
+                Ok(())
+            }
+            Pending::Match { column, spans, text } => {
+                let mut s = prefix(self, ':', column);
+                if self.style.color && !spans.is_empty() {
+                    let cuts: Vec<usize> = spans.iter().flat_map(|&(a, b)| [a, b]).collect();
+                    for (i, piece) in render::escape_pieces(&text, Field::Line, &cuts).into_iter().enumerate() {
+                        // Odd pieces are the matches (empty ones are not drawn).
+                        if i % 2 == 1 && !piece.is_empty() {
+                            s.push_str(&self.paint(MATCH, &piece));
+                        } else {
+                            s.push_str(&piece);
+                        }
+                    }
+                } else {
+                    s.push_str(&render::line(&text));
+                }
+                s.push('\n');
+                self.write(&s)
+            }
+        }
+    }
+
+    /// One file of `-l` (no count) or `-c` output.
+    pub fn file_count(&mut self, f: &FileCount, count: bool) -> io::Result<()> {
+        self.totals.matched_lines += f.count;
+        let name = self.paint(PATH, &self.shown_name(&f.path));
+        let line = match (count, self.filenames(&f.path)) {
+            (false, _) => format!("{name}\n"),
+            (true, true) => format!("{name}:{}\n", f.count),
+            (true, false) => format!("{}\n", f.count),
+        };
+        self.write(&line)
+    }
+
+    /// rg's `--stats` block.
+    pub fn stats(&mut self, searching: f64, total: f64) -> io::Result<()> {
+        let t = &self.totals;
+        let s = format!(
+            "\n{} matches\n{} matched lines\n{} files contained matches\n{} files searched\n{} bytes printed\n{} bytes searched\n{searching:.6} seconds spent searching\n{total:.6} seconds\n",
+            t.matches, t.matched_lines, t.files_matched, t.files_searched, self.bytes_printed, t.bytes_searched
+        );
+        self.out.write_all(s.as_bytes())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.end_file()?;
+        self.out.flush()
+    }
+}

@@ -1,0 +1,170 @@
+//! The CLI's text output against ripgrep's, byte for byte, flag by flag:
+//! every flag set runs `rg --sort path FLAGS` and `sandgrep FLAGS` on the
+//! same generated tree and compares standard output and exit status —
+//! piped, and on a terminal (colors, headings, line numbers).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::conformance::rg;
+use crate::util::{command, run, stdout, Tree};
+
+/// Files with matches spread over lines and directories, context to show,
+/// several matches per line, a file with more matching lines than one page
+/// (and than the agent tools' per-file cap), CRLF, tabs, no final newline,
+/// words and case variants, an ignored, a hidden and a binary file.
+fn tree() -> Tree {
+    let t = Tree::new();
+    let mut seed = 11u64;
+    let mut next = move |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let words = ["foo", "bar", "foo bar foo", "Foo", "foobar", "baz\tfoo", "qux", "food", "x", "FOO"];
+    for dir in ["", "src/", "src/deep/", "docs/"] {
+        for f in 0..4 {
+            let text: String =
+                (0..5 + next(30)).map(|i| format!("{i} {}\n", words[next(words.len() as u64) as usize])).collect();
+            t.write(&format!("{dir}f{f}.txt"), text);
+        }
+    }
+    t.write("big.txt", (0..6000).map(|i| format!("foo {i}\n")).collect::<String>());
+    t.write("crlf.txt", "foo\r\nbar\r\nfoo bar\r\n");
+    t.write("last.txt", "bar\nfoo at the end");
+    t.write(".gitignore", "ignored.txt\n");
+    t.write("ignored.txt", "foo ignored\n");
+    t.write(".hidden.txt", "foo hidden\n");
+    t.write("bin.dat", b"foo\0binary\n");
+    t
+}
+
+/// rg's and sandgrep's standard output and exit status for `args`.
+fn both(root: &Path, args: &[&str]) -> ((String, Option<i32>), (String, Option<i32>)) {
+    let mut with_sort = vec!["--sort", "path"];
+    with_sort.extend_from_slice(args);
+    let theirs = rg(root, &with_sort);
+    let ours = run(root, args);
+    ((stdout(&theirs), theirs.status.code()), (stdout(&ours), ours.status.code()))
+}
+
+#[test]
+fn piped_output_is_rgs_byte_for_byte() {
+    let t = tree();
+    let sets: &[&[&str]] = &[
+        &["foo"],
+        &["-n", "foo"],
+        &["-N", "foo"],
+        &["--column", "foo"],
+        &["-n", "--column", "foo"],
+        &["-w", "foo"],
+        &["-i", "-n", "foo"],
+        &["-S", "Foo"],
+        &["-S", "foo"],
+        &["-F", "o b"],
+        &["-e", "bar", "-e", "qux"],
+        &["-F", "-e", "x", "-e", "foo bar"],
+        &["-o", "foo"],
+        &["-o", "-n", "--column", "fo+"],
+        &["-o", "-C", "1", "baz"],
+        &["-v", "foo"],
+        &["-v", "-n", "--column", "o"],
+        &["-v", "-C", "1", "-n", "o"],
+        &["-c", "foo"],
+        &["-c", "-v", "foo"],
+        &["-l", "bar"],
+        &["-l", "-v", "foo"],
+        &["-A", "2", "-n", "qux"],
+        &["-B", "3", "bar"],
+        &["-C", "1", "-n", "food"],
+        &["-C", "2", "--heading", "-n", "qux"],
+        &["--heading", "bar"],
+        &["--heading", "-c", "bar"],
+        &["-m", "2", "foo"],
+        &["-m", "3", "-c", "foo"],
+        &["-m", "0", "foo"],
+        &["-g", "*.txt", "-g", "!src/**", "-n", "bar"],
+        &["-t", "txt", "-l", "qux"],
+        &["-u", "-l", "foo"],
+        &["-uu", "-l", "foo"],
+        &["--hidden", "-c", "foo"],
+        &["--no-ignore", "-c", "foo"],
+        &["foo", "src"],
+        &["-n", "foo", "src/f1.txt"],
+        &["-H", "foo", "src/f1.txt"],
+        &["-c", "foo", "src/f1.txt", "docs"],
+        &["foo", "./src", "last.txt"],
+        &["foo", "."],
+        &["--color", "never", "foo"],
+        &["--color", "always", "foo"],
+        &["--color", "always", "-n", "--column", "--heading", "-C", "1", "bar"],
+        &["--color", "always", "-o", "fo+"],
+        &["--color", "always", "-l", "qux"],
+        &["--color", "always", "-c", "qux"],
+        &["--files"],
+        &["--files", "src"],
+        &["--files", "-g", "*1.txt"],
+        &["nothing matches this"],
+        &["-U", "-n", "bar\\n[0-9]+ foo"],
+        &["^[0-9]+ x$"],
+        &["-n", "end$"],
+    ];
+    let mut differ = Vec::new();
+    for args in sets {
+        let (theirs, ours) = both(t.path(), args);
+        if theirs != ours {
+            differ.push(format!(
+                "{args:?}: exit {:?} vs {:?}; {}",
+                theirs.1,
+                ours.1,
+                first_difference(&theirs.0, &ours.0)
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+}
+
+/// Where two outputs part: the line number and both lines.
+fn first_difference(theirs: &str, ours: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (theirs.split_inclusive('\n').collect(), ours.split_inclusive('\n').collect());
+    let i = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    format!("line {}: rg {:?}, sandgrep {:?} ({} vs {} lines)", i + 1, a.get(i), b.get(i), a.len(), b.len())
+}
+
+#[test]
+fn every_result_streams_past_the_page_and_per_file_caps() {
+    let t = tree();
+    let out = run(t.path(), &["-c", "foo", "big.txt"]);
+    assert_eq!(stdout(&out), "6000\n");
+    let out = run(t.path(), &["foo", "big.txt"]);
+    assert_eq!(stdout(&out).lines().count(), 6000);
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Bounded when asked: the rest is a cursor away.
+    let out = run(t.path(), &["--max-results", "6100", "foo"]);
+    assert_eq!(stdout(&out).lines().count(), 6100);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cursor"));
+}
+
+#[test]
+fn on_a_terminal_output_is_rgs_with_colors_headings_and_line_numbers() {
+    let t = tree();
+    // `script` runs each command on a terminal of its own.
+    let on_terminal = |program: &str, args: &str| {
+        let line = format!("cd {} && {program} {args}", t.path().display());
+        let out = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
+            .env("TERM", "xterm")
+            .output()
+            .expect("script (util-linux) runs a command on a terminal");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let sandgrep = format!("{} --root .", env!("CARGO_BIN_EXE_sandgrep"));
+    // Warm the compiled component's cache first (its first load is slow, not different).
+    let _ = command(t.path()).arg("x").output();
+    for args in ["qux", "-C 1 qux", "-i 'foo bar'", "-o -w foo src", "--no-heading qux", "-N qux", "-c qux"] {
+        let theirs = on_terminal("rg --no-config --no-ignore-global --sort path", args);
+        let ours = on_terminal(&sandgrep, args);
+        assert!(theirs.contains('\x1b'), "rg colors on a terminal: {theirs}");
+        assert_eq!(ours, theirs, "{args}");
+    }
+}
