@@ -837,7 +837,7 @@ fn stream<W: Write>(
     // the component's time limit goes on unless --timeout asked for one.
     loop {
         request.max_results = Some((*left).min(MAX_RESULTS.max) as u32);
-        let r = sandbox.search_text(&request).map_err(io::Error::other)?;
+        let r = sandbox.search_text(request).map_err(io::Error::other)?;
         for m in &r.matches {
             printer.text_match(m)?;
         }
