@@ -131,6 +131,21 @@ fn first_difference(theirs: &str, ours: &str) -> String {
 }
 
 #[test]
+fn stats_count_as_rgs_do() {
+    let t = tree();
+    // (Where a page boundary splits a file, sandgrep reads it again and its
+    // bytes count twice: these fit one page.)
+    for args in [&["--stats", "bar"][..], &["--stats", "-n", "-w", "foo", "src"]] {
+        let (theirs, ours) = both(t.path(), args);
+        assert_eq!(ours.0.rsplit_once("\n\n").unwrap().0, theirs.0.rsplit_once("\n\n").unwrap().0, "{args:?}");
+        // The block, but for the two timings.
+        let block = |s: &str| s.rsplit_once("\n\n").unwrap().1.lines().take(6).collect::<Vec<_>>().join("\n");
+        assert_eq!(block(&ours.0), block(&theirs.0), "{args:?}");
+        assert!(ours.0.ends_with(" seconds\n") && ours.0.contains(" seconds spent searching\n"));
+    }
+}
+
+#[test]
 fn every_result_streams_past_the_page_and_per_file_caps() {
     let t = tree();
     let out = run(t.path(), &["-c", "foo", "big.txt"]);

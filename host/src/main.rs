@@ -847,6 +847,11 @@ fn stream<W: Write>(
         *found |= !r.matches.is_empty() || !r.files.is_empty();
         let t = &mut printer.totals;
         t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
+        // A page that goes on in the file the last one ended in searched it again.
+        if request.cursor.is_some() && r.matches.first().is_some_and(|m| m.path == t.last_path) {
+            t.files_searched -= 1;
+        }
+        t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
         t.bytes_searched += r.stats.bytes_searched;
         *searching += r.stats.elapsed_ms;
         for w in r.warnings {

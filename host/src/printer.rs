@@ -89,7 +89,10 @@ pub struct Totals {
     pub matched_lines: u64,
     pub files_matched: u64,
     pub files_searched: u64,
+    /// Bytes read; a file a page boundary splits counts twice.
     pub bytes_searched: u64,
+    /// The file the last page ended in.
+    pub last_path: String,
 }
 
 pub struct Printer<W: Write> {
@@ -153,6 +156,7 @@ impl<W: Write> Printer<W> {
         self.totals.matches += m.submatches.len().max(1) as u64;
         if self.file.as_ref().is_none_or(|(p, _)| *p != m.path) {
             self.end_file()?;
+            self.totals.files_matched += 1;
             let name = self.shown_name(&m.path);
             if self.style.heading && self.filenames(&m.path) {
                 if self.printed {
@@ -292,14 +296,17 @@ impl<W: Write> Printer<W> {
 
     /// One file of `-l` (no count) or `-c` output.
     pub fn file_count(&mut self, f: &FileCount, count: bool) -> io::Result<()> {
+        // (rg's --stats counts these lines as no bytes printed.)
         self.totals.matched_lines += f.count;
+        self.totals.matches += f.count;
+        self.totals.files_matched += 1;
         let name = self.paint(PATH, &self.shown_name(&f.path));
         let line = match (count, self.filenames(&f.path)) {
             (false, _) => format!("{name}\n"),
             (true, true) => format!("{name}:{}\n", f.count),
             (true, false) => format!("{}\n", f.count),
         };
-        self.write(&line)
+        self.out.write_all(line.as_bytes())
     }
 
     /// rg's `--stats` block.
