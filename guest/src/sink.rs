@@ -13,9 +13,7 @@ use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
 
 use crate::fs::FileAt;
 use crate::redact::{self, Edit};
-use crate::shape::{
-    context_text, cut_to_json, json_len, line_body, line_col, match_cost, match_text, strip_terminator,
-};
+use crate::shape::{context_text, cut_to_json, json_len, line_body, line_col, match_cost, match_text};
 use crate::{OutputMode, TextMatch};
 
 /// What is fixed for a whole search.
@@ -153,7 +151,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// answer is the same) and later matches in it are looked up.
     fn visible(&mut self, block: &[u8], offset: u64, buffer: &[u8], at: usize) -> bool {
         const PER_LINE: u32 = 400;
-        let body = strip_terminator(block);
+        // What the matcher saw: a carriage return before the newline stays.
+        let body = line_body(block, true);
         let start = offset - at as u64;
         if self.buffer_redaction.start != Some(start) {
             self.buffer_redaction = BufferRedaction { start: Some(start), ..Default::default() };
@@ -222,23 +221,29 @@ impl<'a, 'm> FileSink<'a, 'm> {
         out
     }
 
-    /// Records a match: `block` at byte `offset`, starting at `line`, and
-    /// its redacted text (`shown`, made by `edits`).
-    fn record_match(&mut self, line: u64, block: &[u8], shown: Vec<u8>, edits: Vec<Edit>) {
-        let body = line_body(block, self.cfg.keep_cr);
+    /// Records a match starting at `line`: its redacted text (`shown`, the
+    /// bytes the matcher saw — a carriage return before the newline kept —
+    /// with the marks `edits` made). Spans and columns are found in that
+    /// text, clear of the marks: where a match falls inside a secret, or how
+    /// long the secret was, does not show.
+    fn record_match(&mut self, line: u64, lines_in_block: usize, mut shown: Vec<u8>, edits: Vec<Edit>) {
+        let marks = marks(&edits);
         let mut spans = Vec::new();
         if !self.cfg.invert {
-            let _ = self.cfg.matcher.find_iter(body, |m| {
-                spans.push((m.start(), m.end()));
+            let _ = self.cfg.matcher.find_iter(&shown, |m| {
+                if marks.iter().all(|&(a, z)| m.end() < a || m.start() > z) {
+                    spans.push((m.start(), m.end()));
+                }
                 true
             });
         }
-        let lines_in_block = body.iter().filter(|&&b| b == b'\n').count() + 1;
-        // Positions are the file's; text and spans are the redacted line's.
-        let shown_spans: Vec<(usize, usize)> =
-            spans.iter().map(|&(s, e)| (redact::remap(s, &edits, false), redact::remap(e, &edits, true))).collect();
-        let (text, mut submatches) =
-            match_text(&shown, &shown_spans, self.cfg.max_columns.saturating_mul(lines_in_block));
+        if !self.cfg.keep_cr && shown.last() == Some(&b'\r') {
+            shown.pop();
+            for span in &mut spans {
+                *span = (span.0.min(shown.len()), span.1.min(shown.len()));
+            }
+        }
+        let (text, mut submatches) = match_text(&shown, &spans, self.cfg.max_columns.saturating_mul(lines_in_block));
         // One match may not take more than what is left of the response.
         let room = self.budget.saturating_sub(self.results.text_bytes + json_len(self.path) + 1024);
         let whole = text.len();
@@ -250,8 +255,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
         submatches.retain(|s| s.end as usize <= text.len());
         let (column, end_line, end_column) = match (spans.first(), spans.last()) {
             (Some(&(s, _)), Some(&(_, e))) => {
-                let (_, col) = line_col(body, line, s);
-                let (el, ec) = line_col(body, line, e);
+                let (_, col) = line_col(&shown, line, s);
+                let (el, ec) = line_col(&shown, line, e);
                 (col, el, ec)
             }
             _ => (1, line, 1),
@@ -305,7 +310,8 @@ impl Sink for FileSink<'_, '_> {
             // finds nothing).
             let buffer = (mat.buffer(), mat.bytes_range_in_buffer().start);
             let shaped = match self.cfg.output {
-                OutputMode::Content => Some(self.redacted(line_body(block, self.cfg.keep_cr), offset, Some(buffer))),
+                // (What the matcher saw: a carriage return before the newline stays.)
+                OutputMode::Content => Some(self.redacted(line_body(block, true), offset, Some(buffer))),
                 _ => None,
             };
             // Inverted, the searcher hands over every line.
@@ -321,7 +327,10 @@ impl Sink for FileSink<'_, '_> {
             } else {
                 self.results.count += 1;
                 match (self.cfg.output, shaped) {
-                    (OutputMode::Content, Some((shown, edits))) => self.record_match(line, block, shown, edits),
+                    (OutputMode::Content, Some((shown, edits))) => {
+                        let lines = mat.lines().count().max(1);
+                        self.record_match(line, lines, shown, edits)
+                    }
                     (OutputMode::Content, None) => unreachable!("content is always shaped"),
                     (OutputMode::FilesWithMatches, _) => return Ok(false),
                     // As `rg -c`: one per matching line (with -U, per match block).

@@ -444,6 +444,34 @@ mod tests {
     }
 
     #[test]
+    fn where_a_guess_matches_inside_a_secret_shows_nowhere() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k.txt"), "password = \"Zq8rT3vL0xN7aB2cD4eF\" foo\n").unwrap();
+        std::fs::write(dir.path().join("c.txt"), "aws_key = \"AKIAIOSFODNN7EXAMPLE\";\r\nplain z\r\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        let answer = |query: String, output: OutputMode, invert: bool| {
+            let mut r = request(output, 100, None, 0, 0);
+            (r.query, r.mode, r.invert_match, r.hidden) = (query, Some(QueryMode::Regex), invert, false);
+            let mut resp = ws.search_text(r).unwrap();
+            (resp.stats.elapsed_ms, resp.stats.bytes_searched) = (0, 0);
+            (resp.matches, resp.files, resp.stats.files_matched)
+        };
+        for (right, wrong, other) in [("Zq8r", "XXXX", "foo"), ("AKIAIOSF", "AKIAIOSX", "[^\\r]$"), ("Zq8r", "Zq9r", "z$")] {
+            for output in [OutputMode::Content, OutputMode::Count, OutputMode::FilesWithMatches] {
+                for invert in [false, true] {
+                    let guess = |g: &str| answer(format!("{g}|{other}"), output, invert);
+                    assert_eq!(guess(right), guess(wrong), "{right}|{other} {output:?} invert {invert}");
+                }
+            }
+        }
+        // The match is shown where it is in the text shown.
+        let (matches, _, _) = answer("foo".into(), OutputMode::Content, false);
+        let m = &matches[0];
+        assert_eq!((m.text.as_str(), m.column), ("password = \"[REDACTED]\" foo", 25));
+        assert_eq!(&m.text[m.submatches[0].start as usize..m.submatches[0].end as usize], "foo");
+    }
+
+    #[test]
     fn inverted_results_are_the_lines_that_are_no_hit_as_callers_see_them() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("k.txt"), "aws = AKIAIOSFODNN7EXAMPLE\nplain\nfoo\n").unwrap();
