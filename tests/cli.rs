@@ -452,6 +452,8 @@ fn ls_draws_a_tree_of_the_same_listing() {
     let out = run(t.path(), &["ls", "--tree", "--skip", "1", "--max-results", "1", "src"]);
     assert_eq!(stdout(&out), "src\n└── index/\n    └── plan.rs\n");
     assert!(stderr(&out).contains("--cursor"), "{}", stderr(&out));
+    let out = run(t.path(), &["ls", "--tree", "./src/index/"]);
+    assert_eq!(stdout(&out), "src/index\n├── mod.rs\n└── plan.rs\n");
 }
 
 #[test]

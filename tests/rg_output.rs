@@ -31,6 +31,7 @@ fn tree() -> Tree {
     t.write("big.txt", (0..6000).map(|i| format!("foo {i}\n")).collect::<String>());
     t.write("crlf.txt", "foo\r\nbar\r\nfoo bar\r\n");
     t.write("last.txt", "bar\nfoo at the end");
+    t.write("twice.txt", "foofoo barbar\n");
     t.write(".gitignore", "ignored.txt\n");
     t.write("ignored.txt", "foo ignored\n");
     t.write(".hidden.txt", "foo hidden\n");

@@ -276,7 +276,15 @@ impl<W: Write> Printer<W> {
             Pending::Match { column, spans, text } => {
                 let mut s = prefix(self, ':', column);
                 if self.style.color && !spans.is_empty() {
-                    let cuts: Vec<usize> = spans.iter().flat_map(|&(a, b)| [a, b]).collect();
+                    // Matches that touch are one colored run, as rg draws them.
+                    let mut runs: Vec<(usize, usize)> = Vec::new();
+                    for &(a, b) in &spans {
+                        match runs.last_mut() {
+                            Some(last) if last.1 == a => last.1 = b,
+                            _ => runs.push((a, b)),
+                        }
+                    }
+                    let cuts: Vec<usize> = runs.iter().flat_map(|&(a, b)| [a, b]).collect();
                     for (i, piece) in render::escape_pieces(&text, Field::Line, &cuts).into_iter().enumerate() {
                         // Odd pieces are the matches (empty ones are not drawn).
                         if i % 2 == 1 && !piece.is_empty() {

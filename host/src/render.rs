@@ -299,7 +299,10 @@ pub fn tree(out: &mut impl Write, root: &str, r: &ListFilesResponse, human: bool
         meta: String,
         children: Vec<Node<'a>>,
     }
-    let root = root.trim_end_matches('/');
+    let mut root = root.trim_end_matches('/');
+    while let Some(rest) = root.strip_prefix("./") {
+        root = rest;
+    }
     let mut top = Node { name: if root.is_empty() { "." } else { root }, is_dir: true, ..Node::default() };
     for e in &r.entries {
         let rel = match root {

@@ -456,7 +456,9 @@ mod tests {
             (resp.stats.elapsed_ms, resp.stats.bytes_searched) = (0, 0);
             (resp.matches, resp.files, resp.stats.files_matched)
         };
-        for (right, wrong, other) in [("Zq8r", "XXXX", "foo"), ("AKIAIOSF", "AKIAIOSX", "[^\\r]$"), ("Zq8r", "Zq9r", "z$")] {
+        for (right, wrong, other) in
+            [("Zq8r", "XXXX", "foo"), ("AKIAIOSF", "AKIAIOSX", "[^\\r]$"), ("Zq8r", "Zq9r", "z$")]
+        {
             for output in [OutputMode::Content, OutputMode::Count, OutputMode::FilesWithMatches] {
                 for invert in [false, true] {
                     let guess = |g: &str| answer(format!("{g}|{other}"), output, invert);
