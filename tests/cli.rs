@@ -465,11 +465,7 @@ fn ls_metadata_reads_as_people_read_it_on_a_terminal_and_raw_when_piped() {
     assert_eq!(fields[..2], ["big.bin.txt", "1536"]);
     assert!(fields[2].parse::<i64>().is_ok(), "{piped}");
     let line = format!("{} --root {} ls --metadata", env!("CARGO_BIN_EXE_sandgrep"), t.path().display());
-    let out = std::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
-        .output()
-        .expect("script (util-linux) runs a command on a terminal");
+    let out = crate::util::on_terminal(&line);
     let shown = String::from_utf8_lossy(&out.stdout);
     let fields: Vec<&str> = shown.trim_end().split('\t').collect();
     assert_eq!(fields[..2], ["big.bin.txt", "1.5K"], "{shown}");

@@ -170,11 +170,7 @@ fn sandgrep_index_shows_its_progress_on_a_terminal_only() {
         env!("CARGO_BIN_EXE_sandgrep"),
         t.path().display() // (a temporary directory: no characters a shell would read)
     );
-    let out = std::process::Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
-        .output()
-        .expect("script (util-linux) runs a command on a terminal");
+    let out = crate::util::on_terminal(&line);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{shown}");
     assert!(shown.contains("indexing: ") && shown.contains("files looked at"), "{shown}");

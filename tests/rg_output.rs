@@ -4,10 +4,9 @@
 //! piped, and on a terminal (colors, headings, line numbers).
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::conformance::rg;
-use crate::util::{command, run, stdout, Tree};
+use crate::util::{command, on_terminal, run, stdout, Tree};
 
 /// Files with matches spread over lines and directories, context to show,
 /// several matches per line, a file with more matching lines than one page
@@ -163,23 +162,15 @@ fn every_result_streams_past_the_page_and_per_file_caps() {
 #[test]
 fn on_a_terminal_output_is_rgs_with_colors_headings_and_line_numbers() {
     let t = tree();
-    // `script` runs each command on a terminal of its own.
-    let on_terminal = |program: &str, args: &str| {
-        let line = format!("cd {} && {program} {args}", t.path().display());
-        let out = Command::new("script")
-            .args(["-qec", &line, "/dev/null"])
-            .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
-            .env("TERM", "xterm")
-            .output()
-            .expect("script (util-linux) runs a command on a terminal");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
+    // Each command on a terminal of its own.
+    let shown =
+        |program: &str, args: &str| stdout(&on_terminal(&format!("cd {} && {program} {args}", t.path().display())));
     let sandgrep = format!("{} --root .", env!("CARGO_BIN_EXE_sandgrep"));
     // Warm the compiled component's cache first (its first load is slow, not different).
     let _ = command(t.path()).arg("x").output();
     for args in ["qux", "-C 1 qux", "-i 'foo bar'", "-o -w foo src", "--no-heading qux", "-N qux", "-c qux"] {
-        let theirs = on_terminal("rg --no-config --no-ignore-global --sort path", args);
-        let ours = on_terminal(&sandgrep, args);
+        let theirs = shown("rg --no-config --no-ignore-global --sort path", args);
+        let ours = shown(&sandgrep, args);
         assert!(theirs.contains('\x1b'), "rg colors on a terminal: {theirs}");
         assert_eq!(ours, theirs, "{args}");
     }

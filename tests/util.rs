@@ -68,6 +68,18 @@ pub fn json(root: &Path, args: &[&str]) -> Value {
     v
 }
 
+/// Runs the shell command `line` on a terminal of its own (`script`, from
+/// util-linux), with the tests' artifact cache; its output as the terminal
+/// showed it.
+pub fn on_terminal(line: &str) -> Output {
+    Command::new("script")
+        .args(["-qec", line, "/dev/null"])
+        .env("SANDGREP_CACHE_DIR", cache_dir())
+        .env("TERM", "xterm")
+        .output()
+        .expect("script (util-linux) runs a command on a terminal")
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
