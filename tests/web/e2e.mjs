@@ -149,11 +149,41 @@ async function scenario(width, scheme, first) {
   const numbers = (await merged.evaluateAll((as) => as.map((a) => a.dataset.line + (a.classList.contains('hit') ? 'h' : 'c'))));
   assert.deepEqual(numbers, ['3c', '4c', '5h', '6h', '7c', '8h', '9c', '10c']);
 
+  // A hit far right on a long line is on screen: the start of the line gives way.
+  const far = await page.locator('.file[data-path="long/line.txt"]').evaluate((sec) => {
+    const m = sec.querySelector('mark').getBoundingClientRect(), box = sec.querySelector('.lines').getBoundingClientRect();
+    return [m.right <= box.right, sec.querySelector('a.ln').textContent];
+  });
+  assert.ok(far[0], 'the match is inside the results box');
+  assert.match(far[1], /^1…word .*needle, far to the right$/);
+
   // The binary file skipped is a plain note, not an error.
   assert.match(await summary(page), /skipped: 1 binary/);
   const noteColor = await page.locator('#summary .note').first().evaluate((e) => getComputedStyle(e).color);
   const errColor = await page.locator('#search-error').evaluate((e) => getComputedStyle(e).color);
   assert.notEqual(noteColor, errColor);
+
+  // Collapse all / expand all.
+  await page.click('#fold-all');
+  assert.equal(await page.locator('.file:not(.closed)').count(), 0);
+  assert.equal(await page.locator('#fold-all').innerText(), 'Expand all');
+  await page.click('#fold-all');
+  assert.equal(await page.locator('.file.closed').count(), 0);
+
+  // Where the matches are by file type, from the count; a chip keeps one type, a second click all.
+  const chips = await page.locator('#facets button').allInnerTexts();
+  assert.ok(chips.includes('.txt 154') && chips.includes('.yaml 24') && chips.includes('.md 3'), chips.join(','));
+  await page.locator('#facets button[data-ext="md"]').click();
+  await waitSummary(page, /^3 matches in 3 files/);
+  assert.deepEqual(await paths(page), ['notes/release-1.md']);
+  assert.equal(await page.locator('#facets button[aria-pressed="true"]').getAttribute('data-ext'), 'md');
+  await page.locator('#facets button[data-ext="md"]').click();
+  await waitSummary(page, new RegExp(`^${num(total)} matches`));
+
+  // `t` goes to the file finder.
+  await page.locator('#signout').focus();
+  await page.keyboard.press('t');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'find');
 
   // The query is in the address: a reload keeps it.
   assert.match(page.url(), /\?q=needle/);
