@@ -16,7 +16,8 @@ use crate::util::Tree;
 /// other (one line is context of one hit and a hit itself), twelve copies of
 /// the same file (folded), a vendored file (the "skip generated" chip), a
 /// binary file (a note, not an error), a path too long for a phone's width,
-/// numbered versions of a note (folded by name), a hit far right on a long line.
+/// numbered versions of a note (folded by name), a hit far right on a long line,
+/// direction and control characters in a name and a line.
 /// Returns the number of `needle` matches and the files holding them.
 fn tree(t: &Tree, tenant: &str, n: usize) -> (usize, usize) {
     let (mut matches, mut files) = (0, 0);
@@ -45,6 +46,7 @@ fn tree(t: &Tree, tenant: &str, n: usize) -> (usize, usize) {
         }
         put("long/line.txt".into(), format!("let s = \"{}\"; // needle, far to the right\n", "word ".repeat(40)));
         put("vendor/lib/dep.go".into(), "package lib // needle\n".into());
+        put("trojan/a\u{202e}txt.go\u{1}".into(), "admin := false /* bidi-check \u{202e} } \u{2066} */\n".into());
         put(
             "src/a-directory-name-long-enough-to-wrap/on-a-phone-screen/handler_with_a_rather_long_name.go".into(),
             "package p\n\nfunc needle() {}\n".into(),

@@ -267,6 +267,18 @@ async function scenario(width, scheme, first) {
   assert.equal(await page.locator('#filters-toggle').innerText(), 'Filters (2)');
   assert.match(page.url(), /skipgen=1/);
 
+  // Direction and control characters in names and lines are shown as their codes, never obeyed.
+  await page.goto(base + '/?q=bidi-check');
+  await page.waitForSelector('.file');
+  const drawn = await page.locator('#results').innerText();
+  assert.doesNotMatch(drawn, /[\u202e\u2066\u0001]/);
+  assert.match(drawn, /trojan\/a\\u\{202e\}txt\.go\\u\{1\}/);
+  assert.match(drawn, /bidi-check \\u\{202e\} \} \\u\{2066\} \*\//);
+  await page.locator('#results a.ln.hit').first().click();
+  await page.waitForSelector('#viewer-text .cur mark');
+  assert.doesNotMatch(await page.locator('#viewer').innerText(), /[\u202e\u2066\u0001]/);
+  await page.click('#close');
+
   // A path too long for the width wraps beside its badge.
   await page.goto(base + '/?q=needle&include=src/**');
   await page.waitForSelector('.file');
