@@ -277,3 +277,40 @@ fn bad_configs_are_refused_with_a_clear_message() {
         assert!(stderr.contains(expect), "{config}: expected {expect:?} in {stderr}");
     }
 }
+
+/// A workspace directory removed and made again under a running server (a
+/// fresh clone, `rm -rf` and a checkout): the next call searches the new
+/// directory — not the old one a kept instance still holds open, and not an
+/// index the watcher of the old one vouches for.
+#[test]
+fn a_workspace_made_anew_under_the_server_is_what_the_next_call_searches() {
+    let t = Tree::new();
+    t.write("ws/old.txt", "needle old\n");
+    let token = "token-0123456789abcdef";
+    let config = format!(
+        "listen = \"127.0.0.1:0\"\n[[tenant]]\nname = \"a\"\nworkspace = \"{}/ws\"\ntokens = [\"{token}\"]\n",
+        t.path().display()
+    );
+    let s = start(t.path(), &config);
+    let found = |op: &str, list: &str| {
+        let args = if op == "list-files" { json!({}) } else { json!({"query": "needle"}) };
+        let (status, v) = post(&s.addr, op, token, args);
+        assert_eq!(status, 200, "{v}");
+        paths(&v, list)
+    };
+    // Long enough for the index to be built, the tree vouched for, an instance kept.
+    for _ in 0..30 {
+        assert_eq!(found("search-text", "matches"), ["old.txt"]);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::fs::remove_dir_all(t.path().join("ws")).unwrap();
+    t.write("ws/new.txt", "needle new\n");
+    assert_eq!(found("search-text", "matches"), ["new.txt"]);
+    assert_eq!(found("list-files", "entries"), ["new.txt"]);
+    // Once the index is refreshed from the new directory, a file written
+    // there is still in the very next answer (the old watcher saw nothing).
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    assert_eq!(found("search-text", "matches"), ["new.txt"]);
+    t.write("ws/later.txt", "needle later\n");
+    assert_eq!(found("search-text", "matches"), ["later.txt", "new.txt"]);
+}

@@ -135,12 +135,15 @@ impl Runtime {
         deadline: Duration,
         f: impl FnOnce(&Sandgrep, &mut Store<State>) -> wasmtime::Result<T>,
     ) -> Result<T, Error> {
-        let mut k = match kept.take() {
+        // A kept instance holds the directory it was made with open: one
+        // removed and made again (or renamed over) since needs a new instance.
+        let root = dir_identity(workspace);
+        let mut k = match kept.take().filter(|k| k.root == root) {
             Some(k) => k,
             None => {
                 let mut store = self.store(workspace, index, memory_limit)?;
                 let instance = self.run(&mut store, timeout, deadline, |store| self.pre.instantiate(store))?;
-                Kept { store, instance }
+                Kept { store, instance, root }
             }
         };
         let result = self.run(&mut k.store, timeout, deadline, |store| f(&k.instance, store));
@@ -207,6 +210,23 @@ impl Runtime {
 pub(crate) struct Kept {
     store: Store<State>,
     instance: Sandgrep,
+    /// The workspace directory it was made with ([`dir_identity`]).
+    root: Option<(u64, u64)>,
+}
+
+/// Which directory `path` names now (device and inode), where the platform
+/// says; `None` where it does not (or the path is gone).
+pub(crate) fn dir_identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// Where this host's `wasi:filesystem` differs from wasmtime-wasi's: three

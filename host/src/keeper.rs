@@ -23,6 +23,7 @@ use std::time::Duration;
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecursiveMode, Watcher};
 
+use crate::engine::dir_identity;
 use crate::Sandbox;
 
 /// How long the tree must be quiet before a refresh: past the time in which
@@ -49,6 +50,10 @@ struct Watch {
     tickets: AtomicU64,
     /// Whether the watcher covers the whole workspace, in order.
     exact: AtomicBool,
+    /// The workspace, and which directory it was when the watch began: a
+    /// workspace removed and made again is one the watcher no longer sees.
+    root: PathBuf,
+    root_id: Option<(u64, u64)>,
 }
 
 #[derive(Default)]
@@ -65,6 +70,9 @@ struct Seen {
 impl Watch {
     /// Waits until every event queued before now has been handed over.
     fn settle(&self) -> bool {
+        if self.exact.load(Ordering::Relaxed) && dir_identity(&self.root) != self.root_id {
+            self.exact.store(false, Ordering::Relaxed);
+        }
         if !self.exact.load(Ordering::Relaxed) {
             return false;
         }
@@ -147,6 +155,8 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
         arrived: Condvar::new(),
         tickets: AtomicU64::new(0),
         exact: AtomicBool::new(false),
+        root: sandbox.workspace().to_path_buf(),
+        root_id: dir_identity(sandbox.workspace()),
     });
     let (tx, rx) = mpsc::channel::<()>();
     let mut watcher = {
@@ -165,7 +175,7 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
             watcher = None;
         }
     }
-    let polling = watcher.is_none();
+    let mut polling = watcher.is_none();
     // Events of one inotify instance come out in the order they happened.
     watch.exact.store(!polling && cfg!(target_os = "linux"), Ordering::Relaxed);
     let refresher = sandbox.clone();
@@ -199,6 +209,9 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
             // The rest of the burst.
             while let Ok(()) = rx.recv_timeout(QUIET) {}
             refresh();
+            // The workspace was removed and made again: the watcher saw the
+            // last of the old one; poll the new one (restart to watch it).
+            polling |= dir_identity(&keeping.root) != keeping.root_id;
         }
     });
     if started.is_err() {
