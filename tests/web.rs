@@ -46,7 +46,10 @@ fn tree(t: &Tree, tenant: &str, n: usize) -> (usize, usize) {
         }
         put("long/line.txt".into(), format!("let s = \"{}\"; // needle, far to the right\n", "word ".repeat(40)));
         put("vendor/lib/dep.go".into(), "package lib // needle\n".into());
-        put("trojan/a\u{202e}txt.go\u{1}".into(), "admin := false /* bidi-check \u{202e} } \u{2066} */\n".into());
+        put("trojan/a\u{202e}txt.go\u{1}".into(), "admin := false /* bidi-check \u{202e} } \u{2066} \u{e0041} */\n".into());
+        // Numbered neighbours with different hits: not folded.
+        put("pkg/setup_ipv4.go".into(), "// fold-check: routes\n// fold-check: table\n".into());
+        put("pkg/setup_ipv6.go".into(), "// fold-check: neighbours\n// fold-check: solicit\n".into());
         put(
             "src/a-directory-name-long-enough-to-wrap/on-a-phone-screen/handler_with_a_rather_long_name.go".into(),
             "package p\n\nfunc needle() {}\n".into(),

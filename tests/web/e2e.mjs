@@ -192,6 +192,11 @@ async function scenario(width, scheme, first) {
   assert.equal(await page.inputValue('#q'), 'needle');
   await waitSummary(page, new RegExp(`^${num(total)} matches`));
 
+  // Esc in the box clears nothing.
+  await page.focus('#q');
+  await page.keyboard.press('Escape');
+  assert.equal(await page.inputValue('#q'), 'needle');
+
   // Keyboard: ↓ from the box into the results, ↓ again, Enter opens the viewer
   // with the match itself marked and in view.
   await page.focus('#q');
@@ -218,12 +223,19 @@ async function scenario(width, scheme, first) {
     return m.top >= v.top && m.bottom <= v.bottom && m.left >= v.left && m.right <= v.right;
   });
   assert.ok(inView, 'the marked match is scrolled into view');
+  assert.equal(await page.locator('#viewer-text').evaluate((b) => b.scrollLeft), 0, 'a short line keeps its start in view');
+  await page.evaluate(() => window.scrollTo(0, 3000)); // the page scrolled: finder and viewer still apart
+  await layout(page, label + ' viewer open, page scrolled');
+  await page.evaluate(() => window.scrollTo(0, 0));
   assert.match(page.url(), /file=work%2Falpha-aa.txt&line=80/);
   await layout(page, label + ' viewer open');
   await page.screenshot({ path: `${shots}/${label}-viewer.png` });
   const range = await text('#viewer-range');
   await page.click('#up');
   await page.waitForFunction((b) => document.getElementById('viewer-range').textContent !== b, range);
+  assert.match(await text('#viewer-range'), /^lines 1–60/);
+  assert.equal(await page.locator('#viewer-text .cur').count(), 0, 'Earlier pages back; the opened line stays the hit');
+  assert.match(page.url(), /line=80/);
   await page.keyboard.press('Escape');
   await page.waitForSelector('#viewer', { state: 'hidden' });
 
@@ -233,10 +245,13 @@ async function scenario(width, scheme, first) {
   await page.screenshot({ path: `${shots}/${label}.png` });
   while (await page.locator('#more').isVisible()) {
     const before = await summary(page);
-    await page.click('#more');
+    await page.focus('#more');
+    await page.keyboard.press('Enter');
     await page.waitForFunction((b) => document.getElementById('summary').textContent !== b
       && document.getElementById('results').getAttribute('aria-busy') === 'false', before);
   }
+  assert.match(await summary(page), /skipped: 1 binary/, 'skipped counts cover every page, not the last one');
+  assert.notEqual(await page.evaluate(() => document.activeElement.tagName), 'BODY', 'Show more by keyboard keeps focus');
   const words = await summary(page);
   assert.match(words, new RegExp(`^${num(total)} matches in ${num(totalFiles)} files`));
   assert.doesNotMatch(words, /cursor|truncat|max_results|next_|page/i);
@@ -271,13 +286,25 @@ async function scenario(width, scheme, first) {
   await page.goto(base + '/?q=bidi-check');
   await page.waitForSelector('.file');
   const drawn = await page.locator('#results').innerText();
-  assert.doesNotMatch(drawn, /[\u202e\u2066\u0001]/);
+  assert.doesNotMatch(drawn, /[\u202e\u2066\u0001\u{e0000}-\u{e007f}]/u);
+  assert.match(drawn, /\\u\{e0041\}/);
   assert.match(drawn, /trojan\/a\\u\{202e\}txt\.go\\u\{1\}/);
-  assert.match(drawn, /bidi-check \\u\{202e\} \} \\u\{2066\} \*\//);
+  assert.match(drawn, /bidi-check \\u\{202e\} \} \\u\{2066\} \\u\{e0041\} \*\//);
   await page.locator('#results a.ln.hit').first().click();
   await page.waitForSelector('#viewer-text .cur mark');
   assert.doesNotMatch(await page.locator('#viewer').innerText(), /[\u202e\u2066\u0001]/);
   await page.click('#close');
+
+  // A custom include filter: no chips (a chip would overwrite it).
+  await page.goto(base + '/?q=needle&include=api/**');
+  await page.waitForSelector('.file');
+  await waitSummary(page, /^24 matches/);
+  assert.equal(await page.locator('#facets button').count(), 0);
+
+  // An address with an open file: the viewer marks the search's hits once they are in.
+  await page.goto(base + '/?q=needle&file=work/alpha-aa.txt&line=64');
+  await page.waitForSelector('#viewer-text .cur mark');
+  assert.equal(await text('#viewer-text .cur mark'), 'needle');
 
   // A path too long for the width wraps beside its badge.
   await page.goto(base + '/?q=needle&include=src/**');
@@ -322,7 +349,58 @@ async function scenario(width, scheme, first) {
   await context.close();
 }
 
+// Answers that arrive late, or after a sign-out, and history across sign-ins.
+async function races() {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  const slow = (what) => async (route) => {
+    if ((route.request().postData() || '').includes(what)) await new Promise((r) => setTimeout(r, 1500));
+    await route.continue();
+  };
+  await page.route('**/v1/search-text', slow('"query":"bidi-check"'));
+  await page.route('**/v1/list-files', slow('trojan'));
+  await page.goto(base + '/');
+  await signIn(page, alpha);
+
+  // An older answer arriving after a newer one is not shown over it.
+  await page.fill('#q', 'bidi-check');
+  await page.waitForTimeout(400);
+  await page.fill('#q', 'needle');
+  await waitSummary(page, new RegExp(`^${num(total)} matches`));
+  await page.waitForTimeout(1800);
+  assert.ok(!(await paths(page)).some((p) => p.startsWith('trojan/')), 'the late answer is dropped');
+  assert.match(await summary(page), new RegExp(`^${num(total)} matches`));
+
+  // Typing on from a query replaces its history entry: Back goes to the search before, not to "needle ".
+  await page.fill('#q', 'fold-check');
+  await page.waitForFunction(() => document.querySelectorAll('.file').length === 2);
+  // Numbered neighbours whose hits differ are not folded.
+  assert.deepEqual(await paths(page), ['pkg/setup_ipv4.go', 'pkg/setup_ipv6.go']);
+  await page.focus('#q');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('needle 8', { delay: 350 });
+  await page.waitForSelector('.file[data-path="merge.txt"]');
+  await page.goBack();
+  await page.waitForFunction(() => document.getElementById('q').value === 'fold-check');
+
+  // Signing out while a search and a file listing are on their way: nothing of theirs reaches the
+  // next tenant's page, and Back does not replay the earlier tenant's searches.
+  await page.fill('#q', 'bidi-check');
+  await page.fill('#find', 'trojan');
+  await page.waitForTimeout(500);
+  await page.click('#signout');
+  await signIn(page, beta);
+  await page.waitForTimeout(2000);
+  assert.doesNotMatch(await page.locator('#app').innerText(), /trojan|bidi|alpha|needle|merge/);
+  await page.goBack();
+  await page.waitForTimeout(500);
+  assert.equal(await page.inputValue('#q'), '');
+  assert.doesNotMatch(await page.locator('#app').innerText(), /alpha|needle|merge/);
+  await context.close();
+}
+
 try {
+  await races();
   await scenario(1400, 'light', true);
   await scenario(360, 'dark', false);
   await scenario(1400, 'dark', false);
