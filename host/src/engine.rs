@@ -38,6 +38,9 @@ pub(crate) struct State {
     memory: MemoryCap,
     /// Counts the call's file looks and opens, for someone to watch.
     pub(crate) progress: Option<Arc<crate::Progress>>,
+    /// What the last `open-at` learned of what it opened, kept for the
+    /// `stat` the guest asks of it next (see [`files`]).
+    opened: Option<(u32, cap_primitives::fs::Metadata)>,
 }
 
 /// The memory cap, remembering whether the guest ran into it (so the error
@@ -177,6 +180,7 @@ impl Runtime {
             table: ResourceTable::new(),
             memory: MemoryCap { limit: memory_limit, hit: false },
             progress: None,
+            opened: None,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.memory);
@@ -229,26 +233,42 @@ pub(crate) fn dir_identity(path: &Path) -> Option<(u64, u64)> {
     }
 }
 
-/// Where this host's `wasi:filesystem` differs from wasmtime-wasi's: three
-/// functions replaced in the linker, the rest as wasmtime-wasi has them.
+/// Where this host's `wasi:filesystem` differs from wasmtime-wasi's: the
+/// calls a walk makes for every entry (list a directory, open, stat, read)
+/// are replaced in the linker, the rest are wasmtime-wasi's.
+///
+/// wasmtime-wasi 48 stats every entry of a directory it lists (for a type
+/// the directory entry already has), stats every file it opens (to tell a
+/// directory from a file) and enters its async runtime on each call; the
+/// guest then stats the file it opened. Here a listing takes the types the
+/// directory gives, an open stats once and keeps the answer for the guest's
+/// `stat` of it, and reads go straight to `pread`: one `statx` per file
+/// where there were three.
 mod files {
     use std::path::Path;
     use std::sync::atomic::Ordering;
     use std::sync::Arc;
     use std::time::{Duration, Instant, SystemTime};
 
-    use cap_primitives::fs::{FollowSymlinks, Metadata, MetadataExt};
-    use wasmtime::component::{Linker, Resource};
+    use cap_primitives::fs::{FileType, FollowSymlinks, Metadata, MetadataExt, OpenOptions};
+    use wasmtime::component::{Linker, Resource, ResourceType};
     use wasmtime::StoreContextMut;
-    use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemView};
+    use wasmtime_wasi::filesystem::{Descriptor, Dir, File, OpenMode, WasiFilesystemView};
     use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
-        Datetime, DescriptorFlags, DescriptorStat, DescriptorType, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
+        Datetime, DescriptorFlags, DescriptorStat, DescriptorType, DirectoryEntry, ErrorCode, HostDescriptor,
+        OpenFlags, PathFlags,
     };
     use wasmtime_wasi::p2::FsResult;
 
     use super::{interrupt, State};
 
     type Answer<T> = wasmtime::Result<(Result<T, ErrorCode>,)>;
+
+    /// The most one `read` returns (wasmtime-wasi's own bound).
+    const MAX_READ: usize = 64 * 1024;
+
+    /// A directory's entries, listed when the guest asks for the stream.
+    pub(crate) struct Entries(std::vec::IntoIter<Result<DirectoryEntry, ErrorCode>>);
 
     pub(super) fn add_to_linker(linker: &mut Linker<State>) -> wasmtime::Result<()> {
         linker.allow_shadowing(true);
@@ -259,7 +279,13 @@ mod files {
         // set the mtime back), so stats here carry the real ctime.
         types.func_wrap(
             "[method]descriptor.stat",
-            |cx: StoreContextMut<'_, State>, (fd,): (Resource<Descriptor>,)| -> Answer<DescriptorStat> {
+            |mut cx: StoreContextMut<'_, State>, (fd,): (Resource<Descriptor>,)| -> Answer<DescriptorStat> {
+                // The guest stats each file right after opening it: the
+                // open's own stat answers (taken after the open, as a stat
+                // now would be).
+                if let Some((_, m)) = cx.data_mut().opened.take_if(|(rep, _)| *rep == fd.rep()) {
+                    return Ok((Ok(stat(m)),));
+                }
                 let file = match cx.data().table.get(&fd)? {
                     Descriptor::File(f) => Arc::clone(&f.file),
                     Descriptor::Dir(d) => Arc::clone(&d.dir),
@@ -278,11 +304,9 @@ mod files {
                 if let Some(p) = &cx.data().progress {
                     p.looked.fetch_add(1, Ordering::Relaxed);
                 }
-                let follow =
-                    if flags.contains(PathFlags::SYMLINK_FOLLOW) { FollowSymlinks::Yes } else { FollowSymlinks::No };
                 // cap-primitives resolves `path` beneath the directory, as
                 // wasmtime-wasi's own stat-at does.
-                Ok((cap_primitives::fs::stat(&d.dir, Path::new(&path), follow).map(stat).map_err(error),))
+                Ok((cap_primitives::fs::stat(&d.dir, Path::new(&path), follow(flags)).map(stat).map_err(error),))
             },
         )?;
         // Opening a FIFO blocks until a writer comes, and a hostile workspace
@@ -305,12 +329,112 @@ mod files {
                 if let Some(p) = cx.data().progress.as_ref().filter(|_| !open_flags.contains(OpenFlags::DIRECTORY)) {
                     p.opened.fetch_add(1, Ordering::Relaxed);
                 }
-                let mut view = cx.data_mut().filesystem();
-                answer(HostDescriptor::open_at(&mut view, fd, path_flags, path, open_flags, flags))
+                cx.data_mut().opened = None;
+                let read_only = flags == DescriptorFlags::READ
+                    && (open_flags == OpenFlags::empty() || open_flags == OpenFlags::DIRECTORY);
+                if !read_only {
+                    let mut view = cx.data_mut().filesystem();
+                    return answer(HostDescriptor::open_at(&mut view, fd, path_flags, path, open_flags, flags));
+                }
+                // What wasmtime-wasi's open-at does for a read-only open,
+                // with one stat.
+                let Descriptor::Dir(d) = cx.data().table.get(&fd)? else {
+                    return Ok((Err(ErrorCode::NotDirectory),));
+                };
+                let (dir, perms) = (Arc::clone(&d.dir), d.perms);
+                // A directory the walk descends into: the OS checks the type.
+                if open_flags == OpenFlags::DIRECTORY && !path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
+                    return Ok((match cap_primitives::fs::open_dir_nofollow(&dir, Path::new(&path)) {
+                        Ok(file) => Ok(cx.data_mut().table.push(Descriptor::Dir(Dir::new(file, perms, OpenMode::READ, true)))?),
+                        Err(e) => Err(error(e)),
+                    },));
+                }
+                let mut opts = OpenOptions::new();
+                opts.read(true)._cap_fs_ext_follow(follow(path_flags));
+                let opened = cap_primitives::fs::open(&dir, Path::new(&path), &opts)
+                    .and_then(|file| Ok((Metadata::from_file(&file)?, file)));
+                let (meta, file) = match opened {
+                    Ok(opened) => opened,
+                    Err(e) => return Ok((Err(error(e)),)),
+                };
+                let descriptor = if meta.is_dir() {
+                    Descriptor::Dir(Dir::new(file, perms, OpenMode::READ, true))
+                } else if open_flags.contains(OpenFlags::DIRECTORY) {
+                    return Ok((Err(ErrorCode::NotDirectory),));
+                } else {
+                    Descriptor::File(File::new(file, perms, OpenMode::READ, true))
+                };
+                let fd = cx.data_mut().table.push(descriptor)?;
+                cx.data_mut().opened = Some((fd.rep(), meta));
+                Ok((Ok(fd),))
+            },
+        )?;
+        types.resource("directory-entry-stream", ResourceType::host::<Entries>(), |mut cx, rep| {
+            cx.data_mut().table.delete(Resource::<Entries>::new_own(rep))?;
+            Ok(())
+        })?;
+        types.func_wrap(
+            "[method]descriptor.read-directory",
+            |mut cx: StoreContextMut<'_, State>, (fd,): (Resource<Descriptor>,)| -> Answer<Resource<Entries>> {
+                let Descriptor::Dir(d) = cx.data().table.get(&fd)? else {
+                    return Ok((Err(ErrorCode::NotDirectory),));
+                };
+                let entries = match cap_primitives::fs::read_base_dir(&d.dir) {
+                    Ok(entries) => entries,
+                    Err(e) => return Ok((Err(error(e)),)),
+                };
+                let entries: Vec<_> = entries
+                    .map(|entry| {
+                        let entry = entry.map_err(error)?;
+                        let mut type_ = entry.file_type().map(descriptor_type).map_err(error)?;
+                        // Some filesystems leave the type out of the entry.
+                        if type_ == DescriptorType::Unknown {
+                            type_ = descriptor_type(entry.metadata().map_err(error)?.file_type());
+                        }
+                        let name = entry.file_name().into_string().map_err(|_| ErrorCode::IllegalByteSequence)?;
+                        Ok(DirectoryEntry { type_, name })
+                    })
+                    .collect();
+                Ok((Ok(cx.data_mut().table.push(Entries(entries.into_iter()))?),))
+            },
+        )?;
+        types.func_wrap(
+            "[method]directory-entry-stream.read-directory-entry",
+            |mut cx: StoreContextMut<'_, State>, (stream,): (Resource<Entries>,)| -> Answer<Option<DirectoryEntry>> {
+                Ok((cx.data_mut().table.get_mut(&stream)?.0.next().transpose(),))
+            },
+        )?;
+        #[cfg(unix)]
+        types.func_wrap(
+            "[method]descriptor.read",
+            |cx: StoreContextMut<'_, State>,
+             (fd, len, offset): (Resource<Descriptor>, u64, u64)|
+             -> Answer<(Vec<u8>, bool)> {
+                use std::os::unix::fs::FileExt;
+                let Descriptor::File(f) = cx.data().table.get(&fd)? else {
+                    return Ok((Err(ErrorCode::BadDescriptor),));
+                };
+                let mut buf = vec![0; usize::try_from(len).unwrap_or(usize::MAX).min(MAX_READ)];
+                Ok((match f.file.read_at(&mut buf, offset) {
+                    Ok(0) => Ok((Vec::new(), true)),
+                    Ok(n) => {
+                        buf.truncate(n);
+                        Ok((buf, false))
+                    }
+                    Err(e) => Err(error(e)),
+                },))
             },
         )?;
         linker.allow_shadowing(false);
         Ok(())
+    }
+
+    fn follow(flags: PathFlags) -> FollowSymlinks {
+        if flags.contains(PathFlags::SYMLINK_FOLLOW) {
+            FollowSymlinks::Yes
+        } else {
+            FollowSymlinks::No
+        }
     }
 
     fn answer<T>(r: FsResult<T>) -> Answer<T> {
@@ -324,32 +448,32 @@ mod files {
         wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode::from(e).into()
     }
 
-    fn stat(m: Metadata) -> DescriptorStat {
-        let t = m.file_type();
-        let type_ = if t.is_file() {
+    fn descriptor_type(t: FileType) -> DescriptorType {
+        use cap_primitives::fs::FileTypeExt;
+        if t.is_file() {
             DescriptorType::RegularFile
         } else if t.is_dir() {
             DescriptorType::Directory
         } else if t.is_symlink() {
             DescriptorType::SymbolicLink
+        } else if t.is_fifo() {
+            DescriptorType::Fifo
+        } else if t.is_socket() {
+            DescriptorType::Socket
+        } else if t.is_block_device() {
+            DescriptorType::BlockDevice
+        } else if t.is_char_device() {
+            DescriptorType::CharacterDevice
         } else {
-            use cap_primitives::fs::FileTypeExt;
-            if t.is_fifo() {
-                DescriptorType::Fifo
-            } else if t.is_socket() {
-                DescriptorType::Socket
-            } else if t.is_block_device() {
-                DescriptorType::BlockDevice
-            } else if t.is_char_device() {
-                DescriptorType::CharacterDevice
-            } else {
-                DescriptorType::Unknown
-            }
-        };
+            DescriptorType::Unknown
+        }
+    }
+
+    fn stat(m: Metadata) -> DescriptorStat {
         let time = |t: std::io::Result<SystemTime>| t.ok().and_then(datetime);
         let ctime = u64::try_from(m.ctime()).ok().zip(u32::try_from(m.ctime_nsec()).ok());
         DescriptorStat {
-            type_,
+            type_: descriptor_type(m.file_type()),
             link_count: m.nlink(),
             size: m.len(),
             data_access_timestamp: time(m.accessed().map(|t| t.into_std())),
