@@ -3,6 +3,7 @@
 //! pre-processing, exactly as the ast-grep CLI has them), on the same walk,
 //! limits, cursors and redaction as text search.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::time::Instant;
@@ -13,6 +14,7 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 
+use crate::confine::push_sort_key;
 use crate::cursor::Position;
 use crate::error::{error_message, io_error};
 use crate::index::{Narrowing, Unread};
@@ -20,10 +22,11 @@ use crate::page::{self, empty_stats, Paging};
 use crate::redact;
 use crate::request::{AstQuery, MAX_AST_TEXT};
 use crate::shape::{bounded, json_len, named_warning, LineIndex, RESULT_OVERHEAD};
-use crate::walk::{self, walk_deadline, Walker};
+use crate::search::shard_of;
+use crate::walk::{self, walk_deadline, Step, Walker};
 use crate::{
-    AstMatch, IndexUse, MetaVariable as MetaVar, SearchAstRequest, SearchAstResponse, SearchError, SearchStats,
-    Workspace,
+    AstEventKind, AstFileOutcome, AstMatch, AstShardEvent, AstShardResult, IndexUse, MetaVariable as MetaVar,
+    SearchAstRequest, SearchAstResponse, SearchError, SearchStats, ShardStop, Workspace,
 };
 
 type Required = Vec<memchr::memmem::Finder<'static>>;
@@ -100,6 +103,72 @@ fn language(name: &str) -> Result<SupportLang, SearchError> {
 }
 
 pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAstResponse, SearchError> {
+    run(ws, request, None).map(|(resp, _)| resp)
+}
+
+/// Parses only the files of shard `index` of `count` and reports every
+/// event in walk order, for [`merge_ast_shards`] (as text search's shards).
+pub fn search_ast_shard(
+    ws: &Workspace,
+    request: SearchAstRequest,
+    index: u32,
+    count: u32,
+) -> Result<AstShardResult, SearchError> {
+    if count == 0 || index >= count {
+        return Err(SearchError::InvalidArgument(format!("shard {index} of {count} does not exist")));
+    }
+    run(ws, request, Some((index, count))).map(|(_, shard)| shard)
+}
+
+/// The page `search-ast` returns, from the events of every shard, replayed
+/// in walk order up to where the first stopped shard stopped.
+pub fn merge_ast_shards(
+    ws: &Workspace,
+    request: SearchAstRequest,
+    shards: Vec<AstShardResult>,
+) -> Result<SearchAstResponse, SearchError> {
+    let started = Instant::now();
+    let mut warnings = Vec::new();
+    let q = AstQuery::from_request(request, &mut warnings)?;
+    let stream_key = ws.stream_key(q.stream_key());
+    let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
+    let cut = shards
+        .iter()
+        .filter_map(|s| Some((s.events.last().map_or(String::new(), |e| e.key.clone()), s.stopped?)))
+        .min_by(|a, b| a.0.cmp(&b.0));
+    let index = shards.first().map_or(IndexUse::None, |s| s.index);
+    let mut events: Vec<AstShardEvent> = shards.into_iter().flat_map(|s| s.events).collect();
+    // Stable: equal keys (shard 0's walk events) keep their order.
+    events.sort_by(|a, b| a.key.cmp(&b.key));
+    let roots = Walker::new(ws, &q.walk)?.roots(&q.paths)?;
+    let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
+    for event in events {
+        if cut.as_ref().is_some_and(|(key, _)| event.key > *key) || page.paging.stopped() {
+            break;
+        }
+        page.accept(&event.key, event.kind);
+    }
+    if let Some((key, stop)) = cut {
+        if !page.paging.stopped() {
+            match stop {
+                ShardStop::TimedOut => {
+                    page.paging.time_out();
+                    page.paging.walked_to(&key);
+                }
+                ShardStop::PageFull => page.paging.cut(),
+            }
+        }
+    }
+    page.finish(&stream_key, started, index)
+}
+
+/// The search, whole or one shard of it: the page, and (for a shard) the
+/// events it was made from.
+fn run(
+    ws: &Workspace,
+    request: SearchAstRequest,
+    shard: Option<(u32, u32)>,
+) -> Result<(SearchAstResponse, AstShardResult), SearchError> {
     let started = Instant::now();
     let mut warnings = Vec::new();
     let q = AstQuery::from_request(request, &mut warnings)?;
@@ -141,80 +210,181 @@ pub fn search_ast(ws: &Workspace, request: SearchAstRequest) -> Result<SearchAst
         index_use = index_use.max(used);
         narrowings.extend(narrowing.map(|n| (lang, n)));
     }
-    // Languages whose files were passed over: the pattern does not parse as them.
-    let mut skipped_langs = BTreeMap::new();
     let deadline = started + q.timeout;
     let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
     let roots = walker.roots(&q.paths)?;
     let after = resume.as_ref().map(|r| r.path.clone());
-    let after = after.as_deref();
     let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
-    'roots: for root in &roots {
-        if after.is_some_and(|a| walk::subtree_before(&root.rel, root.is_dir, a)) {
+    let mut events = Vec::new();
+    // Shard 0 reports what every shard's walk sees.
+    let reports_walk = shard.is_none_or(|(index, _)| index == 0);
+    let mut emit = |page: &mut Page, key: &str, kind: AstEventKind| {
+        if shard.is_some() {
+            events.push(AstShardEvent { key: key.to_string(), kind: kind.clone() });
+        }
+        page.accept(key, kind);
+    };
+    // Events between two entries sort just after the first one.
+    let mut anchor = String::new();
+    let denied_seen = Cell::new(0);
+    for step in walk::steps(&walker, &roots, after.as_deref(), &denied_seen) {
+        let entry = match step {
+            Step::Entry(entry) => entry,
+            Step::Denied(n) => {
+                if reports_walk {
+                    emit(&mut page, &anchor, AstEventKind::Denied(n));
+                }
+                continue;
+            }
+            Step::Problem(e) => {
+                if reports_walk {
+                    emit(&mut page, &anchor, AstEventKind::Problem((e.message, e.unreadable)));
+                }
+                continue;
+            }
+            Step::TimedOut => {
+                emit(&mut page, &anchor, AstEventKind::Denied(0));
+                page.paging.time_out();
+                page.paging.walked_to(&anchor);
+                continue;
+            }
+        };
+        anchor.clear();
+        push_sort_key(&mut anchor, &entry.rel, entry.is_dir);
+        anchor.push('\0');
+        if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
             continue;
         }
-        let mut walk = walker.walk(root, after);
-        for item in walk.by_ref() {
-            let entry = match item {
-                Ok(entry) => entry,
-                Err(e) if e.unreadable => {
-                    page.stats.skipped.unreadable += 1;
-                    page.unreadable.push(e.message);
-                    continue;
-                }
-                Err(e) => {
-                    page.problems.push(e.message);
-                    continue;
-                }
-            };
-            if !entry.is_file {
+        let Some(lang) = SupportLang::from_path(&entry.rel) else { continue };
+        let Some(pattern) = patterns.get(&lang) else { continue };
+        let Some((_, taken)) = page.paging.resume_point(&entry.rel) else { continue };
+        let pattern = match pattern {
+            Ok(pattern) => pattern,
+            Err(e) => {
+                emit(&mut page, &entry.rel, AstEventKind::OtherLanguage((lang.to_string().to_lowercase(), e.clone())));
                 continue;
             }
-            let Some(lang) = SupportLang::from_path(&entry.rel) else { continue };
-            let Some(pattern) = patterns.get(&lang) else { continue };
-            let Some((_, taken)) = page.paging.resume_point(&entry.rel) else { continue };
-            let pattern = match pattern {
-                Ok(pattern) => pattern,
-                Err(e) => {
-                    skipped_langs.insert(lang.to_string().to_lowercase(), e.clone());
-                    continue;
-                }
-            };
-            // Every call searches at least one file, so paging past a
-            // timeout always makes progress.
-            if page.stats.files_scanned > 0 && Instant::now() >= deadline {
-                page.paging.time_out();
-                break 'roots;
-            }
-            if let Some(unread) = narrowings.get(&lang).and_then(|n| n.unread(&entry, q.max_filesize)) {
-                page.index_skipped(&entry.rel, unread);
-                continue;
-            }
-            page.search_file(ws, &entry, lang, pattern, taken);
-            if page.paging.done() {
-                break 'roots;
-            }
-            // Matched, or skipped (too large, binary, unreadable): the stream is past it.
-            page.paging.file_done(&entry.rel);
-        }
-        if walk.timed_out() {
+        };
+        // Every call searches at least one file, so paging past a
+        // timeout always makes progress.
+        if page.stats.files_scanned > 0 && Instant::now() >= deadline {
             page.paging.time_out();
             break;
         }
+        let kind = match narrowings.get(&lang).and_then(|n| n.unread(&entry, q.max_filesize)) {
+            Some(Unread::TooLarge) => AstEventKind::TooLarge,
+            Some(Unread::Binary) => AstEventKind::IndexSkipped(true),
+            Some(Unread::NoMatch) => AstEventKind::IndexSkipped(false),
+            None => search_file(ws, &q, &entry, lang, pattern, taken, page.paging.wanted()),
+        };
+        emit(&mut page, &entry.rel, kind);
+        if page.paging.stopped() {
+            break;
+        }
     }
-    page.stats.skipped.denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-    // Every file it met was of a language the pattern does not parse as:
-    // that is the answer, as an error.
-    let first_page = q.cursor.is_none() && q.skip == 0;
-    if let Some(e) = skipped_langs.values().next().filter(|_| first_page && page.stats.files_scanned == 0) {
-        return Err(SearchError::InvalidPattern(e.clone()));
+    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+    if denied > denied_seen.get() && reports_walk {
+        emit(&mut page, &anchor, AstEventKind::Denied(denied - denied_seen.get()));
     }
-    for lang in skipped_langs.keys() {
-        page.resp.warnings.push(format!("{lang} files skipped: the pattern does not parse as {lang}"));
+    let stopped = if page.paging.done() {
+        Some(ShardStop::PageFull)
+    } else {
+        page.paging.timed_out().then_some(ShardStop::TimedOut)
+    };
+    let resp = page.finish(&stream_key, started, index_use)?;
+    Ok((resp, AstShardResult { events, stopped, index: index_use }))
+}
+
+/// Reads one file and, if it holds the pattern's words, parses it: its
+/// matches past the first `taken`, at most `limit` and one more.
+fn search_file(
+    ws: &Workspace,
+    q: &AstQuery,
+    entry: &walk::Entry,
+    lang: SupportLang,
+    (pattern, required): &(Pattern, Required),
+    taken: u64,
+    limit: u64,
+) -> AstEventKind {
+    let rel = entry.rel.as_str();
+    let unreadable = |e: std::io::Error| AstEventKind::Unreadable(error_message(&io_error(rel, &e)));
+    let mut file = match entry.open() {
+        Ok(f) => f,
+        Err(e) => return unreadable(e),
+    };
+    if file.size() > q.max_filesize {
+        return AstEventKind::TooLarge;
     }
-    let mut resp = page.finish(&stream_key, started);
-    resp.stats.index = index_use;
-    Ok(resp)
+    let mut bytes = Vec::with_capacity(file.size() as usize);
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        return unreadable(e);
+    }
+    let size = bytes.len() as u64;
+    let mut out = AstFileOutcome { bytes_searched: size, matches: Vec::new(), cut_texts: Vec::new() };
+    if bytes.contains(&0) {
+        return AstEventKind::Binary(size);
+    }
+    // (Before the UTF-8 check: a file without the pattern's texts is
+    // passed over alike whether the index or this look tells.)
+    if required.iter().any(|r| r.find(&bytes).is_none()) {
+        return AstEventKind::Searched(out);
+    }
+    let Ok(src) = String::from_utf8(bytes) else {
+        return AstEventKind::NotUtf8(size);
+    };
+    let lines = LineIndex::new(&src);
+    let raw = lang.ast_grep(&src);
+    if raw.root().find_all(pattern).nth(taken as usize).is_none() {
+        return AstEventKind::Searched(out);
+    }
+    // Redaction is no oracle: in a file with secrets the pattern is
+    // matched against the redacted text (a guess at a secret finds
+    // nothing), and positions are mapped back onto the file.
+    let (shown, edits) = if ws.redact { redact::redact_lines(b"", src.as_bytes()) } else { (Vec::new(), Vec::new()) };
+    let (searched, tree) = if edits.is_empty() {
+        (src, raw)
+    } else {
+        // Redaction edits whole ASCII tokens: the text stays UTF-8.
+        let Ok(shown) = String::from_utf8(shown) else { return AstEventKind::Searched(out) };
+        let tree = lang.ast_grep(&shown);
+        (shown, tree)
+    };
+    let root = tree.root();
+    let at = |pos: usize, end_side: bool| lines.line_col(redact::unmap(pos, &edits, end_side));
+    for m in root.find_all(pattern).skip(taken as usize).take(limit.saturating_add(1).min(usize::MAX as u64) as usize) {
+        let mut cut = 0;
+        let mut text_of = |range: std::ops::Range<usize>| bounded(searched[range].to_string(), &mut cut);
+        let range = m.range();
+        let (line, column) = at(range.start, false);
+        let (end_line, end_column) = at(range.end, true);
+        let env = m.get_env();
+        let mut vars: Vec<MetaVar> = Vec::new();
+        for var in env.get_matched_variables() {
+            let (name, span) = match var {
+                MetaVariable::Capture(name, _) => {
+                    let span = env.get_match(&name).map(|n| n.range());
+                    (name, span)
+                }
+                MetaVariable::MultiCapture(name) => {
+                    let nodes = env.get_multiple_matches(&name);
+                    let span = match (nodes.first(), nodes.last()) {
+                        (Some(a), Some(b)) => Some(a.range().start..b.range().end),
+                        _ => None,
+                    };
+                    (name, span)
+                }
+                MetaVariable::Dropped(_) | MetaVariable::Multiple => continue,
+            };
+            let text = span.map_or_else(String::new, &mut text_of);
+            vars.push(MetaVar { name, text });
+        }
+        vars.sort_by(|a, b| a.name.cmp(&b.name));
+        vars.dedup_by(|a, b| a.name == b.name);
+        let text = text_of(range);
+        out.matches.push(AstMatch { path: rel.to_string(), line, column, end_line, end_column, text, meta_variables: vars });
+        out.cut_texts.push(cut as u32);
+    }
+    AstEventKind::Searched(out)
 }
 
 struct Page<'q> {
@@ -229,6 +399,9 @@ struct Page<'q> {
     /// Files the request named (not found by a walk of a directory).
     named: Vec<String>,
     binary_named: Vec<String>,
+    /// Languages whose files were passed over: the pattern does not parse
+    /// as them (and why).
+    other_languages: BTreeMap<String, String>,
 }
 
 impl<'q> Page<'q> {
@@ -252,100 +425,83 @@ impl<'q> Page<'q> {
             cut_texts: 0,
             named,
             binary_named: Vec::new(),
+            other_languages: BTreeMap::new(),
         }
     }
 
-    /// Parses one file and takes its matches past the first `taken`.
-    /// A file the index let the search leave unread, counted as the read
-    /// would have counted it (except in `files_scanned`).
-    fn index_skipped(&mut self, rel: &str, unread: Unread) {
-        match unread {
-            Unread::TooLarge => self.stats.skipped.too_large += 1,
-            Unread::Binary => {
+    fn binary(&mut self, rel: &str) {
+        self.stats.skipped.binary += 1;
+        if self.named.iter().any(|n| n == rel) {
+            self.binary_named.push(rel.to_string());
+        }
+    }
+
+    /// Takes one event of the walk into the page: `key` is the file's path
+    /// (or, for walk events, where in the walk they happened).
+    fn accept(&mut self, key: &str, kind: AstEventKind) {
+        match kind {
+            AstEventKind::Denied(n) => {
+                self.stats.skipped.denied += n;
+                return;
+            }
+            AstEventKind::Problem((message, true)) => {
+                self.stats.skipped.unreadable += 1;
+                self.unreadable.push(message);
+                return;
+            }
+            AstEventKind::Problem((message, false)) => {
+                self.problems.push(message);
+                return;
+            }
+            AstEventKind::OtherLanguage((lang, why)) => {
+                self.other_languages.insert(lang, why);
+                return;
+            }
+            AstEventKind::Unreadable(message) => {
+                self.stats.skipped.unreadable += 1;
+                self.unreadable.push(message);
+            }
+            AstEventKind::TooLarge => self.stats.skipped.too_large += 1,
+            // Left unread by the index, counted as the read would have
+            // counted it (except in `files_scanned`).
+            AstEventKind::IndexSkipped(binary) => {
                 self.stats.files_skipped_by_index += 1;
-                self.stats.skipped.binary += 1;
-                if self.named.iter().any(|n| n == rel) {
-                    self.binary_named.push(rel.to_string());
+                if binary {
+                    self.binary(key);
                 }
             }
-            Unread::NoMatch => self.stats.files_skipped_by_index += 1,
+            AstEventKind::Binary(size) => {
+                self.scanned(size);
+                self.binary(key);
+            }
+            AstEventKind::NotUtf8(size) => {
+                self.scanned(size);
+                self.not_utf8.push(key.to_string());
+            }
+            AstEventKind::Searched(out) => {
+                self.scanned(out.bytes_searched);
+                self.take(key, out);
+            }
         }
-        self.paging.file_done(rel);
+        // Read or passed over: the stream is past it.
+        if !self.paging.done() {
+            self.paging.file_done(key);
+        }
     }
 
-    fn search_file(
-        &mut self,
-        ws: &Workspace,
-        entry: &walk::Entry,
-        lang: SupportLang,
-        (pattern, required): &(Pattern, Required),
-        taken: u64,
-    ) {
-        let rel = entry.rel.as_str();
-        let unreadable = |page: &mut Page, e: std::io::Error| {
-            page.stats.skipped.unreadable += 1;
-            page.unreadable.push(error_message(&io_error(rel, &e)));
-        };
-        let mut file = match entry.open() {
-            Ok(f) => f,
-            Err(e) => return unreadable(self, e),
-        };
-        if file.size() > self.q.max_filesize {
-            self.stats.skipped.too_large += 1;
-            return;
-        }
-        let mut bytes = Vec::with_capacity(file.size() as usize);
-        if let Err(e) = file.read_to_end(&mut bytes) {
-            return unreadable(self, e);
-        }
+    fn scanned(&mut self, size: u64) {
         self.stats.files_scanned += 1;
-        self.stats.bytes_searched += bytes.len() as u64;
-        if bytes.contains(&0) {
-            self.stats.skipped.binary += 1;
-            if self.named.iter().any(|n| n == rel) {
-                self.binary_named.push(rel.to_string());
-            }
-            return;
-        }
-        // (Before the UTF-8 check: a file without the pattern's texts is
-        // passed over alike whether the index or this look tells.)
-        if required.iter().any(|r| r.find(&bytes).is_none()) {
-            return;
-        }
-        let Ok(src) = String::from_utf8(bytes) else {
-            self.not_utf8.push(rel.to_string());
-            return;
-        };
-        let lines = LineIndex::new(&src);
-        let raw = lang.ast_grep(&src);
-        if raw.root().find_all(pattern).nth(taken as usize).is_none() {
-            return;
-        }
-        // Redaction is no oracle: in a file with secrets the pattern is
-        // matched against the redacted text (a guess at a secret finds
-        // nothing), and positions are mapped back onto the file.
-        let (shown, edits) =
-            if ws.redact { redact::redact_lines(b"", src.as_bytes()) } else { (Vec::new(), Vec::new()) };
-        let (searched, tree) = if edits.is_empty() {
-            (src, raw)
-        } else {
-            // Redaction edits whole ASCII tokens: the text stays UTF-8.
-            let Ok(shown) = String::from_utf8(shown) else { return };
-            let tree = lang.ast_grep(&shown);
-            (shown, tree)
-        };
-        let root = tree.root();
-        let mut found = root.find_all(pattern).skip(taken as usize).peekable();
-        if found.peek().is_none() {
+        self.stats.bytes_searched += size;
+    }
+
+    /// The file's matches, as far as the page takes them.
+    fn take(&mut self, rel: &str, out: AstFileOutcome) {
+        if out.matches.is_empty() {
             return;
         }
         self.stats.files_matched += 1;
-        let at = |pos: usize, end_side: bool| lines.line_col(redact::unmap(pos, &edits, end_side));
-        let text_of = |page: &mut Page, range: std::ops::Range<usize>| -> String {
-            bounded(searched[range].to_string(), &mut page.cut_texts)
-        };
-        let mut taken = taken;
-        for m in found {
+        let (_, mut taken) = self.paging.resume_point(rel).unwrap_or((0, 0));
+        for (m, cut) in out.matches.into_iter().zip(out.cut_texts) {
             if !self.paging.take() {
                 return;
             }
@@ -354,46 +510,12 @@ impl<'q> Page<'q> {
             if self.paging.skipping() {
                 continue;
             }
-            let range = m.range();
-            let (line, column) = at(range.start, false);
-            let (end_line, end_column) = at(range.end, true);
-            let env = m.get_env();
-            let mut vars: Vec<MetaVar> = Vec::new();
-            for var in env.get_matched_variables() {
-                let (name, span) = match var {
-                    MetaVariable::Capture(name, _) => {
-                        let span = env.get_match(&name).map(|n| n.range());
-                        (name, span)
-                    }
-                    MetaVariable::MultiCapture(name) => {
-                        let nodes = env.get_multiple_matches(&name);
-                        let span = match (nodes.first(), nodes.last()) {
-                            (Some(a), Some(b)) => Some(a.range().start..b.range().end),
-                            _ => None,
-                        };
-                        (name, span)
-                    }
-                    MetaVariable::Dropped(_) | MetaVariable::Multiple => continue,
-                };
-                let text = span.map_or_else(String::new, |r| text_of(self, r));
-                vars.push(MetaVar { name, text });
-            }
-            vars.sort_by(|a, b| a.name.cmp(&b.name));
-            vars.dedup_by(|a, b| a.name == b.name);
-            let text = text_of(self, range);
+            self.cut_texts += cut as usize;
             let cost = RESULT_OVERHEAD
                 + json_len(rel)
-                + json_len(&text)
-                + vars.iter().map(|v| json_len(&v.name) + json_len(&v.text) + 24).sum::<usize>();
-            self.resp.matches.push(AstMatch {
-                path: rel.to_string(),
-                line,
-                column,
-                end_line,
-                end_column,
-                text,
-                meta_variables: vars,
-            });
+                + json_len(&m.text)
+                + m.meta_variables.iter().map(|v| json_len(&v.name) + json_len(&v.text) + 24).sum::<usize>();
+            self.resp.matches.push(m);
             if self.paging.delivered(cost, 0) {
                 self.resp.warnings.push(page::output_reached());
                 self.paging.cut();
@@ -402,8 +524,17 @@ impl<'q> Page<'q> {
         }
     }
 
-    fn finish(mut self, stream_key: &str, started: Instant) -> SearchAstResponse {
+    fn finish(mut self, stream_key: &str, started: Instant, index: IndexUse) -> Result<SearchAstResponse, SearchError> {
+        // Every file it met was of a language the pattern does not parse
+        // as: that is the answer, as an error.
+        let first_page = self.q.cursor.is_none() && self.q.skip == 0;
+        if let Some(e) = self.other_languages.values().next().filter(|_| first_page && self.stats.files_scanned == 0) {
+            return Err(SearchError::InvalidPattern(e.clone()));
+        }
         let w = &mut self.resp.warnings;
+        for lang in self.other_languages.keys() {
+            w.push(format!("{lang} files skipped: the pattern does not parse as {lang}"));
+        }
         page::binary_skipped(w, self.stats.skipped.binary, &self.binary_named, self.paging.returned() > 0);
         if self.stats.skipped.too_large > 0 {
             w.push(format!(
@@ -422,8 +553,9 @@ impl<'q> Page<'q> {
         self.resp.timed_out = self.paging.timed_out();
         self.stats.matches_returned = self.paging.returned() as u64;
         self.stats.elapsed_ms = started.elapsed().as_millis() as u64;
+        self.stats.index = index;
         self.resp.stats = self.stats;
-        self.resp
+        Ok(self.resp)
     }
 }
 
@@ -493,6 +625,46 @@ mod tests {
         let other =
             ws.search_ast(SearchAstRequest { cursor: cursor.or(Some("sg2.AQAAAAAAAAA".into())), ..req("g($X)") });
         assert!(matches!(other, Err(SearchError::InvalidArgument(_))), "{other:?}");
+    }
+
+    #[test]
+    fn shards_merge_into_the_single_instance_pages() {
+        // Files of every kind a page counts: matches spread over many files,
+        // a binary one, one not UTF-8, one without the pattern's words, a
+        // secret, a language the pattern does not parse as, a denied file.
+        let mut files: Vec<(String, String)> = (0..23)
+            .map(|i| (format!("d{}/m{i:02}.py", i % 4), (0..i % 5).map(|j| format!("foo({j})\n")).collect()))
+            .collect();
+        files.push(("d1/bin.py".into(), "foo(1)\0\n".into()));
+        files.push(("d2/none.py".into(), "bar(1)\n".into()));
+        files.push(("d2/key.py".into(), "password = \"Zq8rT3vL0xN7aB2cD4eF\"\nfoo(password)\n".into()));
+        files.push(("d3/a.rs".into(), "fn main() { foo(1); }\n".into()));
+        files.push(("d1/server.pem".into(), "foo(1)\n".into()));
+        files.push(("zz/id_rsa".into(), "foo(1)\n".into()));
+        let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let (d, ws) = ws_with(&refs);
+        std::fs::write(d.path().join("d3/latin1.py"), b"foo(1) # caf\xe9\n").unwrap();
+        for (max, skip) in [(1, 0), (3, 0), (4, 2), (1000, 1)] {
+            let mut request = SearchAstRequest { max_results: Some(max), skip: Some(skip), ..req("foo($X)") };
+            let mut pages = 0;
+            loop {
+                let mut single = ws.search_ast(request.clone()).unwrap();
+                single.stats.elapsed_ms = 0;
+                for count in [2, 3] {
+                    let shards =
+                        (0..count).map(|i| ws.search_ast_shard(request.clone(), i, count).unwrap()).collect();
+                    let mut merged = ws.merge_ast_shards(request.clone(), shards).unwrap();
+                    merged.stats.elapsed_ms = 0;
+                    assert_eq!(merged, single, "max {max} skip {skip} page {pages} in {count}");
+                }
+                pages += 1;
+                match single.next_cursor {
+                    Some(c) => request.cursor = Some(c),
+                    None => break,
+                }
+            }
+            assert!(pages > 1 || max == 1000, "{max}: one page");
+        }
     }
 
     #[test]

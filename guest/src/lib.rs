@@ -40,7 +40,8 @@ pub use bindings::exports::sandgrep::search::files::{
 };
 pub use bindings::exports::sandgrep::search::index::IndexReport;
 pub use bindings::exports::sandgrep::search::parallel::{
-    FileOutcome, ShardEvent, ShardEventKind, ShardResult, ShardStop,
+    AstEventKind, AstFileOutcome, AstShardEvent, AstShardResult, FileOutcome, ShardEvent, ShardEventKind, ShardResult,
+    ShardStop,
 };
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
@@ -192,6 +193,25 @@ impl Workspace {
         search::merge_shards(self, request, shards)
     }
 
+    /// One shard of a parallel structural search.
+    pub fn search_ast_shard(
+        &self,
+        request: SearchAstRequest,
+        index: u32,
+        count: u32,
+    ) -> Result<AstShardResult, SearchError> {
+        ast::search_ast_shard(self, request, index, count)
+    }
+
+    /// The page of a parallel structural search, from its shards' results.
+    pub fn merge_ast_shards(
+        &self,
+        request: SearchAstRequest,
+        shards: Vec<AstShardResult>,
+    ) -> Result<SearchAstResponse, SearchError> {
+        ast::merge_ast_shards(self, request, shards)
+    }
+
     /// Run `list-files` over this workspace.
     pub fn list_files(&self, request: ListFilesRequest) -> Result<ListFilesResponse, SearchError> {
         list::list_files(self, request)
@@ -236,6 +256,23 @@ mod component {
             shards: Vec<ShardResult>,
         ) -> Result<SearchTextResponse, SearchError> {
             Workspace::new(".").with_policy(&policy)?.merge_shards(request, shards)
+        }
+
+        fn search_ast_shard(
+            request: SearchAstRequest,
+            policy: Policy,
+            index: u32,
+            count: u32,
+        ) -> Result<AstShardResult, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.search_ast_shard(request, index, count)
+        }
+
+        fn merge_ast_shards(
+            request: SearchAstRequest,
+            policy: Policy,
+            shards: Vec<AstShardResult>,
+        ) -> Result<SearchAstResponse, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.merge_ast_shards(request, shards)
         }
     }
 

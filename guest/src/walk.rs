@@ -17,6 +17,7 @@
 //! there. A walk checks its deadline as it goes, so a tree with no file to
 //! search in it still ends in time.
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -413,6 +414,56 @@ impl<'a> Walker<'a> {
             Err(e) => Some(Err(WalkError { message: error_message(&e), unreadable: true })),
         }
     }
+}
+
+/// The walk of every root (those past `after`) as one stream: a `Denied`
+/// step before the entry whose walk denied something, `TimedOut` where the
+/// walk ran out of time (and nothing after it).
+pub fn steps<'w>(
+    walker: &'w Walker<'_>,
+    roots: &'w [Root],
+    after: Option<&'w str>,
+    denied_seen: &'w Cell<u64>,
+) -> impl Iterator<Item = Step> + 'w {
+    let mut roots = roots.iter().filter(move |r| !after.is_some_and(|a| subtree_before(&r.rel, r.is_dir, a)));
+    let (mut current, mut pending, mut done) = (None::<Walk<'w, '_>>, None, false);
+    std::iter::from_fn(move || loop {
+        if let Some(step) = pending.take() {
+            return Some(step);
+        }
+        if done {
+            return None;
+        }
+        let Some(walk) = current.as_mut() else {
+            current = Some(walker.walk(
+                roots.next().or_else(|| {
+                    done = true;
+                    None
+                })?,
+                after,
+            ));
+            continue;
+        };
+        let step = match walk.next() {
+            Some(Ok(entry)) => Step::Entry(entry),
+            Some(Err(e)) => Step::Problem(e),
+            None if walk.timed_out() => {
+                done = true;
+                return Some(Step::TimedOut);
+            }
+            None => {
+                current = None;
+                continue;
+            }
+        };
+        let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+        if denied > denied_seen.get() {
+            pending = Some(step);
+            let n = denied - denied_seen.replace(denied);
+            return Some(Step::Denied(n));
+        }
+        return Some(step);
+    })
 }
 
 /// The least time a walk gets to find a first file, whatever the timeout:

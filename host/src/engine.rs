@@ -38,9 +38,9 @@ pub(crate) struct State {
     memory: MemoryCap,
     /// Counts the call's file looks and opens, for someone to watch.
     pub(crate) progress: Option<Arc<crate::Progress>>,
-    /// What the last `open-at` learned of what it opened, kept for the
+    /// What the last `open-at` learned of the file it opened, kept for the
     /// `stat` the guest asks of it next (see [`files`]).
-    opened: Option<(u32, cap_primitives::fs::Metadata)>,
+    opened: Option<(std::sync::Weak<std::fs::File>, cap_primitives::fs::Metadata)>,
 }
 
 /// The memory cap, remembering whether the guest ran into it (so the error
@@ -283,13 +283,16 @@ mod files {
                 // The guest stats each file right after opening it: the
                 // open's own stat answers (taken after the open, as a stat
                 // now would be).
-                if let Some((_, m)) = cx.data_mut().opened.take_if(|(rep, _)| *rep == fd.rep()) {
-                    return Ok((Ok(stat(m)),));
-                }
+                // (The same file, not the same handle number: numbers are
+                // reused once a descriptor is dropped.)
                 let file = match cx.data().table.get(&fd)? {
                     Descriptor::File(f) => Arc::clone(&f.file),
                     Descriptor::Dir(d) => Arc::clone(&d.dir),
                 };
+                let opened = cx.data_mut().opened.take();
+                if let Some((_, m)) = opened.filter(|(was, _)| std::ptr::eq(was.as_ptr(), Arc::as_ptr(&file))) {
+                    return Ok((Ok(stat(m)),));
+                }
                 Ok((Metadata::from_file(&file).map(stat).map_err(error),))
             },
         )?;
@@ -337,7 +340,8 @@ mod files {
                     return answer(HostDescriptor::open_at(&mut view, fd, path_flags, path, open_flags, flags));
                 }
                 // What wasmtime-wasi's open-at does for a read-only open,
-                // with one stat.
+                // with one stat. (Descriptors block in place: this host's
+                // contexts all allow it, see `store`.)
                 let Descriptor::Dir(d) = cx.data().table.get(&fd)? else {
                     return Ok((Err(ErrorCode::NotDirectory),));
                 };
@@ -346,6 +350,14 @@ mod files {
                 if open_flags == OpenFlags::DIRECTORY && !path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
                     return Ok((match cap_primitives::fs::open_dir_nofollow(&dir, Path::new(&path)) {
                         Ok(file) => Ok(cx.data_mut().table.push(Descriptor::Dir(Dir::new(file, perms, OpenMode::READ, true)))?),
+                        // A link is refused as wasmtime-wasi refuses it (where
+                        // O_PATH makes Linux say "not a directory").
+                        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR)
+                            && cap_primitives::fs::stat(&dir, Path::new(&path), FollowSymlinks::No)
+                                .is_ok_and(|m| m.file_type().is_symlink()) =>
+                        {
+                            Err(ErrorCode::Loop)
+                        }
                         Err(e) => Err(error(e)),
                     },));
                 }
@@ -357,16 +369,19 @@ mod files {
                     Ok(opened) => opened,
                     Err(e) => return Ok((Err(error(e)),)),
                 };
-                let descriptor = if meta.is_dir() {
-                    Descriptor::Dir(Dir::new(file, perms, OpenMode::READ, true))
+                let (descriptor, kept) = if meta.is_dir() {
+                    let dir = Dir::new(file, perms, OpenMode::READ, true);
+                    let kept = Arc::downgrade(&dir.dir);
+                    (Descriptor::Dir(dir), kept)
                 } else if open_flags.contains(OpenFlags::DIRECTORY) {
                     return Ok((Err(ErrorCode::NotDirectory),));
                 } else {
-                    Descriptor::File(File::new(file, perms, OpenMode::READ, true))
+                    let file = File::new(file, perms, OpenMode::READ, true);
+                    let kept = Arc::downgrade(&file.file);
+                    (Descriptor::File(file), kept)
                 };
-                let fd = cx.data_mut().table.push(descriptor)?;
-                cx.data_mut().opened = Some((fd.rep(), meta));
-                Ok((Ok(fd),))
+                cx.data_mut().opened = Some((kept, meta));
+                Ok((Ok(cx.data_mut().table.push(descriptor)?),))
             },
         )?;
         types.resource("directory-entry-stream", ResourceType::host::<Entries>(), |mut cx, rep| {

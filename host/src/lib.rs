@@ -305,21 +305,8 @@ impl Sandbox {
         // Each instance searches the files whose path hashes to it; one more
         // merges their events into the page one instance would have made.
         let started = Instant::now();
-        let count = self.jobs as u32;
-        let shards = std::thread::scope(|scope| {
-            let running: Vec<_> = (0..count)
-                .map(|index| {
-                    scope.spawn(move || {
-                        self.call(timeout, |i, s| {
-                            i.sandgrep_search_parallel().call_search_shard(s, request, p, index, count)
-                        })
-                    })
-                })
-                .collect();
-            running
-                .into_iter()
-                .map(|t| t.join().unwrap_or_else(|_| Err(Error::Crashed("a search thread panicked".into()))))
-                .collect::<Result<Vec<_>, Error>>()
+        let shards = self.in_shards(timeout, |i, s, index, count| {
+            i.sandgrep_search_parallel().call_search_shard(s, request, p, index, count)
         })?;
         let mut response =
             self.call(timeout, |i, s| i.sandgrep_search_parallel().call_merge_shards(s, request, p, &shards))?;
@@ -327,13 +314,48 @@ impl Sandbox {
         Ok(response)
     }
 
-    /// Structural search (ast-grep patterns). One instance: a parse costs
-    /// far more than the walk, but the calls are rarer.
+    /// Structural search (ast-grep patterns), spread over instances as text
+    /// search is: each parses the files whose path hashes to it.
     pub fn search_ast(&self, request: &SearchAstRequest) -> Result<SearchAstResponse, Error> {
         let p = &self.guest_policy;
         let (timeout, capped) = self.timeout(request.timeout_ms);
-        let request = SearchAstRequest { timeout_ms: capped.or(request.timeout_ms), ..request.clone() };
-        self.call(timeout, |i, s| i.sandgrep_search_search().call_search_ast(s, &request, p))
+        let request = &SearchAstRequest { timeout_ms: capped.or(request.timeout_ms), ..request.clone() };
+        if self.jobs == 1 || self.indexed().is_some() {
+            return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_ast(s, request, p));
+        }
+        let started = Instant::now();
+        let shards = self.in_shards(timeout, |i, s, index, count| {
+            i.sandgrep_search_parallel().call_search_ast_shard(s, request, p, index, count)
+        })?;
+        let mut response =
+            self.call(timeout, |i, s| i.sandgrep_search_parallel().call_merge_ast_shards(s, request, p, &shards))?;
+        response.stats.elapsed_ms = started.elapsed().as_millis() as u64;
+        Ok(response)
+    }
+
+    /// `shard(index, count)` on one instance per job, side by side.
+    fn in_shards<T: Send>(
+        &self,
+        timeout: Duration,
+        shard: impl Fn(
+                &bindings::Sandgrep,
+                &mut wasmtime::Store<engine::State>,
+                u32,
+                u32,
+            ) -> wasmtime::Result<Result<T, SearchError>>
+            + Sync,
+    ) -> Result<Vec<T>, Error> {
+        let count = self.jobs as u32;
+        let shard = &shard;
+        std::thread::scope(|scope| {
+            let running: Vec<_> = (0..count)
+                .map(|index| scope.spawn(move || self.call(timeout, |i, s| shard(i, s, index, count))))
+                .collect();
+            running
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|_| Err(Error::Crashed("a search thread panicked".into()))))
+                .collect()
+        })
     }
 
     /// The timeout of a call asking for `ms`, and the value to pass the

@@ -18,7 +18,7 @@ pub use shard::{merge_shards, search_shard};
 use assemble::Page;
 use literal::QueryKind;
 pub use literal::SearchMatcher;
-use shard::shard_of;
+pub(crate) use shard::shard_of;
 
 use crate::confine::push_sort_key;
 use crate::error::{error_message, io_error};
@@ -92,7 +92,7 @@ fn run(
     let mut record = Vec::new();
     let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
         Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
-        None => Box::new(walk_steps(&walker, &roots, after.as_deref(), &denied_seen).map(Cow::Owned)),
+        None => Box::new(walk::steps(&walker, &roots, after.as_deref(), &denied_seen).map(Cow::Owned)),
     };
     for step in steps {
         if recording {
@@ -177,56 +177,6 @@ fn run(
     let mut resp = page.finish(&stream_key, started);
     resp.stats.index = index_use;
     Ok((resp, ShardResult { events, stopped, index: index_use }))
-}
-
-/// The walk of every root (those past `after`) as one stream: a `Denied`
-/// step before the entry whose walk denied something, `TimedOut` where the
-/// walk ran out of time (and nothing after it).
-fn walk_steps<'w>(
-    walker: &'w Walker<'_>,
-    roots: &'w [walk::Root],
-    after: Option<&'w str>,
-    denied_seen: &'w Cell<u64>,
-) -> impl Iterator<Item = Step> + 'w {
-    let mut roots = roots.iter().filter(move |r| !after.is_some_and(|a| walk::subtree_before(&r.rel, r.is_dir, a)));
-    let (mut current, mut pending, mut done) = (None::<walk::Walk<'w, '_>>, None, false);
-    std::iter::from_fn(move || loop {
-        if let Some(step) = pending.take() {
-            return Some(step);
-        }
-        if done {
-            return None;
-        }
-        let Some(walk) = current.as_mut() else {
-            current = Some(walker.walk(
-                roots.next().or_else(|| {
-                    done = true;
-                    None
-                })?,
-                after,
-            ));
-            continue;
-        };
-        let step = match walk.next() {
-            Some(Ok(entry)) => Step::Entry(entry),
-            Some(Err(e)) => Step::Problem(e),
-            None if walk.timed_out() => {
-                done = true;
-                return Some(Step::TimedOut);
-            }
-            None => {
-                current = None;
-                continue;
-            }
-        };
-        let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-        if denied > denied_seen.get() {
-            pending = Some(step);
-            let n = denied - denied_seen.replace(denied);
-            return Some(Step::Denied(n));
-        }
-        return Some(step);
-    })
 }
 
 /// Searches one file for at most `limit` results (and one more, to tell that

@@ -71,6 +71,6 @@ pub fn merge_shards(
 }
 
 /// Which shard of `count` searches the file at `rel`.
-pub(super) fn shard_of(rel: &str, count: u32) -> u32 {
+pub(crate) fn shard_of(rel: &str, count: u32) -> u32 {
     (cursor::fingerprint(rel) % u64::from(count)) as u32
 }

@@ -81,6 +81,23 @@ impl exports::sandgrep::search::parallel::Guest for Runaway {
     ) -> Result<SearchTextResponse, SearchError> {
         <Runaway as exports::sandgrep::search::search::Guest>::search_text(request, policy)
     }
+
+    fn search_ast_shard(
+        _: SearchAstRequest,
+        _: Policy,
+        _: u32,
+        _: u32,
+    ) -> Result<exports::sandgrep::search::parallel::AstShardResult, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
+
+    fn merge_ast_shards(
+        _: SearchAstRequest,
+        _: Policy,
+        _: Vec<exports::sandgrep::search::parallel::AstShardResult>,
+    ) -> Result<SearchAstResponse, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
 }
 
 impl exports::sandgrep::search::index::Guest for Runaway {
