@@ -21,8 +21,8 @@ use crate::index::{Narrowing, Unread};
 use crate::page::{self, empty_stats, Paging};
 use crate::redact;
 use crate::request::{AstQuery, MAX_AST_TEXT};
+use crate::search::shard::{self, shard_of};
 use crate::shape::{bounded, json_len, named_warning, LineIndex, RESULT_OVERHEAD};
-use crate::search::shard_of;
 use crate::walk::{self, walk_deadline, Step, Walker};
 use crate::{
     AstEventKind, AstFileOutcome, AstMatch, AstShardEvent, AstShardResult, IndexUse, MetaVariable as MetaVar,
@@ -114,9 +114,7 @@ pub fn search_ast_shard(
     index: u32,
     count: u32,
 ) -> Result<AstShardResult, SearchError> {
-    if count == 0 || index >= count {
-        return Err(SearchError::InvalidArgument(format!("shard {index} of {count} does not exist")));
-    }
+    shard::exists(index, count)?;
     run(ws, request, Some((index, count))).map(|(_, shard)| shard)
 }
 
@@ -132,33 +130,17 @@ pub fn merge_ast_shards(
     let q = AstQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
     let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
-    let cut = shards
-        .iter()
-        .filter_map(|s| Some((s.events.last().map_or(String::new(), |e| e.key.clone()), s.stopped?)))
-        .min_by(|a, b| a.0.cmp(&b.0));
     let index = shards.first().map_or(IndexUse::None, |s| s.index);
-    let mut events: Vec<AstShardEvent> = shards.into_iter().flat_map(|s| s.events).collect();
-    // Stable: equal keys (shard 0's walk events) keep their order.
-    events.sort_by(|a, b| a.key.cmp(&b.key));
+    let (events, cut) = shard::in_walk_order(shards.into_iter().map(|s| (s.events, s.stopped)).collect(), |e| &e.key);
     let roots = Walker::new(ws, &q.walk)?.roots(&q.paths)?;
     let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
     for event in events {
-        if cut.as_ref().is_some_and(|(key, _)| event.key > *key) || page.paging.stopped() {
+        if page.paging.stopped() {
             break;
         }
         page.accept(&event.key, event.kind);
     }
-    if let Some((key, stop)) = cut {
-        if !page.paging.stopped() {
-            match stop {
-                ShardStop::TimedOut => {
-                    page.paging.time_out();
-                    page.paging.walked_to(&key);
-                }
-                ShardStop::PageFull => page.paging.cut(),
-            }
-        }
-    }
+    shard::stop_at(&mut page.paging, cut);
     page.finish(&stream_key, started, index)
 }
 
@@ -381,7 +363,15 @@ fn search_file(
         vars.sort_by(|a, b| a.name.cmp(&b.name));
         vars.dedup_by(|a, b| a.name == b.name);
         let text = text_of(range);
-        out.matches.push(AstMatch { path: rel.to_string(), line, column, end_line, end_column, text, meta_variables: vars });
+        out.matches.push(AstMatch {
+            path: rel.to_string(),
+            line,
+            column,
+            end_line,
+            end_column,
+            text,
+            meta_variables: vars,
+        });
         out.cut_texts.push(cut as u32);
     }
     AstEventKind::Searched(out)
@@ -651,8 +641,7 @@ mod tests {
                 let mut single = ws.search_ast(request.clone()).unwrap();
                 single.stats.elapsed_ms = 0;
                 for count in [2, 3] {
-                    let shards =
-                        (0..count).map(|i| ws.search_ast_shard(request.clone(), i, count).unwrap()).collect();
+                    let shards = (0..count).map(|i| ws.search_ast_shard(request.clone(), i, count).unwrap()).collect();
                     let mut merged = ws.merge_ast_shards(request.clone(), shards).unwrap();
                     merged.stats.elapsed_ms = 0;
                     assert_eq!(merged, single, "max {max} skip {skip} page {pages} in {count}");

@@ -349,12 +349,18 @@ mod files {
                 // A directory the walk descends into: the OS checks the type.
                 if open_flags == OpenFlags::DIRECTORY && !path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
                     return Ok((match cap_primitives::fs::open_dir_nofollow(&dir, Path::new(&path)) {
-                        Ok(file) => Ok(cx.data_mut().table.push(Descriptor::Dir(Dir::new(file, perms, OpenMode::READ, true)))?),
+                        Ok(file) => Ok(cx.data_mut().table.push(Descriptor::Dir(Dir::new(
+                            file,
+                            perms,
+                            OpenMode::READ,
+                            true,
+                        )))?),
                         // A link is refused as wasmtime-wasi refuses it (where
                         // O_PATH makes Linux say "not a directory").
-                        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR)
-                            && cap_primitives::fs::stat(&dir, Path::new(&path), FollowSymlinks::No)
-                                .is_ok_and(|m| m.file_type().is_symlink()) =>
+                        Err(e)
+                            if e.raw_os_error() == Some(libc::ENOTDIR)
+                                && cap_primitives::fs::stat(&dir, Path::new(&path), FollowSymlinks::No)
+                                    .is_ok_and(|m| m.file_type().is_symlink()) =>
                         {
                             Err(ErrorCode::Loop)
                         }

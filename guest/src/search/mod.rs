@@ -11,14 +11,14 @@ use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 mod assemble;
 mod literal;
-mod shard;
+pub(crate) mod shard;
 
 pub use shard::{merge_shards, search_shard};
 
 use assemble::Page;
 use literal::QueryKind;
 pub use literal::SearchMatcher;
-pub(crate) use shard::shard_of;
+use shard::shard_of;
 
 use crate::confine::push_sort_key;
 use crate::error::{error_message, io_error};

@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use super::{run, Page};
 use crate::cursor;
-use crate::page;
+use crate::page::{self, Paging};
 use crate::request::TextQuery;
 use crate::walk::{self, Walker};
-use crate::{SearchError, SearchTextRequest, SearchTextResponse, ShardEvent, ShardResult, ShardStop, Workspace};
+use crate::{SearchError, SearchTextRequest, SearchTextResponse, ShardResult, ShardStop, Workspace};
 
 /// Searches the files of shard `index` of `count` (by a hash of their path)
 /// and reports every event in walk order, for [`merge_shards`].
@@ -19,9 +19,7 @@ pub fn search_shard(
     index: u32,
     count: u32,
 ) -> Result<ShardResult, SearchError> {
-    if count == 0 || index >= count {
-        return Err(SearchError::InvalidArgument(format!("shard {index} of {count} does not exist")));
-    }
+    exists(index, count)?;
     run(ws, request, Some((index, count))).map(|(_, shard)| shard)
 }
 
@@ -38,36 +36,61 @@ pub fn merge_shards(
     let q = TextQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
     let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
-    let cut = shards
-        .iter()
-        .filter_map(|s| Some((s.events.last().map_or(String::new(), |e| e.key.clone()), s.stopped?)))
-        .min_by(|a, b| a.0.cmp(&b.0));
     let index = shards.first().map_or(crate::IndexUse::None, |s| s.index);
-    let mut events: Vec<ShardEvent> = shards.into_iter().flat_map(|s| s.events).collect();
-    // Stable: equal keys (shard 0's walk events) keep their order.
-    events.sort_by(|a, b| a.key.cmp(&b.key));
+    let (events, cut) = in_walk_order(shards.into_iter().map(|s| (s.events, s.stopped)).collect(), |e| &e.key);
     let roots = Walker::new(ws, &q.walk)?.roots(&q.paths)?;
     let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
     for event in events {
-        if cut.as_ref().is_some_and(|(key, _)| event.key > *key) || page.paging.stopped() {
+        if page.paging.stopped() {
             break;
         }
         page.accept(&event.key, event.kind);
     }
-    if let Some((key, stop)) = cut {
-        if !page.paging.stopped() {
-            match stop {
-                ShardStop::TimedOut => {
-                    page.paging.time_out();
-                    page.paging.walked_to(&key);
-                }
-                ShardStop::PageFull => page.paging.cut(),
-            }
-        }
-    }
+    stop_at(&mut page.paging, cut);
     let mut resp = page.finish(&stream_key, started);
     resp.stats.index = index;
     Ok(resp)
+}
+
+/// Refuses a shard that does not exist.
+pub(crate) fn exists(index: u32, count: u32) -> Result<(), SearchError> {
+    if count == 0 || index >= count {
+        return Err(SearchError::InvalidArgument(format!("shard {index} of {count} does not exist")));
+    }
+    Ok(())
+}
+
+/// The events of every shard in walk order, as far as a merge may replay
+/// them: up to where the first shard that stopped early stopped (past it,
+/// that shard's files are unknown) — and that stop.
+pub(crate) fn in_walk_order<E>(
+    shards: Vec<(Vec<E>, Option<ShardStop>)>,
+    key: impl Fn(&E) -> &String,
+) -> (Vec<E>, Option<(String, ShardStop)>) {
+    let cut = shards
+        .iter()
+        .filter_map(|(events, stopped)| Some((events.last().map_or(String::new(), |e| key(e).clone()), (*stopped)?)))
+        .min_by(|a, b| a.0.cmp(&b.0));
+    let mut events: Vec<E> = shards.into_iter().flat_map(|(events, _)| events).collect();
+    // Stable: equal keys (shard 0's walk events) keep their order.
+    events.sort_by(|a, b| key(a).cmp(key(b)));
+    if let Some((last, _)) = &cut {
+        events.truncate(events.partition_point(|e| key(e) <= last));
+    }
+    (events, cut)
+}
+
+/// After a merge's replay: the page stops as the shard it was cut at
+/// stopped, unless it stopped before.
+pub(crate) fn stop_at(paging: &mut Paging, cut: Option<(String, ShardStop)>) {
+    let Some((key, stop)) = cut.filter(|_| !paging.stopped()) else { return };
+    match stop {
+        ShardStop::TimedOut => {
+            paging.time_out();
+            paging.walked_to(&key);
+        }
+        ShardStop::PageFull => paging.cut(),
+    }
 }
 
 /// Which shard of `count` searches the file at `rel`.
