@@ -29,14 +29,22 @@ fn tree(t: &Tree, tenant: &str, n: usize) -> (usize, usize) {
     for i in 0..n {
         // Names and hits differ from file to file (nothing to fold): "aa", "ab", …
         let id: String = [b'a' + (i / 26) as u8, b'a' + (i % 26) as u8].iter().map(|&b| char::from(b)).collect();
-        let body: String = (1..=80)
-            .map(|l| if l % 16 == 0 { format!("let x{l} = find(\"needle\", \"{id}\");\n") } else { format!("line {l}\n") })
-            .collect();
+        let body: String =
+            (1..=80)
+                .map(|l| {
+                    if l % 16 == 0 {
+                        format!("let x{l} = find(\"needle\", \"{id}\");\n")
+                    } else {
+                        format!("line {l}\n")
+                    }
+                })
+                .collect();
         put(format!("work/{tenant}-{id}.txt"), body);
         put(format!("work/{tenant}-{id}.js"), format!("find(\"needle\", \"{id}\");\n"));
     }
     if tenant == "alpha" {
-        let merged: String = (1..=20).map(|l| if [5, 6, 8].contains(&l) { format!("needle {l}\n") } else { format!("{l}\n") }).collect();
+        let merged: String =
+            (1..=20).map(|l| if [5, 6, 8].contains(&l) { format!("needle {l}\n") } else { format!("{l}\n") }).collect();
         put("merge.txt".into(), merged);
         for v in 30..42 {
             put(format!("api/docs/v1.{v}.yaml"), "a: 1\n  needle: ContainerCreate\nb: 2\n  also needle here\n".into());
@@ -46,7 +54,10 @@ fn tree(t: &Tree, tenant: &str, n: usize) -> (usize, usize) {
         }
         put("long/line.txt".into(), format!("let s = \"{}\"; // needle, far to the right\n", "word ".repeat(40)));
         put("vendor/lib/dep.go".into(), "package lib // needle\n".into());
-        put("trojan/a\u{202e}txt.go\u{1}".into(), "admin := false /* bidi-check \u{202e} } \u{2066} \u{e0041} */\n".into());
+        put(
+            "trojan/a\u{202e}txt.go\u{1}".into(),
+            "admin := false /* bidi-check \u{202e} } \u{2066} \u{e0041} */\n".into(),
+        );
         // Numbered neighbours with different hits: not folded.
         put("pkg/setup_ipv4.go".into(), "// fold-check: routes\n// fold-check: table\n".into());
         put("pkg/setup_ipv6.go".into(), "// fold-check: neighbours\n// fold-check: solicit\n".into());

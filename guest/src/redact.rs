@@ -129,7 +129,15 @@ pub struct Edit {
 /// it, so it is the same whichever operation asks and however the lines are
 /// grouped — provided callers pass the full lookback.
 pub fn redact_lines(before: &[u8], text: &[u8]) -> (Vec<u8>, Vec<Edit>) {
-    let edits = find(before, text);
+    redact_lines_at(before, text, before.len() as u64, &mut Memo::default())
+}
+
+/// [`redact_lines`] for a caller that redacts many ranges of one file's
+/// text: `text` starts at byte `at` of it, and `memo` (one per file) keeps
+/// what was learned of the lines before, so a value's walk up to its key
+/// does not recompute it for every line below.
+pub fn redact_lines_at(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> (Vec<u8>, Vec<Edit>) {
+    let edits = find(before, text, at, memo);
     if edits.is_empty() {
         return (text.to_vec(), edits);
     }
@@ -1360,6 +1368,25 @@ fn lone_value(line: &[u8]) -> Option<(usize, usize, bool)> {
     Some((a, b, false))
 }
 
+/// The [`Facts`] of lines of one file, by where they start and their length
+/// (a line's facts depend on its bytes alone).
+#[derive(Default)]
+pub struct Memo {
+    facts: std::collections::HashMap<(u64, usize), Facts>,
+}
+
+impl Memo {
+    /// Most lines remembered; then it starts over.
+    const LINES: usize = 1 << 14;
+
+    fn facts(&mut self, start: u64, line: &[u8]) -> &mut Facts {
+        if self.facts.len() >= Self::LINES {
+            self.facts.clear();
+        }
+        self.facts.entry((start, line.len())).or_insert_with(|| facts(line))
+    }
+}
+
 /// What the walk up from a value needs to know about a line above it.
 #[derive(Clone, Copy)]
 struct Facts {
@@ -1385,13 +1412,17 @@ fn facts(line: &[u8]) -> Facts {
 /// Redacts a line that is the value of a key on a line above it (YAML block
 /// scalars and indented values, continued assignments). The line is `line`,
 /// at `v`; `above` holds the ranges of the lines of `text` before it and
-/// `cache` what is known of them.
+/// `cache` what is known of them; `memo` knows lines of `before`, which
+/// starts at byte `base` of the file (`None`: not known).
+#[allow(clippy::too_many_arguments)]
 fn continued_value(
     doc: &Doc,
     v: usize,
     line: &[u8],
     above: &[(usize, usize)],
     cache: &mut [Option<Facts>],
+    base: Option<u64>,
+    memo: &mut Memo,
     edits: &mut Vec<Edit>,
 ) {
     if trim(line).len() < 10 {
@@ -1403,6 +1434,7 @@ fn continued_value(
     let n = doc.before.len();
     let (mut j, mut at) = (above.len(), n);
     let mut all_values = true;
+    let mut scratch = None;
     for _ in 0..MAX_VALUE_LINES {
         // The line above, from the cache within `text`, else read in `before`.
         let (f, prev) = if j > 0 {
@@ -1416,7 +1448,10 @@ fn continued_value(
         } else {
             let Some((start, prev)) = doc.line_before(at, lo) else { return };
             at = start;
-            (&mut facts(prev), prev)
+            match base {
+                Some(base) => (memo.facts(base + start as u64, prev), prev),
+                None => (&mut *scratch.insert(facts(prev)), prev),
+            }
         };
         if f.blank {
             continue;
@@ -1462,11 +1497,14 @@ fn continued_value(
 // ---------------------------------------------------------------------------
 
 /// The ranges of `text` to redact, sorted and disjoint.
-fn find(before: &[u8], text: &[u8]) -> Vec<Edit> {
+fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
     let before = &before[before.len().saturating_sub(LOOKBACK)..];
     // Whole lines only: a `before` that does not end with a newline (against
-    // the contract) loses its last, partial line.
-    let before = &before[..newline_back(before).map_or(0, |i| i + 1)];
+    // the contract) loses its last, partial line — and where its lines
+    // start in the file is not known.
+    let whole = newline_back(before).map_or(0, |i| i + 1);
+    let base = if whole == before.len() { at.checked_sub(whole as u64) } else { None };
+    let before = &before[..whole];
     let doc = Doc { before, text };
     let n = before.len();
     let mut edits = Vec::new();
@@ -1526,7 +1564,7 @@ fn find(before: &[u8], text: &[u8]) -> Vec<Edit> {
             e.end -= n;
         }
         edits.extend(line_edits);
-        continued_value(&doc, v, line, &above, &mut cache, &mut edits);
+        continued_value(&doc, v, line, &above, &mut cache, base, memo, &mut edits);
         above.push((start, nl));
         cache.push(None);
         start = nl + 1;
@@ -1559,15 +1597,16 @@ mod tests {
     }
 
     /// Every line of `file` redacted alone, given its lookback, as search
-    /// context asks for it.
+    /// context asks for it (one memo for the file, as a search keeps).
     fn alone(file: &str) -> Vec<String> {
         let bytes = file.as_bytes();
         let mut out = Vec::new();
         let mut start = 0;
+        let mut memo = Memo::default();
         while start < bytes.len() {
             let end = newline(&bytes[start..]).map_or(bytes.len(), |i| start + i + 1);
             let before = &bytes[start.saturating_sub(LOOKBACK)..start];
-            let (text, _) = redact_lines(before, &bytes[start..end]);
+            let (text, _) = redact_lines_at(before, &bytes[start..end], start as u64, &mut memo);
             out.push(String::from_utf8(text).unwrap().trim_end_matches('\n').to_string());
             start = end;
         }
@@ -1587,10 +1626,12 @@ mod tests {
                 .filter(|&i| i < bytes.len())
                 .collect();
             let mut got = Vec::new();
+            let mut memo = Memo::default();
             for chunk in starts.chunks(group) {
                 let (a, b) =
                     (chunk[0], starts.iter().find(|&&s| s > *chunk.last().unwrap()).copied().unwrap_or(bytes.len()));
-                let (text, _) = redact_lines(&bytes[a.saturating_sub(LOOKBACK)..a], &bytes[a..b]);
+                let before = &bytes[a.saturating_sub(LOOKBACK)..a];
+                let (text, _) = redact_lines_at(before, &bytes[a..b], a as u64, &mut memo);
                 let text = String::from_utf8(text).unwrap();
                 got.extend(text.strip_suffix('\n').unwrap_or(&text).split('\n').map(str::to_string));
             }

@@ -70,6 +70,8 @@ pub struct FileSink<'a, 'm> {
     file: FileAt,
     /// The last text read for that: (offset, bytes).
     lookback: Option<(u64, Vec<u8>)>,
+    /// What redaction learned of this file's lines.
+    memo: redact::Memo,
     /// Counts and file lists: the searcher's buffer redacted whole, once
     /// it holds many matches (see [`FileSink::visible`]).
     buffer_redaction: BufferRedaction,
@@ -103,6 +105,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             path,
             file,
             lookback: None,
+            memo: redact::Memo::default(),
             buffer_redaction: BufferRedaction::default(),
             min_line,
             limit,
@@ -124,7 +127,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
         }
         if let Some((buffer, at)) = buffer {
             if at >= redact::LOOKBACK || at as u64 == offset {
-                return redact::redact_lines(&buffer[at.saturating_sub(redact::LOOKBACK)..at], bytes);
+                let before = &buffer[at.saturating_sub(redact::LOOKBACK)..at];
+                return redact::redact_lines_at(before, bytes, offset, &mut self.memo);
             }
         }
         let from = offset.saturating_sub(redact::LOOKBACK as u64);
@@ -140,7 +144,12 @@ impl<'a, 'm> FileSink<'a, 'm> {
         let (start, text) = self.lookback.as_ref().expect("just filled");
         let skip = ((from - start) as usize).min(text.len());
         let upto = ((offset - start) as usize).min(text.len());
-        redact::redact_lines(&text[skip..upto], bytes)
+        if upto as u64 != offset - start {
+            // The file ended early (it changed): where these lines are is
+            // not known.
+            return redact::redact_lines(&text[skip..upto], bytes);
+        }
+        redact::redact_lines_at(&text[skip..upto], bytes, offset, &mut self.memo)
     }
 
     /// Whether the match `block` (at byte `offset`; at `at` in the
