@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{json, Tree};
+use crate::util::{json, run, Tree};
 
 /// A tree of `files` files over nested directories (names chosen to test
 /// bytewise order: `a`, `a-b`, `a.txt`), with matches spread unevenly, a
@@ -87,5 +87,30 @@ fn a_subdirectory_and_several_paths_split_the_same_way() {
     let t = generated(3, 80);
     for args in [&["needle", "a", "--max-results", "9"][..], &["-c", "needle", "z", "a/b", "a.txt"]] {
         assert_eq!(pages(&t, "-j1", args), pages(&t, "-j2", args), "{args:?}");
+    }
+}
+
+#[test]
+fn a_tree_walked_in_many_batches_returns_what_one_returns() {
+    // More files than one batch of the walk (256) holds, many times over.
+    let t = generated(4, 1500);
+    for args in [
+        &["needle", "--max-results", "2000", "-m", "1"][..],
+        &["-c", "needle", "--max-results", "400"],
+        &["-l", "Needle", "--max-results", "300"],
+        &["-w", "stack", "--max-results", "10"],
+        &["no such text"],
+    ] {
+        assert_eq!(pages(&t, "-j1", args), pages(&t, "-j2", args), "{args:?}");
+    }
+}
+
+#[test]
+fn a_bad_pattern_is_refused_with_no_file_to_search() {
+    let t = Tree::new();
+    for jobs in ["-j1", "-j2"] {
+        let out = run(t.path(), &[jobs, "search", "a(b"]);
+        assert_eq!(out.status.code(), Some(2), "{jobs}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("column"), "{jobs}: {out:?}");
     }
 }

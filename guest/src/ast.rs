@@ -6,6 +6,7 @@
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
+use std::rc::Rc;
 use std::time::Instant;
 
 use ast_grep_core::matcher::{Pattern, PatternNode};
@@ -193,7 +194,7 @@ fn run(
         narrowings.extend(narrowing.map(|n| (lang, n)));
     }
     let deadline = started + q.timeout;
-    let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
+    let walker = Rc::new(Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline)));
     let roots = walker.roots(&q.paths)?;
     let after = resume.as_ref().map(|r| r.path.clone());
     let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
@@ -208,8 +209,8 @@ fn run(
     };
     // Events between two entries sort just after the first one.
     let mut anchor = String::new();
-    let denied_seen = Cell::new(0);
-    for step in walk::steps(&walker, &roots, after.as_deref(), &denied_seen) {
+    let denied_seen = Rc::new(Cell::new(0));
+    for step in walk::steps(walker.clone(), roots, after, denied_seen.clone()) {
         let entry = match step {
             Step::Entry(entry) => entry,
             Step::Denied(n) => {

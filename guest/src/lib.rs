@@ -41,7 +41,7 @@ pub use bindings::exports::sandgrep::search::files::{
 pub use bindings::exports::sandgrep::search::index::IndexReport;
 pub use bindings::exports::sandgrep::search::parallel::{
     AstEventKind, AstFileOutcome, AstShardEvent, AstShardResult, FileOutcome, ShardEvent, ShardEventKind, ShardResult,
-    ShardStop,
+    ShardStop, WalkedFile, WalkedFiles,
 };
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
@@ -179,9 +179,19 @@ impl Workspace {
         ast::search_ast(self, request)
     }
 
-    /// One shard of a parallel search (see the WIT's `search-shard`).
-    pub fn search_shard(&self, request: SearchTextRequest, index: u32, count: u32) -> Result<ShardResult, SearchError> {
-        search::search_shard(self, request, index, count)
+    /// The next files of a parallel search's walk (see the WIT's `walk-files`).
+    pub fn walk_files(&self, request: SearchTextRequest, start: bool, max: u32) -> Result<WalkedFiles, SearchError> {
+        search::walk_files(self, request, start, max)
+    }
+
+    /// A batch of a parallel search's files, searched (see the WIT's `search-files`).
+    pub fn search_files(
+        &self,
+        request: SearchTextRequest,
+        start: bool,
+        files: Vec<WalkedFile>,
+    ) -> Result<ShardResult, SearchError> {
+        search::search_files(self, request, start, files)
     }
 
     /// The page of a parallel search, from its shards' results.
@@ -241,13 +251,22 @@ mod component {
     }
 
     impl super::bindings::exports::sandgrep::search::parallel::Guest for Component {
-        fn search_shard(
+        fn walk_files(
             request: SearchTextRequest,
             policy: Policy,
-            index: u32,
-            count: u32,
+            start: bool,
+            max: u32,
+        ) -> Result<WalkedFiles, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.walk_files(request, start, max)
+        }
+
+        fn search_files(
+            request: SearchTextRequest,
+            policy: Policy,
+            start: bool,
+            files: Vec<WalkedFile>,
         ) -> Result<ShardResult, SearchError> {
-            Workspace::new(".").with_policy(&policy)?.search_shard(request, index, count)
+            Workspace::new(".").with_policy(&policy)?.search_files(request, start, files)
         }
 
         fn merge_shards(

@@ -1,6 +1,8 @@
 //! `list-files`: the walk of `search-text` (ignore rules as `rg --files`,
 //! globs, the denylist, bytewise order), one page of entries at a time.
 
+use std::rc::Rc;
+
 use crate::confine::dir_sort_key;
 use crate::cursor::Position;
 use crate::page::{self, Paging};
@@ -18,7 +20,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     // and hands out a cursor, whatever the tree holds.
     let started = std::time::Instant::now();
     let deadline = started + std::time::Duration::from_millis(TIMEOUT_MS.default);
-    let walker = Walker::new(ws, &q.walk)?.with_deadline(deadline);
+    let walker = Rc::new(Walker::new(ws, &q.walk)?.with_deadline(deadline));
     let roots = walker.roots(std::slice::from_ref(&q.root))?;
     let root = &roots[0];
     // Entries are ordered by their sort key (a directory as `path/`); the

@@ -69,11 +69,19 @@ pub struct Entry {
     pub path: PathBuf,
     pub is_file: bool,
     pub is_dir: bool,
+    /// Where a followed link led: the real path, when it is not `rel`.
+    pub real: Option<String>,
     /// Where the entry really is: its directory and its name there.
     at: Option<(Rc<Dir>, String)>,
 }
 
 impl Entry {
+    /// The regular file `name` of `dir` (opened by the caller, who checked
+    /// its path), known to callers as `rel`.
+    pub fn file(ws: &Workspace, rel: String, dir: Rc<Dir>, name: String) -> Entry {
+        Entry { path: ws.fs_path(&rel), rel, is_file: true, is_dir: false, real: None, at: Some((dir, name)) }
+    }
+
     /// The entry's file, open (a regular file, reached without following a
     /// link the walk did not check).
     pub fn open(&self) -> std::io::Result<SearchFile> {
@@ -110,9 +118,9 @@ pub enum Step {
     TimedOut,
 }
 
-pub struct Walker<'a> {
-    ws: &'a Workspace,
-    opts: &'a WalkOptions,
+pub struct Walker {
+    ws: Workspace,
+    opts: WalkOptions,
     overrides: Override,
     types: Types,
     /// Entries skipped by the denylist.
@@ -154,13 +162,13 @@ struct Frame {
     depth: usize,
 }
 
-impl<'a> Walker<'a> {
+impl Walker {
     /// Whether an include glob selects the directory `path` (to list it).
     pub fn dir_selected(&self, path: &Path) -> bool {
         self.opts.include_globs.is_empty() || self.overrides.matched(path, true).is_whitelist()
     }
 
-    pub fn new(ws: &'a Workspace, opts: &'a WalkOptions) -> Result<Walker<'a>, SearchError> {
+    pub fn new(ws: &Workspace, opts: &WalkOptions) -> Result<Walker, SearchError> {
         let mut ob = OverrideBuilder::new(&ws.root);
         let bad_glob = |g: &str, e: ignore::Error| SearchError::InvalidArgument(format!("invalid glob {g:?}: {e}"));
         for g in &opts.include_globs {
@@ -182,6 +190,7 @@ impl<'a> Walker<'a> {
             tb.select(t);
         }
         let types = tb.build().map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
+        let (ws, opts) = (ws.clone(), opts.clone());
         Ok(Walker { ws, opts, overrides, types, denied: Arc::new(AtomicU64::new(0)), deadline: None })
     }
 
@@ -218,7 +227,7 @@ impl<'a> Walker<'a> {
     /// Walks one root in bytewise path order: the root itself, then
     /// (directories) everything below it. With `after`, directories whose
     /// whole subtree sorts before it are not entered (cursor resumption).
-    pub fn walk<'w>(&'w self, root: &Root, after: Option<&'w str>) -> Walk<'w, 'a> {
+    pub fn walk(self: &Rc<Self>, root: &Root, after: Option<&str>) -> Walk {
         let at = match &root.opened.target {
             Target::File(dir, name) => Some((dir.clone(), name.clone())),
             _ => None,
@@ -228,9 +237,12 @@ impl<'a> Walker<'a> {
             path: self.ws.fs_path(&root.rel),
             is_file: root.is_file,
             is_dir: root.is_dir,
+            real: (root.opened.real != root.rel).then(|| root.opened.real.clone()),
             at,
         };
-        let mut walk = Walk { walker: self, after, stack: Vec::new(), queue: Vec::new(), steps: 0, timed_out: false };
+        let after = after.map(str::to_string);
+        let walker = self.clone();
+        let mut walk = Walk { walker, after, stack: Vec::new(), queue: Vec::new(), steps: 0, timed_out: false };
         walk.queue.push(Ok(entry));
         if let Target::Dir(dir) = &root.opened.target {
             let mut problems = Vec::new();
@@ -335,7 +347,7 @@ impl<'a> Walker<'a> {
         let mut file = match kind {
             Kind::Dir => return Ok(None),
             Kind::File => dir.open_file(name).map_err(|e| plain_io_message(&e))?,
-            Kind::Symlink => match confine::open(self.ws, real, false, real) {
+            Kind::Symlink => match confine::open(&self.ws, real, false, real) {
                 Ok(Opened { target: Target::File(dir, name), .. }) => {
                     dir.open_file(&name).map_err(|e| plain_io_message(&e))?
                 }
@@ -404,7 +416,7 @@ impl<'a> Walker<'a> {
     /// opened — or `None` when it is denied (counted) or neither a file nor a
     /// directory, or a problem (broken, leading outside, too many links).
     fn follow(&self, rel: &str, real: &str) -> Option<Result<Opened, WalkError>> {
-        match confine::open(self.ws, real, false, rel) {
+        match confine::open(&self.ws, real, false, rel) {
             Ok(Opened { target: Target::Other, .. }) => None,
             Ok(opened) => Some(Ok(opened)),
             Err(SearchError::Denied(_)) => {
@@ -419,14 +431,14 @@ impl<'a> Walker<'a> {
 /// The walk of every root (those past `after`) as one stream: a `Denied`
 /// step before the entry whose walk denied something, `TimedOut` where the
 /// walk ran out of time (and nothing after it).
-pub fn steps<'w>(
-    walker: &'w Walker<'_>,
-    roots: &'w [Root],
-    after: Option<&'w str>,
-    denied_seen: &'w Cell<u64>,
-) -> impl Iterator<Item = Step> + 'w {
-    let mut roots = roots.iter().filter(move |r| !after.is_some_and(|a| subtree_before(&r.rel, r.is_dir, a)));
-    let (mut current, mut pending, mut done) = (None::<Walk<'w, '_>>, None, false);
+pub fn steps(
+    walker: Rc<Walker>,
+    roots: Vec<Root>,
+    after: Option<String>,
+    denied_seen: Rc<Cell<u64>>,
+) -> impl Iterator<Item = Step> {
+    let mut roots = roots.into_iter();
+    let (mut current, mut pending, mut done) = (None::<Walk>, None, false);
     std::iter::from_fn(move || loop {
         if let Some(step) = pending.take() {
             return Some(step);
@@ -435,13 +447,13 @@ pub fn steps<'w>(
             return None;
         }
         let Some(walk) = current.as_mut() else {
-            current = Some(walker.walk(
-                roots.next().or_else(|| {
-                    done = true;
-                    None
-                })?,
-                after,
-            ));
+            let Some(root) = roots.next() else {
+                done = true;
+                return None;
+            };
+            if !after.as_deref().is_some_and(|a| subtree_before(&root.rel, root.is_dir, a)) {
+                current = Some(walker.walk(&root, after.as_deref()));
+            }
             continue;
         };
         let step = match walk.next() {
@@ -487,9 +499,9 @@ fn join(dir: &str, name: &str) -> String {
 
 /// The entries of one root, in order, with followed directory links walked
 /// in place.
-pub struct Walk<'w, 'a> {
-    walker: &'w Walker<'a>,
-    after: Option<&'w str>,
+pub struct Walk {
+    walker: Rc<Walker>,
+    after: Option<String>,
     stack: Vec<Frame>,
     /// Entries and problems to hand out before going on, last first.
     queue: Vec<Result<Entry, WalkError>>,
@@ -498,7 +510,7 @@ pub struct Walk<'w, 'a> {
     timed_out: bool,
 }
 
-impl Walk<'_, '_> {
+impl Walk {
     /// Whether the walk stopped at its deadline (it then yields nothing more).
     pub fn timed_out(&self) -> bool {
         self.timed_out
@@ -507,7 +519,7 @@ impl Walk<'_, '_> {
     /// Lists the directory `rel` (really at `real`, open as `dir`) and pushes
     /// it, its children at `depth`. `false` if it holds a bare repository.
     fn enter(&mut self, rel: String, real: String, dir: Rc<Dir>, parent: Option<Rc<Level>>, depth: usize) -> bool {
-        let walker = self.walker;
+        let walker = self.walker.clone();
         if walker.opts.max_depth.is_some_and(|max| depth > max) {
             return true;
         }
@@ -539,7 +551,7 @@ impl Walk<'_, '_> {
             Some(Rc::new(level))
         };
         let follow = walker.opts.follow_symlinks;
-        names.sort_by(|a, b| sibling_order(walker, &real, a, b, follow));
+        names.sort_by(|a, b| sibling_order(&walker, &real, a, b, follow));
         let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
         self.stack.push(Frame { children: names.into_iter(), rel, real, dir, level, depth });
         true
@@ -556,12 +568,12 @@ impl Walk<'_, '_> {
     }
 }
 
-impl Iterator for Walk<'_, '_> {
+impl Iterator for Walk {
     type Item = Result<Entry, WalkError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let walker = self.walker;
-        let ws = walker.ws;
+        let walker = self.walker.clone();
+        let ws = &walker.ws;
         loop {
             if let Some(item) = self.queue.pop() {
                 return Some(item);
@@ -619,7 +631,7 @@ impl Iterator for Walk<'_, '_> {
                 continue;
             }
             if is_dir {
-                if self.after.is_some_and(|a| subtree_before(&rel, true, a)) {
+                if self.after.as_deref().is_some_and(|a| subtree_before(&rel, true, a)) {
                     continue;
                 }
                 let dir = match opened_dir {
@@ -633,7 +645,7 @@ impl Iterator for Walk<'_, '_> {
                     },
                 };
                 let level = level.cloned();
-                if !self.enter(rel.clone(), real, dir, level, depth + 1) {
+                if !self.enter(rel.clone(), std::mem::take(&mut real), dir, level, depth + 1) {
                     walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
                     continue;
                 }
@@ -641,7 +653,8 @@ impl Iterator for Walk<'_, '_> {
                 self.queue.reverse();
             }
             let is_file = kind == Kind::File;
-            return Some(Ok(Entry { rel, path, is_file, is_dir, at: Some(at) }));
+            let real = (is_file && real != rel).then_some(real);
+            return Some(Ok(Entry { rel, path, is_file, is_dir, real, at: Some(at) }));
         }
     }
 }
@@ -665,13 +678,13 @@ pub fn subtree_before(rel: &str, is_dir: bool, after: &str) -> bool {
 /// (and their contents') sort bytewise: a directory `a` compares as `a/`.
 /// Only a name that is a prefix of its sibling's, followed by a byte below
 /// `/`, needs the kind — and a link's kind only when links are followed.
-fn sibling_order(walker: &Walker<'_>, dir: &str, a: &(String, Kind), b: &(String, Kind), follow: bool) -> Ordering {
+fn sibling_order(walker: &Walker, dir: &str, a: &(String, Kind), b: &(String, Kind), follow: bool) -> Ordering {
     let (an, bn) = (a.0.as_bytes(), b.0.as_bytes());
     let is_dir = |(name, kind): &(String, Kind)| match kind {
         Kind::Dir => true,
         Kind::Symlink if follow => {
             let real = join(dir, name);
-            matches!(confine::open(walker.ws, &real, false, &real), Ok(Opened { target: Target::Dir(_), .. }))
+            matches!(confine::open(&walker.ws, &real, false, &real), Ok(Opened { target: Target::Dir(_), .. }))
         }
         _ => false,
     };
@@ -699,7 +712,7 @@ mod tests {
     }
 
     fn walk_all(ws: &Workspace, opts: &WalkOptions, root: &str, after: Option<&str>) -> Vec<String> {
-        let w = Walker::new(ws, opts).unwrap();
+        let w = Rc::new(Walker::new(ws, opts).unwrap());
         let roots = w.roots(&[root.to_string()]).unwrap();
         roots
             .iter()

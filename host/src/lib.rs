@@ -58,6 +58,7 @@ pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
 pub use bindings::exports::sandgrep::search::index::IndexReport;
+use bindings::exports::sandgrep::search::parallel::{ShardResult, ShardStop, WalkedFile};
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
     SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
@@ -172,6 +173,48 @@ pub struct Sandbox {
     index: Option<PathBuf>,
     /// A long-lived host's (see [`keeper`]).
     session: Option<Arc<Session>>,
+}
+
+/// A batch of files a walk handed out, numbered in walk order.
+type Batch = (usize, Vec<WalkedFile>);
+
+/// The batch waiting for a searching instance: at most one, so the walk
+/// searches rather than run ahead when every instance is busy.
+#[derive(Default)]
+struct Queue {
+    /// The batch waiting, and whether the walk is over.
+    state: std::sync::Mutex<(Option<Batch>, bool)>,
+    ready: std::sync::Condvar,
+}
+
+impl Queue {
+    /// Leaves `batch` for an instance; the batch waiting before it, if one
+    /// was, comes back (for the caller to search).
+    fn offer(&self, batch: Batch) -> Option<Batch> {
+        let waiting = self.state.lock().unwrap_or_else(|e| e.into_inner()).0.replace(batch);
+        self.ready.notify_one();
+        waiting
+    }
+
+    /// The next batch, waiting for one; `None` once the walk is over.
+    fn take(&self) -> Option<Batch> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(batch) = state.0.take() {
+                return Some(batch);
+            }
+            if state.1 {
+                return None;
+            }
+            state = self.ready.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// No more batches: instances waiting go on.
+    fn close(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.ready.notify_all();
+    }
 }
 
 /// One instance kept for a long-lived host's calls, and its watcher's word
@@ -302,16 +345,124 @@ impl Sandbox {
         if self.jobs == 1 || self.indexed().is_some() {
             return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_text(s, request, p));
         }
-        // Each instance searches the files whose path hashes to it; one more
+        // One instance walks, the others search what it hands out; one more
         // merges their events into the page one instance would have made.
         let started = Instant::now();
-        let shards = self.in_shards(timeout, |i, s, index, count| {
-            i.sandgrep_search_parallel().call_search_shard(s, request, p, index, count)
-        })?;
+        let shards = self.walked_once(timeout, request)?;
         let mut response =
             self.call(timeout, |i, s| i.sandgrep_search_parallel().call_merge_shards(s, request, p, &shards))?;
         response.stats.elapsed_ms = started.elapsed().as_millis() as u64;
         Ok(response)
+    }
+
+    /// A text search walked once and searched by `jobs` instances. This
+    /// thread's instance walks and hands out batches of files in walk order
+    /// to the other instances, searching a batch itself when no instance
+    /// took it before the next was ready (and what is left once the walk is
+    /// over): each instance searches batches in walk order. Each instance searches its
+    /// batches as its part of the page; once one stops (its part is full,
+    /// or out of time), no batch after that one is searched — every batch
+    /// before it still is, or the merge would miss its files. The events of
+    /// every instance, for `merge-shards`.
+    fn walked_once(&self, timeout: Duration, request: &SearchTextRequest) -> Result<Vec<ShardResult>, Error> {
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        /// Files per batch: enough that a call costs little beside them,
+        /// few enough that every instance starts at once.
+        const BATCH: u32 = 256;
+        type Store = wasmtime::Store<engine::State>;
+        let p = &self.guest_policy;
+        let queue = Queue::default();
+        // The first batch an instance stopped in (none yet: MAX).
+        let cut = AtomicUsize::new(usize::MAX);
+        let empty = || ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None };
+        // Searches one batch as part of `part` (started: `begun`).
+        let search = |i: &bindings::Sandgrep, s: &mut Store, part: &mut ShardResult, begun: &mut bool, batch: Batch| {
+            let (number, files) = batch;
+            if number > cut.load(Relaxed) || part.stopped.is_some() {
+                return Ok(Ok(()));
+            }
+            let r = match i.sandgrep_search_parallel().call_search_files(&mut *s, request, p, !*begun, &files) {
+                Ok(Ok(r)) => r,
+                failed => {
+                    cut.store(0, Relaxed);
+                    return failed.map(|r| r.map(drop));
+                }
+            };
+            *begun = true;
+            part.events.extend(r.events);
+            part.index = r.index;
+            if r.stopped.is_some() {
+                part.stopped = r.stopped;
+                cut.fetch_min(number, Relaxed);
+            }
+            wasmtime::Result::Ok(Ok(()))
+        };
+        std::thread::scope(|scope| {
+            let searchers: Vec<_> = (1..self.jobs)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let part = self.call(timeout, |i, s| {
+                            let (mut part, mut begun) = (empty(), false);
+                            while let Some(batch) = queue.take() {
+                                if let Err(e) = search(i, s, &mut part, &mut begun, batch)? {
+                                    return Ok(Err(e));
+                                }
+                            }
+                            Ok(Ok(part))
+                        });
+                        if part.is_err() {
+                            cut.store(0, Relaxed);
+                        }
+                        part
+                    })
+                })
+                .collect();
+            let walked = self.call(timeout, |i, s| {
+                let (mut walked, mut part, mut begun) = (empty(), empty(), false);
+                let mut number = 0;
+                while cut.load(Relaxed) == usize::MAX {
+                    let w =
+                        match i.sandgrep_search_parallel().call_walk_files(&mut *s, request, p, number == 0, BATCH)? {
+                            Ok(w) => w,
+                            Err(e) => return Ok(Err(e)),
+                        };
+                    walked.events.extend(w.events);
+                    if w.timed_out {
+                        walked.stopped = Some(ShardStop::TimedOut);
+                    }
+                    if !w.files.is_empty() {
+                        // No instance took the last batch: search it here
+                        // (every instance takes batches in walk order).
+                        if let Some(older) = queue.offer((number, w.files)) {
+                            if let Err(e) = search(i, s, &mut part, &mut begun, older)? {
+                                return Ok(Err(e));
+                            }
+                        }
+                        number += 1;
+                    }
+                    if w.done {
+                        break;
+                    }
+                }
+                // The walk is over: help with what is left.
+                queue.close();
+                while let Some(batch) = queue.take() {
+                    if let Err(e) = search(i, s, &mut part, &mut begun, batch)? {
+                        return Ok(Err(e));
+                    }
+                }
+                Ok(Ok((walked, part)))
+            });
+            queue.close();
+            let mut parts: Vec<ShardResult> = searchers
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|_| Err(Error::Crashed("a search thread panicked".into()))))
+                .collect::<Result<_, _>>()?;
+            let (walked, part) = walked?;
+            parts.push(part);
+            parts.push(walked);
+            Ok(parts)
+        })
     }
 
     /// Structural search (ast-grep patterns), spread over instances as text

@@ -403,7 +403,7 @@ fn build(
     };
     // The files of a default search's walk, as that walk finds them.
     let opts = WalkOptions::default();
-    let walker = Walker::new(ws, &opts)?;
+    let walker = std::rc::Rc::new(Walker::new(ws, &opts)?);
     let mut kept: Vec<(FileRec, Option<usize>)> = Vec::new(); // (entry, old number)
     let mut fresh: HashMap<String, Vec<u32>> = HashMap::new();
     let mut seen = vec![0u64; 1 << 18];

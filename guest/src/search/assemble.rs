@@ -1,6 +1,7 @@
 //! One page of `search-text` results, assembled from the search's events
 //! (a single instance's, or every shard's replayed in walk order).
 
+use std::rc::Rc;
 use std::time::Instant;
 
 use crate::cursor::Position;
@@ -10,8 +11,8 @@ use crate::shape::{json_len, match_cost, named_warning, RESULT_OVERHEAD};
 use crate::{FileCount, FileOutcome, OutputMode, SearchStats, SearchTextResponse, ShardEventKind};
 
 /// One page of results being assembled from the search's events.
-pub(super) struct Page<'q> {
-    q: &'q TextQuery,
+pub(super) struct Page {
+    q: Rc<TextQuery>,
     pub(super) paging: Paging,
     resp: SearchTextResponse,
     pub(super) stats: SearchStats,
@@ -24,16 +25,11 @@ pub(super) struct Page<'q> {
     binary_named: Vec<String>,
 }
 
-impl<'q> Page<'q> {
-    pub(super) fn new(
-        q: &'q TextQuery,
-        resume: Option<Position>,
-        warnings: Vec<String>,
-        named: Vec<String>,
-    ) -> Page<'q> {
+impl Page {
+    pub(super) fn new(q: Rc<TextQuery>, resume: Option<Position>, warnings: Vec<String>, named: Vec<String>) -> Page {
         Page {
-            q,
             paging: Paging::new(resume, q.skip, q.max_results),
+            q,
             resp: SearchTextResponse {
                 matches: Vec::new(),
                 files: Vec::new(),

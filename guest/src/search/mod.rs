@@ -4,23 +4,26 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::io::Read;
+use std::rc::Rc;
 use std::time::Instant;
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 mod assemble;
+mod batch;
 mod literal;
 pub(crate) mod shard;
 
-pub use shard::{merge_shards, search_shard};
+pub use batch::{search_files, walk_files};
+pub use shard::merge_shards;
 
 use assemble::Page;
 use literal::QueryKind;
 pub use literal::SearchMatcher;
-use shard::shard_of;
 
 use crate::confine::push_sort_key;
+use crate::cursor::Position;
 use crate::error::{error_message, io_error};
 use crate::fs::{FileAt, SearchFile};
 use crate::index::{Narrowing, Unread};
@@ -29,154 +32,189 @@ use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, walk_deadline, Step, Walker};
 use crate::{page, session};
 use crate::{
-    CaseMode, FileOutcome, OutputMode, QueryMode, SearchError, SearchTextRequest, SearchTextResponse, ShardEvent,
-    ShardEventKind, ShardResult, ShardStop, Workspace,
+    CaseMode, FileOutcome, IndexUse, OutputMode, QueryMode, SearchError, SearchTextRequest, SearchTextResponse,
+    ShardEventKind, Workspace,
 };
 
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
-    run(ws, request, None).map(|(resp, _)| resp)
-}
-
-/// The search, whole or one shard of it: the page, and (for a shard) the
-/// events it was made from.
-fn run(
-    ws: &Workspace,
-    request: SearchTextRequest,
-    shard: Option<(u32, u32)>,
-) -> Result<(SearchTextResponse, ShardResult), SearchError> {
-    let started = Instant::now();
-    let mut warnings = Vec::new();
-    let q = TextQuery::from_request(request, &mut warnings)?;
-    let stream_key = ws.stream_key(q.stream_key());
-    let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
-    let matcher = build_matcher(&q)?;
-    // Inverted, every line goes to the sink, which selects those the query
-    // does not match as callers see them (redacted).
-    let every_line = if q.invert { Some(every_line_matcher()?) } else { None };
-    let mut searcher = build_searcher(&q);
-    let (index_use, narrowing) = Narrowing::open(ws, &q);
-    let deadline = started + q.timeout;
-    let walker = Walker::new(ws, &q.walk)?.with_deadline(walk_deadline(started, deadline));
-    let roots = walker.roots(&q.paths)?;
-    let cfg = SinkConfig {
-        matcher: &matcher,
-        scan: every_line.as_ref().unwrap_or(&matcher),
-        invert: q.invert,
-        output: q.output,
-        before: q.before,
-        after: q.after,
-        max_columns: q.max_columns,
-        keep_cr: q.streaming,
-        redact: ws.redact,
-    };
-    let after = resume.as_ref().map(|r| r.path.clone());
-    let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
-    let mut events = Vec::new();
-    // Shard 0 reports what every shard's walk sees.
-    let reports_walk = shard.is_none_or(|(index, _)| index == 0);
-    let mut emit = |page: &mut Page, key: &str, kind: ShardEventKind| {
-        if shard.is_some() {
-            events.push(ShardEvent { key: key.to_string(), kind: kind.clone() });
-        }
-        page.accept(key, kind);
-    };
+    let mut search = Searching::new(ws, request)?;
+    let (walker, roots) = search.walk(ws)?;
+    let mut page = search.page(&roots);
     // Events between two entries sort just after the first one.
     let mut anchor = String::new();
-    let denied_seen = Cell::new(0);
+    let denied_seen = Rc::new(Cell::new(0));
     // A kept instance replays a whole walk it made at this generation, or
     // records this one (a first page only: a cursor starts mid-walk).
+    let q = search.q.clone();
     let key = format!("{:?}\0{:?}\0{}", q.paths, q.walk, ws.index_policy());
-    let whole = after.is_none() && shard.is_none();
+    let after = search.resume.as_ref().map(|r| r.path.clone());
+    let whole = after.is_none();
     let kept = if whole { session::listing(&key) } else { None };
     let recording = whole && kept.is_none() && session::generation().is_some();
     let mut record = Vec::new();
     let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
         Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
-        None => Box::new(walk::steps(&walker, &roots, after.as_deref(), &denied_seen).map(Cow::Owned)),
+        None => Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()).map(Cow::Owned)),
     };
     for step in steps {
         if recording {
             record.push(step.clone().into_owned());
         }
-        let entry = match &*step {
-            Step::Entry(entry) => entry,
-            Step::Denied(n) => {
-                if reports_walk {
-                    emit(&mut page, &anchor, ShardEventKind::Denied(*n));
-                }
-                continue;
-            }
-            Step::Problem(e) => {
-                if reports_walk {
-                    emit(&mut page, &anchor, ShardEventKind::Problem((e.message.clone(), e.unreadable)));
-                }
-                continue;
-            }
-            Step::TimedOut => {
+        let Step::Entry(entry) = &*step else {
+            page.accept(&anchor, walk_event(&step));
+            if let Step::TimedOut = &*step {
                 // Out of time in the walk itself (a tree of links and skipped
-                // entries): what was walked is done. The event marks how far
-                // for a merge of shards.
-                emit(&mut page, &anchor, ShardEventKind::Denied(0));
+                // entries): what was walked is done.
                 page.paging.time_out();
                 page.paging.walked_to(&anchor);
-                continue;
             }
+            continue;
         };
         // (In place: this runs for every entry of the walk.)
         anchor.clear();
         push_sort_key(&mut anchor, &entry.rel, entry.is_dir);
         anchor.push('\0');
-        if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
+        if !entry.is_file {
             continue;
         }
-        let Some((min_line, taken)) = page.paging.resume_point(&entry.rel) else { continue };
-        // Every call searches at least one file, so paging past a
-        // timeout always makes progress; the first gets at least the
-        // walk's time (see `Page::searched` for one that overruns it).
-        let first = page.stats.files_scanned == 0;
-        if !first && Instant::now() >= deadline {
-            page.paging.time_out();
-            break;
+        if let Some(kind) = search.file(&mut page, entry) {
+            page.accept(&entry.rel, kind);
         }
-        let deadline = Some(if first { walk_deadline(started, deadline) } else { deadline });
-        if let Some(unread) = narrowing.as_ref().and_then(|n| n.unread(entry, q.max_filesize)) {
-            let kind = match unread {
-                Unread::TooLarge => ShardEventKind::TooLarge,
-                Unread::Binary => ShardEventKind::IndexSkipped(true),
-                Unread::NoMatch => ShardEventKind::IndexSkipped(false),
-            };
-            emit(&mut page, &entry.rel, kind);
-            continue;
-        }
-        let limit = page.limit(taken);
-        let budget = page.paging.budget_left();
-        let kind = search_file(&mut searcher, &cfg, &q, entry, min_line, limit, deadline, budget);
-        emit(&mut page, &entry.rel, kind);
         if page.paging.stopped() {
             break;
         }
     }
-    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-    if denied > denied_seen.get() {
-        if reports_walk {
-            emit(&mut page, &anchor, ShardEventKind::Denied(denied - denied_seen.get()));
-        }
+    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
+    if denied > 0 {
+        page.accept(&anchor, ShardEventKind::Denied(denied));
         if recording {
-            record.push(Step::Denied(denied - denied_seen.get()));
+            record.push(Step::Denied(denied));
         }
     }
     // A walk that stopped early (page full, out of time) is not whole.
     if recording && !page.paging.stopped() {
         session::keep_listing(key, record);
     }
-    let stopped = if page.paging.done() {
-        Some(ShardStop::PageFull)
-    } else {
-        page.paging.timed_out().then_some(ShardStop::TimedOut)
-    };
-    let mut resp = page.finish(&stream_key, started);
-    resp.stats.index = index_use;
-    Ok((resp, ShardResult { events, stopped, index: index_use }))
+    Ok(search.finish(page))
+}
+
+/// The event of a walk step that is not an entry, for the key just after
+/// the entry before it. (A walk out of time marks how far it went.)
+fn walk_event(step: &Step) -> ShardEventKind {
+    match step {
+        Step::Denied(n) => ShardEventKind::Denied(*n),
+        Step::Problem(e) => ShardEventKind::Problem((e.message.clone(), e.unreadable)),
+        Step::TimedOut | Step::Entry(_) => ShardEventKind::Denied(0),
+    }
+}
+
+/// What searching the files of one request needs, made once (and kept
+/// between the calls of an instance searching batches: see [`batch`]).
+pub(crate) struct Searching {
+    q: Rc<TextQuery>,
+    stream_key: String,
+    resume: Option<Position>,
+    warnings: Vec<String>,
+    matcher: SearchMatcher,
+    /// Inverted, every line goes to the sink, which selects those the query
+    /// does not match as callers see them (redacted).
+    every_line: Option<SearchMatcher>,
+    searcher: Searcher,
+    narrowing: Option<Narrowing>,
+    index_use: IndexUse,
+    redact: bool,
+    started: Instant,
+    deadline: Instant,
+}
+
+impl Searching {
+    fn new(ws: &Workspace, request: SearchTextRequest) -> Result<Searching, SearchError> {
+        let started = Instant::now();
+        let mut warnings = Vec::new();
+        let q = TextQuery::from_request(request, &mut warnings)?;
+        let stream_key = ws.stream_key(q.stream_key());
+        let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
+        let matcher = build_matcher(&q)?;
+        let every_line = if q.invert { Some(every_line_matcher()?) } else { None };
+        let searcher = build_searcher(&q);
+        let (index_use, narrowing) = Narrowing::open(ws, &q);
+        let deadline = started + q.timeout;
+        Ok(Searching {
+            q: Rc::new(q),
+            stream_key,
+            resume,
+            warnings,
+            matcher,
+            every_line,
+            searcher,
+            narrowing,
+            index_use,
+            redact: ws.redact,
+            started,
+            deadline,
+        })
+    }
+
+    /// The walk of the request's roots, and the roots.
+    fn walk(&self, ws: &Workspace) -> Result<(Rc<Walker>, Vec<walk::Root>), SearchError> {
+        walk_of(ws, &self.q, self.started)
+    }
+
+    /// An empty page of this search (the request's files named in `roots`).
+    fn page(&mut self, roots: &[walk::Root]) -> Page {
+        let warnings = std::mem::take(&mut self.warnings);
+        Page::new(self.q.clone(), self.resume.clone(), warnings, walk::named_files(roots))
+    }
+
+    /// Searches the file `entry` for `page`: what it found, or nothing when
+    /// the page resumes past it or has run out of time (then it is stopped).
+    fn file(&mut self, page: &mut Page, entry: &walk::Entry) -> Option<ShardEventKind> {
+        let (min_line, taken) = page.paging.resume_point(&entry.rel)?;
+        // Every call searches at least one file, so paging past a timeout
+        // always makes progress; the first gets at least the walk's time
+        // (see `Page::searched` for one that overruns it).
+        let first = page.stats.files_scanned == 0;
+        if !first && Instant::now() >= self.deadline {
+            page.paging.time_out();
+            return None;
+        }
+        let deadline = Some(if first { walk_deadline(self.started, self.deadline) } else { self.deadline });
+        if let Some(unread) = self.narrowing.as_ref().and_then(|n| n.unread(entry, self.q.max_filesize)) {
+            return Some(match unread {
+                Unread::TooLarge => ShardEventKind::TooLarge,
+                Unread::Binary => ShardEventKind::IndexSkipped(true),
+                Unread::NoMatch => ShardEventKind::IndexSkipped(false),
+            });
+        }
+        let q = &*self.q;
+        let cfg = SinkConfig {
+            matcher: &self.matcher,
+            scan: self.every_line.as_ref().unwrap_or(&self.matcher),
+            invert: q.invert,
+            output: q.output,
+            before: q.before,
+            after: q.after,
+            max_columns: q.max_columns,
+            keep_cr: q.streaming,
+            redact: self.redact,
+        };
+        let (limit, budget) = (page.limit(taken), page.paging.budget_left());
+        Some(search_file(&mut self.searcher, &cfg, q, entry, min_line, limit, deadline, budget))
+    }
+
+    fn finish(&self, page: Page) -> SearchTextResponse {
+        let mut resp = page.finish(&self.stream_key, self.started);
+        resp.stats.index = self.index_use;
+        resp
+    }
+}
+
+/// The walk of `q`'s roots for a search that started at `started`.
+fn walk_of(ws: &Workspace, q: &TextQuery, started: Instant) -> Result<(Rc<Walker>, Vec<walk::Root>), SearchError> {
+    let deadline = walk_deadline(started, started + q.timeout);
+    let walker = Walker::new(ws, &q.walk)?.with_deadline(deadline);
+    let roots = walker.roots(&q.paths)?;
+    Ok((Rc::new(walker), roots))
 }
 
 /// Searches one file for at most `limit` results (and one more, to tell that
@@ -336,6 +374,7 @@ fn build_searcher(q: &TextQuery) -> Searcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ShardEvent, ShardResult, ShardStop};
 
     /// A tree with matches spread over files and directories, a binary file,
     /// a denied one, an ignored one and one over a size cap.
@@ -359,6 +398,9 @@ mod tests {
         }
         std::fs::write(dir.path().join("a/bin.dat"), b"foo\n\0foo\n").unwrap();
         std::fs::write(dir.path().join("a/.env"), b"foo\n").unwrap();
+        // Denied last in the walk: counted after every other entry.
+        std::fs::create_dir_all(dir.path().join("zz")).unwrap();
+        std::fs::write(dir.path().join("zz/.env"), b"foo\n").unwrap();
         std::fs::write(dir.path().join(".ignore"), b"c/f1.txt\n").unwrap();
         std::fs::write(dir.path().join("big.txt"), "foo\n".repeat(500)).unwrap();
         dir
@@ -447,9 +489,33 @@ mod tests {
         assert_eq!(lines("a", OutputMode::Content).0, ["3:foo"]);
     }
 
-    fn sharded(ws: &Workspace, request: &SearchTextRequest, count: u32) -> SearchTextResponse {
-        let shards = (0..count).map(|i| ws.search_shard(request.clone(), i, count).unwrap()).collect();
-        ws.merge_shards(request.clone(), shards).unwrap()
+    /// The search walked once and searched by `count` instances, as the
+    /// host runs it: batches of `batch` files handed out in turn, none after
+    /// one whose searcher stopped.
+    fn sharded(ws: &Workspace, request: &SearchTextRequest, count: usize, batch: u32) -> SearchTextResponse {
+        let mut listing = batch::Listing::new(ws, request.clone()).unwrap();
+        let mut searchers: Vec<_> = (0..count).map(|_| batch::Batches::new(ws, request.clone()).unwrap()).collect();
+        let mut results: Vec<ShardResult> =
+            (0..count).map(|_| ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None }).collect();
+        let mut walked = ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None };
+        let mut turn = 0;
+        loop {
+            let out = listing.next(batch);
+            walked.events.extend(out.events);
+            if out.timed_out {
+                walked.stopped = Some(ShardStop::TimedOut);
+            }
+            let i = turn % count;
+            turn += 1;
+            let r = searchers[i].search(ws, out.files).unwrap();
+            results[i].events.extend(r.events);
+            results[i].stopped = r.stopped;
+            if out.done || r.stopped.is_some() {
+                break;
+            }
+        }
+        results.push(walked);
+        ws.merge_shards(request.clone(), results).unwrap()
     }
 
     #[test]
@@ -469,12 +535,12 @@ mod tests {
                     // shard may read further into a file than one instance.
                     let mut single = ws.search_text(request.clone()).unwrap();
                     (single.stats.elapsed_ms, single.stats.bytes_searched) = (0, 0);
-                    for count in [2, 3] {
-                        let mut merged = sharded(&ws, &request, count);
+                    for (count, batch) in [(2, 1), (2, 4), (3, 2), (3, 100)] {
+                        let mut merged = sharded(&ws, &request, count, batch);
                         (merged.stats.elapsed_ms, merged.stats.bytes_searched) = (0, 0);
                         assert_eq!(
                             merged, single,
-                            "{output:?} max {max} per-file {per_file:?} page {pages} in {count}"
+                            "{output:?} max {max} per-file {per_file:?} page {pages} in {count} by {batch}"
                         );
                     }
                     pages += 1;
@@ -516,14 +582,5 @@ mod tests {
         let cursor = page.next_cursor.expect("a cursor past the skipped files");
         let next = ws.search_text(SearchTextRequest { cursor: Some(cursor), ..r }).unwrap();
         assert!(next.matches.iter().all(|m| m.path.as_str() > "big.txt"), "{:?}", next.matches);
-    }
-
-    #[test]
-    fn a_shard_that_does_not_exist_is_refused() {
-        let dir = tree();
-        let ws = Workspace::new(dir.path());
-        let r = request(OutputMode::Content, 5, None, 0, 0);
-        assert!(matches!(ws.search_shard(r.clone(), 2, 2), Err(SearchError::InvalidArgument(_))));
-        assert!(matches!(ws.search_shard(r, 0, 0), Err(SearchError::InvalidArgument(_))));
     }
 }

@@ -1,27 +1,15 @@
-//! Parallel search (the WIT's `parallel` interface): each instance searches
-//! the files of its shard and reports events in walk order; a merge replays
-//! them into the page one instance would have made.
+//! Parallel search (the WIT's `parallel` interface): each instance reports
+//! events in walk order for the files it searched; a merge replays them into
+//! the page one instance would have made.
 
 use std::time::Instant;
 
-use super::{run, Page};
+use super::Page;
 use crate::cursor;
 use crate::page::{self, Paging};
 use crate::request::TextQuery;
 use crate::walk::{self, Walker};
 use crate::{SearchError, SearchTextRequest, SearchTextResponse, ShardResult, ShardStop, Workspace};
-
-/// Searches the files of shard `index` of `count` (by a hash of their path)
-/// and reports every event in walk order, for [`merge_shards`].
-pub fn search_shard(
-    ws: &Workspace,
-    request: SearchTextRequest,
-    index: u32,
-    count: u32,
-) -> Result<ShardResult, SearchError> {
-    exists(index, count)?;
-    run(ws, request, Some((index, count))).map(|(_, shard)| shard)
-}
 
 /// The page `search-text` returns, from the events of every shard: they are
 /// replayed in walk order up to where the first stopped shard stopped (past
@@ -39,7 +27,7 @@ pub fn merge_shards(
     let index = shards.first().map_or(crate::IndexUse::None, |s| s.index);
     let (events, cut) = in_walk_order(shards.into_iter().map(|s| (s.events, s.stopped)).collect(), |e| &e.key);
     let roots = Walker::new(ws, &q.walk)?.roots(&q.paths)?;
-    let mut page = Page::new(&q, resume, warnings, walk::named_files(&roots));
+    let mut page = Page::new(std::rc::Rc::new(q), resume, warnings, walk::named_files(&roots));
     for event in events {
         if page.paging.stopped() {
             break;
@@ -93,7 +81,7 @@ pub(crate) fn stop_at(paging: &mut Paging, cut: Option<(String, ShardStop)>) {
     }
 }
 
-/// Which shard of `count` searches the file at `rel`.
+/// Which shard of `count` searches the file at `rel` (structural search).
 pub(crate) fn shard_of(rel: &str, count: u32) -> u32 {
     (cursor::fingerprint(rel) % u64::from(count)) as u32
 }

@@ -69,7 +69,27 @@ impl exports::sandgrep::search::search::Guest for Runaway {
 }
 
 impl exports::sandgrep::search::parallel::Guest for Runaway {
-    fn search_shard(request: SearchTextRequest, _: Policy, _: u32, _: u32) -> Result<ShardResult, SearchError> {
+    fn walk_files(
+        _: SearchTextRequest,
+        _: Policy,
+        _: bool,
+        _: u32,
+    ) -> Result<exports::sandgrep::search::parallel::WalkedFiles, SearchError> {
+        let file = exports::sandgrep::search::parallel::WalkedFile { path: "a".into(), real: None };
+        Ok(exports::sandgrep::search::parallel::WalkedFiles {
+            events: Vec::new(),
+            files: vec![file],
+            done: true,
+            timed_out: false,
+        })
+    }
+
+    fn search_files(
+        request: SearchTextRequest,
+        _: Policy,
+        _: bool,
+        _: Vec<exports::sandgrep::search::parallel::WalkedFile>,
+    ) -> Result<ShardResult, SearchError> {
         misbehave(&request.query);
         Ok(ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None })
     }

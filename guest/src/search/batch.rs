@@ -1,0 +1,308 @@
+//! Text search walked once and searched in many instances (the WIT's
+//! `walk-files` and `search-files`): one instance walks and hands out the
+//! files to search in batches, in walk order; others search whole batches,
+//! each keeping its own part of the page between calls. Every instance's
+//! events go to [`super::merge_shards`], which makes the page one instance
+//! would have made: a searcher's part alone filling a page means the whole
+//! page is full by then, so its stop is where the merge cuts.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use super::{walk_event, walk_of, Page, Searching};
+use crate::confine::push_sort_key;
+use crate::error::{error_message, io_error};
+use crate::fs::Dir;
+use crate::request::TextQuery;
+use crate::walk::{self, Entry, Step, Walker};
+use crate::{
+    SearchError, SearchTextRequest, ShardEvent, ShardEventKind, ShardResult, ShardStop, WalkedFile, WalkedFiles,
+    Workspace,
+};
+
+/// The walk an instance hands out files from.
+pub(crate) struct Listing {
+    steps: Box<dyn Iterator<Item = Step>>,
+    walker: Rc<Walker>,
+    denied_seen: Rc<Cell<u64>>,
+    /// The key just after the last entry handed out.
+    anchor: String,
+    done: bool,
+}
+
+/// The search an instance makes of the batches it is given.
+pub(crate) struct Batches {
+    search: Searching,
+    page: Page,
+    dirs: Dirs,
+}
+
+thread_local! {
+    static LISTING: RefCell<Option<Listing>> = const { RefCell::new(None) };
+    static BATCHES: RefCell<Option<Batches>> = const { RefCell::new(None) };
+}
+
+/// The next files of the walk of `request` (a new walk with `start`).
+pub fn walk_files(
+    ws: &Workspace,
+    request: SearchTextRequest,
+    start: bool,
+    max: u32,
+) -> Result<WalkedFiles, SearchError> {
+    LISTING.with_borrow_mut(|kept| {
+        if start || kept.is_none() {
+            *kept = None;
+            *kept = Some(Listing::new(ws, request)?);
+        }
+        Ok(kept.as_mut().expect("just made").next(max))
+    })
+}
+
+/// Searches a batch of `walk-files`' files as part of the search of
+/// `request` (a new one with `start`; later calls go on with the request
+/// the search began with).
+pub fn search_files(
+    ws: &Workspace,
+    request: SearchTextRequest,
+    start: bool,
+    files: Vec<WalkedFile>,
+) -> Result<ShardResult, SearchError> {
+    BATCHES.with_borrow_mut(|kept| {
+        if start || kept.is_none() {
+            *kept = None;
+            *kept = Some(Batches::new(ws, request)?);
+        }
+        kept.as_mut().expect("just made").search(ws, files)
+    })
+}
+
+impl Listing {
+    pub(crate) fn new(ws: &Workspace, request: SearchTextRequest) -> Result<Listing, SearchError> {
+        let started = std::time::Instant::now();
+        let q = TextQuery::from_request(request, &mut Vec::new())?;
+        // A bad pattern is refused here too: a tree with no file to search
+        // must not hide it.
+        super::build_matcher(&q)?;
+        let resume = crate::page::resume_from(&ws.stream_key(q.stream_key()), q.cursor.as_deref())?;
+        let (walker, roots) = walk_of(ws, &q, started)?;
+        let denied_seen = Rc::new(Cell::new(0));
+        let after = resume.map(|r| r.path);
+        let steps = Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()));
+        Ok(Listing { steps, walker, denied_seen, anchor: String::new(), done: false })
+    }
+
+    /// The next files of the walk: at least one and at most `max`, unless
+    /// the walk is over.
+    pub(crate) fn next(&mut self, max: u32) -> WalkedFiles {
+        let mut out = WalkedFiles { events: Vec::new(), files: Vec::new(), done: false, timed_out: false };
+        while !self.done && out.files.len() < max.max(1) as usize {
+            match self.steps.next() {
+                Some(Step::Entry(entry)) => {
+                    self.anchor.clear();
+                    push_sort_key(&mut self.anchor, &entry.rel, entry.is_dir);
+                    self.anchor.push('\0');
+                    if entry.is_file {
+                        out.files.push(WalkedFile { path: entry.rel, real: entry.real });
+                    }
+                }
+                Some(step) => {
+                    out.events.push(ShardEvent { key: self.anchor.clone(), kind: walk_event(&step) });
+                    if let Step::TimedOut = step {
+                        (self.done, out.timed_out) = (true, true);
+                    }
+                }
+                None => {
+                    self.done = true;
+                    let denied = self.walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+                    let left = denied - self.denied_seen.get();
+                    if left > 0 {
+                        out.events.push(ShardEvent { key: self.anchor.clone(), kind: ShardEventKind::Denied(left) });
+                    }
+                }
+            }
+        }
+        out.done = self.done;
+        out
+    }
+}
+
+impl Batches {
+    pub(crate) fn new(ws: &Workspace, request: SearchTextRequest) -> Result<Batches, SearchError> {
+        let mut search = Searching::new(ws, request)?;
+        let (_, roots) = search.walk(ws)?;
+        let page = search.page(&roots);
+        Ok(Batches { search, page, dirs: Dirs::default() })
+    }
+
+    /// Searches `files`: their events, and whether this instance's part of
+    /// the page is now full or out of time (then it searches no more).
+    pub(crate) fn search(&mut self, ws: &Workspace, files: Vec<WalkedFile>) -> Result<ShardResult, SearchError> {
+        let mut events = Vec::new();
+        for file in files {
+            if self.page.paging.stopped() {
+                break;
+            }
+            let rel = file.path;
+            let kind = match self.dirs.entry(ws, rel.clone(), file.real.as_deref()) {
+                Ok(entry) => self.search.file(&mut self.page, &entry),
+                Err(kind) => Some(kind),
+            };
+            if let Some(kind) = kind {
+                events.push(ShardEvent { key: rel.clone(), kind: kind.clone() });
+                self.page.accept(&rel, kind);
+            }
+        }
+        let stopped = if self.page.paging.done() {
+            Some(ShardStop::PageFull)
+        } else {
+            self.page.paging.timed_out().then_some(ShardStop::TimedOut)
+        };
+        Ok(ShardResult { events, stopped, index: self.search.index_use })
+    }
+}
+
+/// The directories of the last file searched, open from the root down: the
+/// next file is mostly in the same one, or near it.
+#[derive(Default)]
+struct Dirs {
+    /// The real path of that directory (empty for the root).
+    path: String,
+    /// Each directory on the way to it, outermost first.
+    open: Vec<Rc<Dir>>,
+}
+
+impl Dirs {
+    /// The file at `rel` (really at `real`), ready to open. Each directory
+    /// on the way is checked against the denylist and opened by name,
+    /// without following a link (the walk saw directories there: a link now
+    /// is a change, and an error); names are single components, so nothing
+    /// leaves the root. Denied paths and problems are the file's event.
+    fn entry(&mut self, ws: &Workspace, rel: String, real: Option<&str>) -> Result<Entry, ShardEventKind> {
+        let real = real.unwrap_or(&rel);
+        let (parent, name) = real.rsplit_once('/').unwrap_or(("", real));
+        if parent != self.path {
+            if let Err(e) = self.enter(ws, parent) {
+                (self.path, self.open) = (String::new(), Vec::new());
+                return Err(match e {
+                    Some(e) => ShardEventKind::Problem((error_message(&io_error(&rel, &e)), true)),
+                    None => ShardEventKind::Denied(1),
+                });
+            }
+        }
+        // (The walk checked it; whoever else hands a path in is checked too.)
+        if ws.entry_denied(real, name, parent.rsplit('/').next().filter(|p| !p.is_empty())) {
+            return Err(ShardEventKind::Denied(1));
+        }
+        let dir = match self.open.last() {
+            Some(dir) => dir.clone(),
+            None => ws.root_dir().map_err(|e| ShardEventKind::Problem((error_message(&e), true)))?,
+        };
+        let name = name.to_string();
+        Ok(Entry::file(ws, rel, dir, name))
+    }
+
+    /// Opens the directories of `path` not open yet. `None`: one is denied.
+    fn enter(&mut self, ws: &Workspace, path: &str) -> Result<(), Option<std::io::Error>> {
+        // (An empty name, as in `a//b`, is refused when opened.)
+        let names = || path.split('/').filter(|_| !path.is_empty());
+        let open = self.path.split('/').filter(|_| !self.path.is_empty());
+        let same = open.zip(names()).take_while(|(a, b)| a == b).count();
+        self.open.truncate(same);
+        let mut up = same.checked_sub(1).and_then(|i| names().nth(i));
+        for (i, name) in names().enumerate().skip(same) {
+            let at = path.match_indices('/').nth(i).map_or(path, |(end, _)| &path[..end]);
+            if ws.entry_denied(at, name, up) {
+                return Err(None);
+            }
+            let parent = match self.open.last() {
+                Some(dir) => dir.clone(),
+                None => ws.root_dir().map_err(|e| Some(std::io::Error::other(error_message(&e))))?,
+            };
+            self.open.push(parent.open_dir(name).map_err(Some)?);
+            up = Some(name);
+        }
+        self.path = path.to_string();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::OutputMode;
+
+    #[test]
+    fn a_searcher_opens_only_what_a_walk_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join("real/a.txt"), "needle\n").unwrap();
+        std::fs::write(root.join(".git/config"), "needle\n").unwrap();
+        std::fs::write(root.join(".env"), "needle\n").unwrap();
+        std::os::unix::fs::symlink("real", root.join("link")).unwrap();
+        let ws = Workspace::new(root);
+        let request = SearchTextRequest {
+            query: "needle".into(),
+            mode: None,
+            case: None,
+            word: false,
+            multiline: false,
+            paths: Vec::new(),
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            types: Vec::new(),
+            hidden: true,
+            no_ignore: false,
+            follow_symlinks: false,
+            context_before: None,
+            context_after: None,
+            output: Some(OutputMode::Count),
+            max_results: None,
+            max_matches_per_file: None,
+            max_columns: None,
+            max_filesize: None,
+            timeout_ms: None,
+            cursor: None,
+            skip: None,
+            invert_match: false,
+            streaming: false,
+        };
+        let mut batches = Batches::new(&ws, request).unwrap();
+        let file = |path: &str, real: Option<&str>| WalkedFile { path: path.into(), real: real.map(str::to_string) };
+        let files = vec![
+            // A link where the walk saw a directory: not followed.
+            file("link/a.txt", None),
+            // Named through a link, really elsewhere: the real path is opened.
+            file("shown/a.txt", Some("real/a.txt")),
+            file(".git/config", None),
+            file("real/../.git/config", None),
+            file(".env", None),
+            file("/etc/passwd", None),
+        ];
+        let events = batches.search(&ws, files).unwrap().events;
+        let kinds: Vec<(&str, &str)> = events
+            .iter()
+            .map(|e| {
+                let kind = match &e.kind {
+                    ShardEventKind::Searched(r) if r.count == 1 => "searched",
+                    ShardEventKind::Denied(1) => "denied",
+                    ShardEventKind::Problem((_, true)) => "problem",
+                    other => panic!("{}: {other:?}", e.key),
+                };
+                (e.key.as_str(), kind)
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("link/a.txt", "problem"),
+                ("shown/a.txt", "searched"),
+                (".git/config", "denied"),
+                ("real/../.git/config", "problem"),
+                (".env", "denied"),
+                ("/etc/passwd", "problem"),
+            ]
+        );
+    }
+}
