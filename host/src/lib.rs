@@ -217,6 +217,15 @@ impl Queue {
     }
 }
 
+/// Closes a queue when dropped.
+struct CloseOnDrop<'q>(&'q Queue);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// One instance kept for a long-lived host's calls, and its watcher's word
 /// on what changed.
 struct Session {
@@ -371,6 +380,7 @@ impl Sandbox {
         const BATCH: u32 = 256;
         type Store = wasmtime::Store<engine::State>;
         let p = &self.guest_policy;
+        let started = Instant::now();
         let queue = Queue::default();
         // The first batch an instance stopped in (none yet: MAX).
         let cut = AtomicUsize::new(usize::MAX);
@@ -381,7 +391,16 @@ impl Sandbox {
             if number > cut.load(Relaxed) || part.stopped.is_some() {
                 return Ok(Ok(()));
             }
-            let r = match i.sandgrep_search_parallel().call_search_files(&mut *s, request, p, !*begun, &files) {
+            // An instance that starts late has what is left of the time.
+            let late;
+            let asked = if *begun {
+                request
+            } else {
+                let left = timeout.saturating_sub(started.elapsed()).as_millis().clamp(1, u32::MAX.into());
+                late = SearchTextRequest { timeout_ms: Some(left as u32), ..request.clone() };
+                &late
+            };
+            let r = match i.sandgrep_search_parallel().call_search_files(&mut *s, asked, p, !*begun, &files) {
                 Ok(Ok(r)) => r,
                 failed => {
                     cut.store(0, Relaxed);
@@ -417,6 +436,8 @@ impl Sandbox {
                     })
                 })
                 .collect();
+            // However the walk ends (a panic included), instances waiting go on.
+            let _close = CloseOnDrop(&queue);
             let walked = self.call(timeout, |i, s| {
                 let (mut walked, mut part, mut begun) = (empty(), empty(), false);
                 let mut number = 0;

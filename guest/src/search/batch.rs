@@ -111,13 +111,14 @@ impl Listing {
                         (self.done, out.timed_out) = (true, true);
                     }
                 }
-                None => {
-                    self.done = true;
-                    let denied = self.walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-                    let left = denied - self.denied_seen.get();
-                    if left > 0 {
-                        out.events.push(ShardEvent { key: self.anchor.clone(), kind: ShardEventKind::Denied(left) });
-                    }
+                None => self.done = true,
+            }
+            // Entries denied since the last step (at the end, or up to a timeout).
+            if self.done {
+                let denied = self.walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+                let left = denied - self.denied_seen.replace(denied);
+                if left > 0 {
+                    out.events.push(ShardEvent { key: self.anchor.clone(), kind: ShardEventKind::Denied(left) });
                 }
             }
         }
@@ -143,6 +144,10 @@ impl Batches {
                 break;
             }
             let rel = file.path;
+            // Before the page's cursor: no event, as in one instance.
+            if self.page.paging.resume_point(&rel).is_none() {
+                continue;
+            }
             let kind = match self.dirs.entry(ws, rel.clone(), file.real.as_deref()) {
                 Ok(entry) => self.search.file(&mut self.page, &entry),
                 Err(kind) => Some(kind),
@@ -190,7 +195,7 @@ impl Dirs {
             }
         }
         // (The walk checked it; whoever else hands a path in is checked too.)
-        if ws.entry_denied(real, name, parent.rsplit('/').next().filter(|p| !p.is_empty())) {
+        if denied(ws, real, name, parent.rsplit('/').next().filter(|p| !p.is_empty()), false) {
             return Err(ShardEventKind::Denied(1));
         }
         let dir = match self.open.last() {
@@ -211,7 +216,7 @@ impl Dirs {
         let mut up = same.checked_sub(1).and_then(|i| names().nth(i));
         for (i, name) in names().enumerate().skip(same) {
             let at = path.match_indices('/').nth(i).map_or(path, |(end, _)| &path[..end]);
-            if ws.entry_denied(at, name, up) {
+            if denied(ws, at, name, up, true) {
                 return Err(None);
             }
             let parent = match self.open.last() {
@@ -224,6 +229,12 @@ impl Dirs {
         self.path = path.to_string();
         Ok(())
     }
+}
+
+/// Whether the entry `name` at `rel` (in the directory `parent`), a
+/// directory or not, is denied — as the walk checks it.
+fn denied(ws: &Workspace, rel: &str, name: &str, parent: Option<&str>, is_dir: bool) -> bool {
+    ws.deny.entry_denied(if ws.deny.has_extra() { rel } else { "" }, name, parent, is_dir)
 }
 
 #[cfg(test)]

@@ -99,7 +99,8 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
 }
 
 /// The event of a walk step that is not an entry, for the key just after
-/// the entry before it. (A walk out of time marks how far it went.)
+/// the entry before it. (A walk out of time marks how far it went; an entry
+/// is no event of the walk's own.)
 fn walk_event(step: &Step) -> ShardEventKind {
     match step {
         Step::Denied(n) => ShardEventKind::Denied(*n),
