@@ -195,7 +195,7 @@ impl Dirs {
             }
         }
         // (The walk checked it; whoever else hands a path in is checked too.)
-        if denied(ws, real, name, parent.rsplit('/').next().filter(|p| !p.is_empty()), false) {
+        if ws.deny.entry_denied(real, name, parent.rsplit('/').next().filter(|p| !p.is_empty()), false) {
             return Err(ShardEventKind::Denied(1));
         }
         let dir = match self.open.last() {
@@ -216,7 +216,7 @@ impl Dirs {
         let mut up = same.checked_sub(1).and_then(|i| names().nth(i));
         for (i, name) in names().enumerate().skip(same) {
             let at = path.match_indices('/').nth(i).map_or(path, |(end, _)| &path[..end]);
-            if denied(ws, at, name, up, true) {
+            if ws.deny.entry_denied(at, name, up, true) {
                 return Err(None);
             }
             let parent = match self.open.last() {
@@ -229,12 +229,6 @@ impl Dirs {
         self.path = path.to_string();
         Ok(())
     }
-}
-
-/// Whether the entry `name` at `rel` (in the directory `parent`), a
-/// directory or not, is denied — as the walk checks it.
-fn denied(ws: &Workspace, rel: &str, name: &str, parent: Option<&str>, is_dir: bool) -> bool {
-    ws.deny.entry_denied(if ws.deny.has_extra() { rel } else { "" }, name, parent, is_dir)
 }
 
 #[cfg(test)]
@@ -254,30 +248,9 @@ mod tests {
         std::os::unix::fs::symlink("real", root.join("link")).unwrap();
         let ws = Workspace::new(root);
         let request = SearchTextRequest {
-            query: "needle".into(),
-            mode: None,
-            case: None,
-            word: false,
-            multiline: false,
-            paths: Vec::new(),
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            types: Vec::new(),
             hidden: true,
-            no_ignore: false,
-            follow_symlinks: false,
-            context_before: None,
-            context_after: None,
             output: Some(OutputMode::Count),
-            max_results: None,
-            max_matches_per_file: None,
-            max_columns: None,
-            max_filesize: None,
-            timeout_ms: None,
-            cursor: None,
-            skip: None,
-            invert_match: false,
-            streaming: false,
+            ..crate::request::text_request("needle")
         };
         let mut batches = Batches::new(&ws, request).unwrap();
         let file = |path: &str, real: Option<&str>| WalkedFile { path: path.into(), real: real.map(str::to_string) };
