@@ -52,8 +52,9 @@ impl Denylist {
 /// `#.env#`, `.#.env`, `.env.swp`, `id_rsa.bak`, `secrets.yml.orig` …) are
 /// denied like it.
 fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
-    let lower = name.to_ascii_lowercase();
-    let mut n = lower.as_str();
+    // Most names are lower case already: copy only those that are not.
+    let lower = name.bytes().any(|b| b.is_ascii_uppercase()).then(|| name.to_ascii_lowercase());
+    let mut n = lower.as_deref().unwrap_or(name);
     loop {
         if base_name_is_denied(n, parent) {
             return true;

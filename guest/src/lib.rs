@@ -164,9 +164,21 @@ impl Workspace {
     /// The filesystem path of a normalized workspace-relative path.
     fn fs_path(&self, rel: &str) -> PathBuf {
         if rel == "." {
-            self.root.clone()
-        } else {
-            self.root.join(rel)
+            return self.root.clone();
+        }
+        // `root.join(rel)` without its component parsing (a walk asks once
+        // per entry; `rel` is normalized, never absolute).
+        match self.root.to_str() {
+            Some(root) => {
+                let mut path = String::with_capacity(root.len() + 1 + rel.len());
+                path.push_str(root);
+                if !root.ends_with('/') {
+                    path.push('/');
+                }
+                path.push_str(rel);
+                PathBuf::from(path)
+            }
+            None => self.root.join(rel),
         }
     }
 

@@ -153,9 +153,10 @@ impl Level {
 struct Frame {
     children: std::vec::IntoIter<(String, Kind)>,
     rel: String,
-    /// Where the directory really is (not `rel` when a link led here): its
-    /// entries are checked against the denylist by their real paths too.
-    real: String,
+    /// Where the directory really is, when a followed link led here (else
+    /// `rel`): its entries are checked against the denylist by their real
+    /// paths too.
+    real: Option<String>,
     dir: Rc<Dir>,
     level: Rc<Level>,
     /// Depth of the children below the root.
@@ -249,7 +250,8 @@ impl Walker {
             let parent = self.ancestor_levels(root, &mut problems);
             walk.queue.extend(problems.into_iter().map(Err));
             // A root is entered even when it is a bare repository: it was named.
-            walk.enter(root.rel.clone(), root.opened.real.clone(), dir.clone(), parent, 1);
+            let real = (root.opened.real != root.rel).then(|| root.opened.real.clone());
+            walk.enter(root.rel.clone(), real, dir.clone(), parent, 1);
         }
         walk.queue.reverse();
         walk
@@ -491,10 +493,13 @@ pub fn walk_deadline(started: Instant, deadline: Instant) -> Instant {
 
 fn join(dir: &str, name: &str) -> String {
     if dir == "." {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
+        return name.to_string();
     }
+    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+    path.push_str(dir);
+    path.push('/');
+    path.push_str(name);
+    path
 }
 
 /// The entries of one root, in order, with followed directory links walked
@@ -516,9 +521,17 @@ impl Walk {
         self.timed_out
     }
 
-    /// Lists the directory `rel` (really at `real`, open as `dir`) and pushes
-    /// it, its children at `depth`. `false` if it holds a bare repository.
-    fn enter(&mut self, rel: String, real: String, dir: Rc<Dir>, parent: Option<Rc<Level>>, depth: usize) -> bool {
+    /// Lists the directory `rel` (really at `real`, when a link led there;
+    /// open as `dir`) and pushes it, its children at `depth`. `false` if it
+    /// holds a bare repository.
+    fn enter(
+        &mut self,
+        rel: String,
+        real: Option<String>,
+        dir: Rc<Dir>,
+        parent: Option<Rc<Level>>,
+        depth: usize,
+    ) -> bool {
         let walker = self.walker.clone();
         if walker.opts.max_depth.is_some_and(|max| depth > max) {
             return true;
@@ -546,12 +559,12 @@ impl Walk {
             None
         } else {
             let mut problems = Vec::new();
-            let level = walker.level(&rel, &real, &dir, &names, parent, &mut problems);
+            let level = walker.level(&rel, real.as_deref().unwrap_or(&rel), &dir, &names, parent, &mut problems);
             self.queue.extend(problems.into_iter().map(Err));
             Some(Rc::new(level))
         };
         let follow = walker.opts.follow_symlinks;
-        names.sort_by(|a, b| sibling_order(&walker, &real, a, b, follow));
+        names.sort_unstable_by(|a, b| sibling_order(&walker, real.as_deref().unwrap_or(&rel), a, b, follow));
         let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
         self.stack.push(Frame { children: names.into_iter(), rel, real, dir, level, depth });
         true
@@ -587,35 +600,39 @@ impl Iterator for Walk {
                 continue;
             };
             let rel = join(&frame.rel, &name);
-            let (depth, level) = (frame.depth, frame.level.clone());
-            let parent = frame.rel.rsplit('/').next().filter(|_| frame.rel != ".").map(str::to_string);
-            let mut real = join(&frame.real, &name);
-            let mut at = (frame.dir.clone(), name.clone());
+            let (depth, level, parent_dir) = (frame.depth, frame.level.clone(), frame.dir.clone());
+            // Where the entry really is, when a followed link led to it or
+            // its directory (else `rel`).
+            let mut real = frame.real.as_deref().map(|r| join(r, &name));
+            let mut at = None;
             let mut opened_dir = None;
             let path = ws.fs_path(&rel);
             // A followed link counts as what it leads to.
             let kind = match kind {
-                Kind::Symlink if walker.opts.follow_symlinks => match walker.follow(&rel, &real) {
-                    Some(Ok(Opened { real: target, target: Target::Dir(dir), .. })) => {
-                        // A loop: the link leads to a directory the walk is in.
-                        if self.stack.iter().any(|f| f.real == target) || target == "." {
-                            return Some(Err(WalkError {
-                                message: format!("{rel}: symbolic link loop"),
-                                unreadable: true,
-                            }));
+                Kind::Symlink if walker.opts.follow_symlinks => {
+                    match walker.follow(&rel, real.as_ref().unwrap_or(&rel)) {
+                        Some(Ok(Opened { real: target, target: Target::Dir(dir), .. })) => {
+                            // A loop: the link leads to a directory the walk is in.
+                            if self.stack.iter().any(|f| *f.real.as_ref().unwrap_or(&f.rel) == target) || target == "."
+                            {
+                                return Some(Err(WalkError {
+                                    message: format!("{rel}: symbolic link loop"),
+                                    unreadable: true,
+                                }));
+                            }
+                            real = Some(target);
+                            opened_dir = Some(dir);
+                            Kind::Dir
                         }
-                        real = target;
-                        opened_dir = Some(dir);
-                        Kind::Dir
+                        Some(Ok(Opened { real: target, target: Target::File(dir, file), .. })) => {
+                            real = Some(target);
+                            at = Some((dir, file));
+                            Kind::File
+                        }
+                        Some(Ok(Opened { target: Target::Other, .. })) | None => continue,
+                        Some(Err(e)) => return Some(Err(e)),
                     }
-                    Some(Ok(Opened { real: target, target: Target::File(dir, file), .. })) => {
-                        real = target;
-                        at = (dir, file);
-                        Kind::File
-                    }
-                    Some(Ok(Opened { target: Target::Other, .. })) | None => continue,
-                    Some(Err(e)) => return Some(Err(e)),
-                },
+                }
                 kind => kind,
             };
             let is_dir = kind == Kind::Dir;
@@ -624,9 +641,10 @@ impl Iterator for Walk {
                 continue;
             }
             let deny_rel = if ws.deny.has_extra() { rel.as_str() } else { "" };
+            let parent = rel.rsplit('/').nth(1);
             // Through a link, the entry's real path must pass too (a link
             // to `.aws` must not expose `credentials`).
-            if ws.deny.entry_denied(deny_rel, &name, parent.as_deref(), is_dir) || (real != rel && ws.denied(&real)) {
+            if ws.deny.entry_denied(deny_rel, &name, parent, is_dir) || real.as_deref().is_some_and(|r| ws.denied(r)) {
                 walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
                 continue;
             }
@@ -636,7 +654,7 @@ impl Iterator for Walk {
                 }
                 let dir = match opened_dir {
                     Some(dir) => dir,
-                    None => match at.0.open_dir(&name) {
+                    None => match parent_dir.open_dir(&name) {
                         Ok(dir) => dir,
                         Err(e) => {
                             let message = format!("{rel}: {}", plain_io_message(&e));
@@ -645,7 +663,7 @@ impl Iterator for Walk {
                     },
                 };
                 let level = level.cloned();
-                if !self.enter(rel.clone(), std::mem::take(&mut real), dir, level, depth + 1) {
+                if !self.enter(rel.clone(), real.take(), dir, level, depth + 1) {
                     walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
                     continue;
                 }
@@ -653,8 +671,9 @@ impl Iterator for Walk {
                 self.queue.reverse();
             }
             let is_file = kind == Kind::File;
-            let real = (is_file && real != rel).then_some(real);
-            return Some(Ok(Entry { rel, path, is_file, is_dir, real, at: Some(at) }));
+            let at = Some(at.unwrap_or((parent_dir, name)));
+            let real = real.filter(|_| is_file);
+            return Some(Ok(Entry { rel, path, is_file, is_dir, real, at }));
         }
     }
 }
