@@ -30,10 +30,20 @@ fn library_alone_compiles_no_front_end() {
     // Its own dependencies: the runtime, the types' serde and the messages
     // it shares with the component, nothing else
     // (libc is the engine's: the epoch ticker's signal; cap-primitives is
-    // wasmtime-wasi's own, for the stat that reports the real ctime).
+    // wasmtime-wasi's own, for the stat that reports the real ctime, and
+    // rustix cap-primitives' own, for directory listings).
     let direct = tree(&["--depth", "1"]);
-    let want =
-        ["cap-primitives", "libc", "sandgrep", "sandgrep-contract", "serde", "serde_json", "wasmtime", "wasmtime-wasi"];
+    let want = [
+        "cap-primitives",
+        "libc",
+        "rustix",
+        "sandgrep",
+        "sandgrep-contract",
+        "serde",
+        "serde_json",
+        "wasmtime",
+        "wasmtime-wasi",
+    ];
     assert_eq!(direct, want.iter().map(|s| s.to_string()).collect(), "the library's direct dependencies");
     // tokio is wasmtime-wasi's own (its p2 implementation runs on it, with
     // no feature to leave it out); the library brings in no more of it.

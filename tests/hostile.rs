@@ -277,6 +277,24 @@ fn invalid_utf8_and_utf16_in_every_operation() {
 }
 
 #[test]
+fn names_that_are_not_utf8_are_left_out_and_said() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new();
+    t.write("a.txt", "needle\n");
+    t.write("z.txt", "needle\n");
+    std::fs::write(t.path().join(OsStr::from_bytes(b"m\xff.txt")), "needle\n").unwrap();
+    std::fs::create_dir(t.path().join(OsStr::from_bytes(b"d\xfe"))).unwrap();
+    std::fs::write(t.path().join(OsStr::from_bytes(b"d\xfe/inner.txt")), "needle\n").unwrap();
+    // The names after them in the listing are still there.
+    let v = json(t.path(), &["search", "--json", "needle"]);
+    let paths: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["a.txt", "z.txt"]);
+    assert!(v["warnings"].to_string().contains("2 name(s) that are not UTF-8"), "{}", v["warnings"]);
+    assert_eq!(stdout(&quick(t.path(), &["ls"])), "a.txt\nz.txt\n");
+}
+
+#[test]
 fn deep_nesting_and_very_many_files() {
     let t = Tree::new();
     let deep: String = (0..400).map(|i| format!("d{}/", i % 10)).collect();

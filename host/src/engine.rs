@@ -91,6 +91,10 @@ impl Runtime {
         config.epoch_interruption(true);
         // Deep recursion in the guest traps instead of exhausting the host.
         config.max_wasm_stack(STACK_LIMIT);
+        // `perf` names the guest's functions (a /tmp/perf-PID.map) when asked.
+        if std::env::var_os("SANDGREP_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config)?;
         let component = load_component(&engine, wasm, key)?;
         let mut linker = Linker::<State>::new(&engine);
@@ -268,6 +272,7 @@ mod files {
     const MAX_READ: usize = 64 * 1024;
 
     /// A directory's entries, listed when the guest asks for the stream.
+    #[cfg(unix)]
     pub(crate) struct Entries(std::vec::IntoIter<Result<DirectoryEntry, ErrorCode>>);
 
     pub(super) fn add_to_linker(linker: &mut Linker<State>) -> wasmtime::Result<()> {
@@ -390,35 +395,27 @@ mod files {
                 Ok((Ok(cx.data_mut().table.push(descriptor)?),))
             },
         )?;
+        // Listings (elsewhere wasmtime-wasi's own, which stats every entry).
+        #[cfg(unix)]
         types.resource("directory-entry-stream", ResourceType::host::<Entries>(), |mut cx, rep| {
             cx.data_mut().table.delete(Resource::<Entries>::new_own(rep))?;
             Ok(())
         })?;
+        #[cfg(unix)]
         types.func_wrap(
             "[method]descriptor.read-directory",
             |mut cx: StoreContextMut<'_, State>, (fd,): (Resource<Descriptor>,)| -> Answer<Resource<Entries>> {
                 let Descriptor::Dir(d) = cx.data().table.get(&fd)? else {
                     return Ok((Err(ErrorCode::NotDirectory),));
                 };
-                let entries = match cap_primitives::fs::read_base_dir(&d.dir) {
+                let entries = match list(&d.dir) {
                     Ok(entries) => entries,
-                    Err(e) => return Ok((Err(error(e)),)),
+                    Err(e) => return Ok((Err(error(e.into())),)),
                 };
-                let entries: Vec<_> = entries
-                    .map(|entry| {
-                        let entry = entry.map_err(error)?;
-                        let mut type_ = entry.file_type().map(descriptor_type).map_err(error)?;
-                        // Some filesystems leave the type out of the entry.
-                        if type_ == DescriptorType::Unknown {
-                            type_ = descriptor_type(entry.metadata().map_err(error)?.file_type());
-                        }
-                        let name = entry.file_name().into_string().map_err(|_| ErrorCode::IllegalByteSequence)?;
-                        Ok(DirectoryEntry { type_, name })
-                    })
-                    .collect();
                 Ok((Ok(cx.data_mut().table.push(Entries(entries.into_iter()))?),))
             },
         )?;
+        #[cfg(unix)]
         types.func_wrap(
             "[method]directory-entry-stream.read-directory-entry",
             |mut cx: StoreContextMut<'_, State>, (stream,): (Resource<Entries>,)| -> Answer<Option<DirectoryEntry>> {
@@ -448,6 +445,58 @@ mod files {
         )?;
         linker.allow_shadowing(false);
         Ok(())
+    }
+
+    /// The entries of the directory open as `dir` (without read access:
+    /// `O_PATH` on Linux), through a descriptor of the listing's own, so each
+    /// listing starts at the beginning: one `openat` (cap-primitives'
+    /// `read_base_dir` makes two and an `fcntl`). Each entry's type is the
+    /// listing's; an `lstat` only where the filesystem leaves it out.
+    #[cfg(unix)]
+    fn list(dir: &std::fs::File) -> rustix::io::Result<Vec<Result<DirectoryEntry, ErrorCode>>> {
+        use rustix::fs::{AtFlags, FileType as Type, Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let mut listing = rustix::fs::Dir::new(rustix::fs::openat(dir, c".", flags, Mode::empty())?)?;
+        let mut entries = Vec::new();
+        while let Some(entry) = listing.read() {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    entries.push(Err(error(e.into())));
+                    break;
+                }
+            };
+            let name = entry.file_name();
+            if matches!(name.to_bytes(), b"." | b"..") {
+                continue;
+            }
+            let type_ = match entry.file_type() {
+                Type::Unknown => rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|st| Type::from_raw_mode(st.st_mode))
+                    .map_err(|e| error(e.into())),
+                t => Ok(t),
+            };
+            entries.push(type_.and_then(|t| {
+                let name = name.to_str().map_err(|_| ErrorCode::IllegalByteSequence)?;
+                Ok(DirectoryEntry { type_: listed_type(t), name: name.to_string() })
+            }));
+        }
+        Ok(entries)
+    }
+
+    #[cfg(unix)]
+    fn listed_type(t: rustix::fs::FileType) -> DescriptorType {
+        use rustix::fs::FileType as Type;
+        match t {
+            Type::RegularFile => DescriptorType::RegularFile,
+            Type::Directory => DescriptorType::Directory,
+            Type::Symlink => DescriptorType::SymbolicLink,
+            Type::Fifo => DescriptorType::Fifo,
+            Type::Socket => DescriptorType::Socket,
+            Type::BlockDevice => DescriptorType::BlockDevice,
+            Type::CharacterDevice => DescriptorType::CharacterDevice,
+            Type::Unknown => DescriptorType::Unknown,
+        }
     }
 
     fn follow(flags: PathFlags) -> FollowSymlinks {
