@@ -103,6 +103,15 @@ impl Page {
                 self.paging.file_done(key);
             }
             ShardEventKind::Searched(r) => self.searched(key, r),
+            // As `searched` for each of them: only the last one's place in
+            // the stream can stand (the others are before it).
+            ShardEventKind::Unmatched((files, bytes)) => {
+                self.stats.files_scanned += files;
+                self.stats.bytes_searched += bytes;
+                if self.paging.resume_point(key).is_some() {
+                    self.paging.file_done(key);
+                }
+            }
         }
     }
 

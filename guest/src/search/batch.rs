@@ -16,8 +16,8 @@ use crate::fs::Dir;
 use crate::request::TextQuery;
 use crate::walk::{self, Entry, Step, Walker};
 use crate::{
-    SearchError, SearchTextRequest, ShardEvent, ShardEventKind, ShardResult, ShardStop, WalkedFile, WalkedFiles,
-    Workspace,
+    FileOutcome, SearchError, SearchTextRequest, ShardEvent, ShardEventKind, ShardResult, ShardStop, WalkedFile,
+    WalkedFiles, Workspace,
 };
 
 /// The walk an instance hands out files from.
@@ -153,7 +153,7 @@ impl Batches {
                 Err(kind) => Some(kind),
             };
             if let Some(kind) = kind {
-                events.push(ShardEvent { key: rel.clone(), kind: kind.clone() });
+                push_event(&mut events, &rel, &kind);
                 self.page.accept(&rel, kind);
             }
         }
@@ -163,6 +163,28 @@ impl Batches {
             self.page.paging.timed_out().then_some(ShardStop::TimedOut)
         };
         Ok(ShardResult { events, stopped, index: self.search.index_use })
+    }
+}
+
+/// Adds the event of the file `rel` to a batch's; a file that gave nothing
+/// to report joins the run of them just before it (the page only counts
+/// those), so a merge lifts an event per file that matched, not per file.
+fn push_event(events: &mut Vec<ShardEvent>, rel: &str, kind: &ShardEventKind) {
+    let quiet = |r: &FileOutcome| {
+        r.count == 0 && !r.more && r.matches.is_empty() && r.error.is_none() && !r.binary && !r.too_long && !r.timed_out
+    };
+    match kind {
+        ShardEventKind::Searched(r) if quiet(r) => match events.last_mut() {
+            Some(ShardEvent { key, kind: ShardEventKind::Unmatched((files, bytes)) }) => {
+                key.clear();
+                key.push_str(rel);
+                (*files, *bytes) = (*files + 1, *bytes + r.bytes_searched);
+            }
+            _ => {
+                events.push(ShardEvent { key: rel.to_string(), kind: ShardEventKind::Unmatched((1, r.bytes_searched)) })
+            }
+        },
+        kind => events.push(ShardEvent { key: rel.to_string(), kind: kind.clone() }),
     }
 }
 

@@ -404,6 +404,11 @@ mod tests {
         std::fs::write(dir.path().join("zz/.env"), b"foo\n").unwrap();
         std::fs::write(dir.path().join(".ignore"), b"c/f1.txt\n").unwrap();
         std::fs::write(dir.path().join("big.txt"), "foo\n".repeat(500)).unwrap();
+        // A run of files with nothing to find (a part hands them on as one).
+        std::fs::create_dir_all(dir.path().join("quiet")).unwrap();
+        for f in 0..6 {
+            std::fs::write(dir.path().join(format!("quiet/q{f}.txt")), "nothing here\n").unwrap();
+        }
         dir
     }
 
