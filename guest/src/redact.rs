@@ -1430,10 +1430,17 @@ fn continued_value(
     }
     let i = indent(line);
     let mut any_listed = listed(line);
+    let lone = lone_value(line);
+    // At the margin only a lone literal under `KEY = (` can be a value (a
+    // YAML key above would have to be indented less than nothing); a line
+    // that is not a lone value can only be a YAML block's.
+    if i == 0 && (lone.is_none() || any_listed) {
+        return;
+    }
     let lo = doc.window_start(v);
     let n = doc.before.len();
     let (mut j, mut at) = (above.len(), n);
-    let mut all_values = true;
+    let mut all_values = lone.is_some();
     let mut scratch = None;
     for _ in 0..MAX_VALUE_LINES {
         // The line above, from the cache within `text`, else read in `before`.
@@ -1457,7 +1464,6 @@ fn continued_value(
             continue;
         }
         if let Some((password, d)) = f.head {
-            let lone = lone_value(line);
             let ok = match d {
                 Dangle::YamlBlock => f.indent < i,
                 Dangle::YamlPlain => f.indent < i && all_values && lone.is_some(),
@@ -1990,6 +1996,13 @@ mod tests {
         assert_eq!(lines[1], "    \"[REDACTED]\"");
         assert_eq!(lines[2], "    \"[REDACTED]\"");
         assert_eq!(lines[5], "    \"q8Zr3xL0vT7mN2pW5kJ9\"");
+        // At the margin: a lone literal is the value; a list item or a
+        // statement is not.
+        let margin = "API_KEY = (\n\"q8Zr3xL0vT7mN2pW5kJ9\"\n)\nAPI_KEYS = (\n\"q8Zr3xL0vT7mN2pW5kJ9\",\n)\nTOKEN = (\nq8Zr3xL0vT7mN2pW5kJ9 + x\n)\n";
+        let lines = consistent(margin);
+        assert_eq!(lines[1], "\"[REDACTED]\"");
+        assert_eq!(lines[4], "\"q8Zr3xL0vT7mN2pW5kJ9\",");
+        assert_eq!(lines[7], "q8Zr3xL0vT7mN2pW5kJ9 + x");
         let sh = "export TOKEN=\\\n  q8Zr3xL0vT7mN2pW5kJ9\n";
         assert_eq!(consistent(sh)[1], "  [REDACTED]");
         let cpp = "class A {\nprivate:\n    int secret_count_ = 0;\n    std::string token_name_;\n};\n";
