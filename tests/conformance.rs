@@ -260,6 +260,10 @@ pub const CASES: &[&[&str]] = &[
     &["-S", "foo|Needle"],
     &["-w", "let|baz|x123"],
     &["key|KEY"],
+    // The index's plan joins pieces across classes, repetitions and groups.
+    &["f(oo[a-z]+ar)"],
+    &["fo[a-z]+ar"],
+    &["x[0-9]+3"],
 ];
 
 pub const PATH_CASES: &[&[&str]] = &[

@@ -29,7 +29,7 @@ pub enum Query {
 
 /// A class with more members than this, or a set of strings larger than
 /// `MAX_SET`, is not spelled out.
-const MAX_CLASS: usize = 8;
+const MAX_CLASS: usize = 32;
 const MAX_SET: usize = 32;
 /// Exact strings longer than this are turned into their trigrams.
 const MAX_EXACT: usize = 16;
@@ -100,27 +100,50 @@ fn any_uppercase_literal(pattern: &str) -> bool {
     ast::visit(&parsed, Upper(false)).unwrap_or(false)
 }
 
+type Set = BTreeSet<Vec<u8>>;
+
 /// What is known of the strings a piece of the pattern matches.
 struct Info {
     /// All of them (folded when the plan folds), when there are few.
-    exact: Option<BTreeSet<Vec<u8>>>,
+    exact: Option<Set>,
+    /// When not `exact`: strings of at most two bytes one of which starts
+    /// (`prefix`) or ends (`suffix`) every match — all a neighbour needs to
+    /// find the trigrams across the join; `{""}` when nothing is known.
+    prefix: Set,
+    suffix: Set,
     /// What any of them requires, beyond `exact`.
     query: Query,
 }
 
 impl Info {
-    fn exact(set: BTreeSet<Vec<u8>>) -> Info {
-        Info { exact: Some(set), query: Query::All }
+    fn exact(set: Set) -> Info {
+        Info { exact: Some(set), prefix: nothing(), suffix: nothing(), query: Query::All }
     }
 
     fn any() -> Info {
-        Info { exact: None, query: Query::All }
+        Info { exact: None, prefix: nothing(), suffix: nothing(), query: Query::All }
+    }
+
+    /// How every match starts, two bytes at most.
+    fn starts(&self) -> Set {
+        match &self.exact {
+            Some(set) => set.iter().map(|s| s[..s.len().min(2)].to_vec()).collect(),
+            None => self.prefix.clone(),
+        }
+    }
+
+    /// How every match ends, two bytes at most.
+    fn ends(&self) -> Set {
+        match &self.exact {
+            Some(set) => set.iter().map(|s| s[s.len().saturating_sub(2)..].to_vec()).collect(),
+            None => self.suffix.clone(),
+        }
     }
 
     /// Everything this piece requires, as a query.
     fn query(self, fold: bool) -> Query {
         let exact = match self.exact {
-            Some(set) => or(set.iter().map(|s| trigrams_of(s, fold)).collect()),
+            Some(set) => strings(&set, fold),
             None => Query::All,
         };
         and(vec![self.query, exact])
@@ -128,8 +151,24 @@ impl Info {
 
     /// The exact set turned into a query (when it has grown too large).
     fn settle(self, fold: bool) -> Info {
-        Info { exact: None, query: self.query(fold) }
+        let (prefix, suffix) = (self.starts(), self.ends());
+        Info { exact: None, prefix, suffix, query: self.query(fold) }
     }
+}
+
+/// The set that says nothing: every string starts with "".
+fn nothing() -> Set {
+    BTreeSet::from([Vec::new()])
+}
+
+/// Every string of `a` followed by every string of `b`, when there are few.
+fn cross(a: &Set, b: &Set) -> Option<Set> {
+    (a.len() * b.len() <= MAX_SET).then(|| a.iter().flat_map(|x| b.iter().map(move |y| [x.as_slice(), y].concat())).collect())
+}
+
+/// Any of `set`, by trigrams.
+fn strings(set: &Set, fold: bool) -> Query {
+    or(set.iter().map(|s| trigrams_of(s, fold)).collect())
 }
 
 /// Strings as the plan keeps them: ASCII folded to lower case when `fold`.
@@ -143,7 +182,7 @@ fn folded(bytes: &[u8], fold: bool) -> Vec<u8> {
 
 fn info(hir: &Hir, fold: bool) -> Info {
     match hir.kind() {
-        HirKind::Empty | HirKind::Look(_) => Info::exact(BTreeSet::from([Vec::new()])),
+        HirKind::Empty | HirKind::Look(_) => Info::exact(nothing()),
         HirKind::Literal(lit) => Info::exact(BTreeSet::from([folded(&lit.0, fold)])),
         HirKind::Class(class) => match class_strings(class, fold) {
             Some(set) => Info::exact(set),
@@ -151,44 +190,49 @@ fn info(hir: &Hir, fold: bool) -> Info {
         },
         HirKind::Capture(cap) => info(&cap.sub, fold),
         HirKind::Repetition(rep) if rep.min == 0 => Info::any(),
-        HirKind::Repetition(rep) => Info { exact: None, query: info(&rep.sub, fold).query(fold) },
-        HirKind::Concat(subs) => {
-            let mut acc = Info::exact(BTreeSet::from([Vec::new()]));
-            for sub in subs {
-                let next = info(sub, fold);
-                acc = match (acc.exact, next.exact) {
-                    (Some(a), Some(b)) if a.len() * b.len() <= MAX_SET => {
-                        let set: BTreeSet<Vec<u8>> =
-                            a.iter().flat_map(|x| b.iter().map(move |y| [x.as_slice(), y].concat())).collect();
-                        let query = and(vec![acc.query, next.query]);
-                        let joined = Info { exact: Some(set), query };
-                        let longest = joined.exact.as_ref().map_or(0, |s| s.iter().map(Vec::len).max().unwrap_or(0));
-                        if longest > MAX_EXACT {
-                            joined.settle(fold)
-                        } else {
-                            joined
-                        }
-                    }
-                    (a, b) => {
-                        // What spans the join is given up; each side's
-                        // own requirements hold.
-                        let left = Info { exact: a, query: acc.query }.query(fold);
-                        Info { exact: b, query: and(vec![left, next.query]) }
-                    }
-                };
-            }
-            acc
+        HirKind::Repetition(rep) => {
+            let sub = info(&rep.sub, fold);
+            let (prefix, suffix) = (sub.starts(), sub.ends());
+            Info { exact: None, prefix, suffix, query: sub.query(fold) }
         }
+        HirKind::Concat(subs) => subs.iter().fold(Info::exact(nothing()), |acc, sub| concat(acc, info(sub, fold), fold)),
         HirKind::Alternation(subs) => {
             let infos: Vec<Info> = subs.iter().map(|s| info(s, fold)).collect();
             let total: Option<usize> = infos.iter().map(|i| i.exact.as_ref().map(BTreeSet::len)).sum();
-            if total.is_some_and(|n| n <= MAX_SET) && infos.iter().all(|i| i.query == Query::All) {
-                Info::exact(infos.into_iter().flat_map(|i| i.exact.unwrap_or_default()).collect())
-            } else {
-                Info { exact: None, query: or(infos.into_iter().map(|i| i.query(fold)).collect()) }
+            if total.is_some_and(|n| n <= MAX_SET) {
+                return Info::exact(infos.into_iter().flat_map(|i| i.exact.unwrap_or_default()).collect());
             }
+            let bounded = |set: Set| if set.len() <= MAX_SET { set } else { nothing() };
+            let prefix = bounded(infos.iter().flat_map(Info::starts).collect());
+            let suffix = bounded(infos.iter().flat_map(Info::ends).collect());
+            Info { exact: None, prefix, suffix, query: or(infos.into_iter().map(|i| i.query(fold)).collect()) }
         }
     }
+}
+
+/// `a` then `b`: their exact strings joined while few, else what each
+/// requires and the trigrams across the join (how `a` ends, then how `b`
+/// starts).
+fn concat(a: Info, b: Info, fold: bool) -> Info {
+    if let (Some(x), Some(y)) = (&a.exact, &b.exact) {
+        if let Some(set) = cross(x, y) {
+            let longest = set.iter().map(Vec::len).max().unwrap_or(0);
+            let joined = Info::exact(set);
+            return if longest > MAX_EXACT { joined.settle(fold) } else { joined };
+        }
+    }
+    let across = cross(&a.ends(), &b.starts()).map_or(Query::All, |set| strings(&set, fold));
+    let front = |set: Set| set.into_iter().map(|s| s[..s.len().min(2)].to_vec()).collect();
+    let back = |set: Set| set.into_iter().map(|s| s[s.len().saturating_sub(2)..].to_vec()).collect();
+    let prefix = match &a.exact {
+        Some(x) => cross(x, &b.starts()).map_or_else(|| a.starts(), front),
+        None => a.prefix.clone(),
+    };
+    let suffix = match &b.exact {
+        Some(y) => cross(&a.ends(), y).map_or_else(|| b.ends(), back),
+        None => b.suffix.clone(),
+    };
+    Info { exact: None, prefix, suffix, query: and(vec![a.query(fold), b.query(fold), across]) }
 }
 
 /// The strings a small class matches.
@@ -319,8 +363,19 @@ mod tests {
         let p = plan(&q("ab[cd]", QueryMode::Regex, CaseMode::Sensitive)).unwrap();
         assert_eq!(p, Query::Or(vec![t("abc"), t("abd")]));
         // A large class splits the literal; each side stands.
-        let p = plan(&q("abc[a-z]+def", QueryMode::Regex, CaseMode::Sensitive)).unwrap();
+        let p = plan(&q("abc[a-zA-Z]+def", QueryMode::Regex, CaseMode::Sensitive)).unwrap();
         assert_eq!(p, Query::And(vec![t("abc"), t("def")]));
+        // A smaller one is spelled out across both joins: how `abc` ends
+        // then any letter, any letter then how `def` starts.
+        let p = plan(&q("abc[a-z]+def", QueryMode::Regex, CaseMode::Sensitive)).unwrap();
+        let letters = |f: &dyn Fn(char) -> String| or((b'a'..=b'z').map(|c| t(&f(c as char))).collect());
+        assert_eq!(p, and(vec![t("abc"), letters(&|c| format!("bc{c}")), t("def"), letters(&|c| format!("{c}de"))]));
+        // A group's strings are all of it, not its last part: `x` is not
+        // next to `def` in `xabcqdefy`.
+        let p = plan(&q("x(abc[a-z]+def)y", QueryMode::Regex, CaseMode::Sensitive)).unwrap();
+        assert!(passes(&p, b"xabcqdefy"), "{p:?}");
+        let Query::And(parts) = p else { panic!("{p:?}") };
+        assert!(parts.contains(&t("xab")) && parts.contains(&t("efy")), "{parts:?}");
         // Optional parts require nothing.
         assert_eq!(plan(&q("(abc)?x*", QueryMode::Regex, CaseMode::Sensitive)), None);
         assert_eq!(plan(&q(".*", QueryMode::Regex, CaseMode::Sensitive)), None);
@@ -336,4 +391,133 @@ mod tests {
         let kelvin = "\u{212A}".as_bytes();
         assert_eq!(p, or(vec![trigrams_of(b"kin", true), trigrams_of(&[kelvin, b"in"].concat(), true)]));
     }
+
+    /// Whether a file holding exactly the trigrams of `s` passes `q`.
+    fn passes(q: &Query, s: &[u8]) -> bool {
+        match q {
+            Query::All => true,
+            Query::Trigram(t) => s.windows(3).any(|w| trigram(w[0], w[1], w[2]) == *t),
+            Query::And(qs) => qs.iter().all(|q| passes(q, s)),
+            Query::Or(qs) => qs.iter().any(|q| passes(q, s)),
+        }
+    }
+
+    /// xorshift: a number below `n`.
+    fn next(rng: &mut u64, n: u64) -> u64 {
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        *rng % n
+    }
+
+    /// A random pattern over a few letters, as pieces: literals, classes,
+    /// anchors, groups (capturing or not) of alternatives, repeated.
+    enum Piece {
+        Lit(&'static str),
+        Class(&'static str, &'static [u8]),
+        Anchor(&'static str),
+        Group(bool, Vec<Vec<Piece>>),
+        Rep(Box<Piece>, &'static str, u64, u64),
+    }
+
+    fn seq(rng: &mut u64, depth: u32) -> Vec<Piece> {
+        let classes: [(&str, &[u8]); 6] =
+            [("[ab]", b"ab"), ("[a-c]", b"abc"), ("[a-z]", b"abcxyz"), ("[A-C]", b"ABC"), ("[^a]", b"bcx B"), (".", b"abcxA ")];
+        let reps = [("?", 0, 1), ("*", 0, 3), ("+", 1, 3), ("{2}", 2, 2), ("{1,3}", 1, 3)];
+        (0..1 + next(rng, 4))
+            .map(|_| {
+                let piece = match next(rng, if depth > 0 { 12 } else { 8 }) {
+                    0..=2 => Piece::Lit(["ab", "abc", "b", "ca", "Ab", "bcab"][next(rng, 6) as usize]),
+                    3 => {
+                        let (c, members) = classes[next(rng, 6) as usize];
+                        Piece::Class(c, members)
+                    }
+                    4 => return Piece::Anchor(["^", "$", "\\b"][next(rng, 3) as usize]),
+                    5..=7 => Piece::Lit(["a", "c", "x"][next(rng, 3) as usize]),
+                    8 | 9 => Piece::Group(true, vec![seq(rng, depth - 1)]),
+                    k => Piece::Group(k == 10, vec![seq(rng, depth - 1), seq(rng, depth - 1)]),
+                };
+                match next(rng, 8) as usize {
+                    r @ 0..=4 => {
+                        let (s, min, max) = reps[r];
+                        Piece::Rep(Box::new(piece), s, min, max)
+                    }
+                    _ => piece,
+                }
+            })
+            .collect()
+    }
+
+    fn render(seq: &[Piece]) -> String {
+        seq.iter().map(render_one).collect()
+    }
+
+    fn render_one(p: &Piece) -> String {
+        match p {
+            Piece::Lit(s) | Piece::Class(s, _) | Piece::Anchor(s) => s.to_string(),
+            Piece::Group(capture, alts) => {
+                let inner: Vec<String> = alts.iter().map(|a| render(a)).collect();
+                format!("({}{})", if *capture { "" } else { "?:" }, inner.join("|"))
+            }
+            // A literal of several letters is grouped so that the
+            // repetition covers all of it.
+            Piece::Rep(p, rep, ..) => format!("(?:{}){rep}", render_one(p)),
+        }
+    }
+
+    /// A text the pieces can match (anchors aside: the regex decides).
+    fn sample(seq: &[Piece], rng: &mut u64, out: &mut Vec<u8>) {
+        for p in seq {
+            sample_one(p, rng, out);
+        }
+    }
+
+    fn sample_one(p: &Piece, rng: &mut u64, out: &mut Vec<u8>) {
+        match p {
+            Piece::Lit(s) => out.extend_from_slice(s.as_bytes()),
+            Piece::Class(_, members) => out.push(members[next(rng, members.len() as u64) as usize]),
+            Piece::Anchor(_) => {}
+            Piece::Group(_, alts) => sample(&alts[next(rng, alts.len() as u64) as usize], rng, out),
+            Piece::Rep(p, _, min, max) => {
+                for _ in 0..min + next(rng, max - min + 1) {
+                    sample_one(p, rng, out);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plans_never_leave_out_a_matching_text() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut checked = 0;
+        for _ in 0..4000 {
+            let seq = seq(&mut rng, 2);
+            let pat = render(&seq);
+            for case in [CaseMode::Sensitive, CaseMode::Insensitive] {
+                let Some(plan) = plan(&q(&pat, QueryMode::Regex, case)) else { continue };
+                let re = regex::bytes::RegexBuilder::new(&pat)
+                    .case_insensitive(case == CaseMode::Insensitive)
+                    .multi_line(true)
+                    .build()
+                    .unwrap();
+                let noise = |rng: &mut u64| -> Vec<u8> { (0..next(rng, 4)).map(|_| b"abcxAB \n"[next(rng, 8) as usize]).collect() };
+                for _ in 0..20 {
+                    let mut text = noise(&mut rng);
+                    sample(&seq, &mut rng, &mut text);
+                    text.extend(noise(&mut rng));
+                    if re.is_match(&text) {
+                        checked += 1;
+                        assert!(
+                            passes(&plan, &text),
+                            "{pat:?} ({case:?}) matches {:?}, its plan {plan:?} leaves it out",
+                            String::from_utf8_lossy(&text)
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "only {checked} matching texts");
+    }
+
+
 }
