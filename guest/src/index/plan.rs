@@ -126,18 +126,12 @@ impl Info {
 
     /// How every match starts, two bytes at most.
     fn starts(&self) -> Set {
-        match &self.exact {
-            Some(set) => set.iter().map(|s| s[..s.len().min(2)].to_vec()).collect(),
-            None => self.prefix.clone(),
-        }
+        self.exact.as_ref().map_or_else(|| self.prefix.clone(), front)
     }
 
     /// How every match ends, two bytes at most.
     fn ends(&self) -> Set {
-        match &self.exact {
-            Some(set) => set.iter().map(|s| s[s.len().saturating_sub(2)..].to_vec()).collect(),
-            None => self.suffix.clone(),
-        }
+        self.exact.as_ref().map_or_else(|| self.suffix.clone(), back)
     }
 
     /// Everything this piece requires, as a query.
@@ -163,7 +157,18 @@ fn nothing() -> Set {
 
 /// Every string of `a` followed by every string of `b`, when there are few.
 fn cross(a: &Set, b: &Set) -> Option<Set> {
-    (a.len() * b.len() <= MAX_SET).then(|| a.iter().flat_map(|x| b.iter().map(move |y| [x.as_slice(), y].concat())).collect())
+    (a.len() * b.len() <= MAX_SET)
+        .then(|| a.iter().flat_map(|x| b.iter().map(move |y| [x.as_slice(), y].concat())).collect())
+}
+
+/// The first two bytes of each string.
+fn front(set: &Set) -> Set {
+    set.iter().map(|s| s[..s.len().min(2)].to_vec()).collect()
+}
+
+/// The last two bytes of each string.
+fn back(set: &Set) -> Set {
+    set.iter().map(|s| s[s.len().saturating_sub(2)..].to_vec()).collect()
 }
 
 /// Any of `set`, by trigrams.
@@ -195,7 +200,9 @@ fn info(hir: &Hir, fold: bool) -> Info {
             let (prefix, suffix) = (sub.starts(), sub.ends());
             Info { exact: None, prefix, suffix, query: sub.query(fold) }
         }
-        HirKind::Concat(subs) => subs.iter().fold(Info::exact(nothing()), |acc, sub| concat(acc, info(sub, fold), fold)),
+        HirKind::Concat(subs) => {
+            subs.iter().fold(Info::exact(nothing()), |acc, sub| concat(acc, info(sub, fold), fold))
+        }
         HirKind::Alternation(subs) => {
             let infos: Vec<Info> = subs.iter().map(|s| info(s, fold)).collect();
             let total: Option<usize> = infos.iter().map(|i| i.exact.as_ref().map(BTreeSet::len)).sum();
@@ -222,14 +229,12 @@ fn concat(a: Info, b: Info, fold: bool) -> Info {
         }
     }
     let across = cross(&a.ends(), &b.starts()).map_or(Query::All, |set| strings(&set, fold));
-    let front = |set: Set| set.into_iter().map(|s| s[..s.len().min(2)].to_vec()).collect();
-    let back = |set: Set| set.into_iter().map(|s| s[s.len().saturating_sub(2)..].to_vec()).collect();
     let prefix = match &a.exact {
-        Some(x) => cross(x, &b.starts()).map_or_else(|| a.starts(), front),
+        Some(x) => cross(x, &b.starts()).map_or_else(|| a.starts(), |set| front(&set)),
         None => a.prefix.clone(),
     };
     let suffix = match &b.exact {
-        Some(y) => cross(&a.ends(), y).map_or_else(|| b.ends(), back),
+        Some(y) => cross(&a.ends(), y).map_or_else(|| b.ends(), |set| back(&set)),
         None => b.suffix.clone(),
     };
     Info { exact: None, prefix, suffix, query: and(vec![a.query(fold), b.query(fold), across]) }
@@ -421,8 +426,14 @@ mod tests {
     }
 
     fn seq(rng: &mut u64, depth: u32) -> Vec<Piece> {
-        let classes: [(&str, &[u8]); 6] =
-            [("[ab]", b"ab"), ("[a-c]", b"abc"), ("[a-z]", b"abcxyz"), ("[A-C]", b"ABC"), ("[^a]", b"bcx B"), (".", b"abcxA ")];
+        let classes: [(&str, &[u8]); 6] = [
+            ("[ab]", b"ab"),
+            ("[a-c]", b"abc"),
+            ("[a-z]", b"abcxyz"),
+            ("[A-C]", b"ABC"),
+            ("[^a]", b"bcx B"),
+            (".", b"abcxA "),
+        ];
         let reps = [("?", 0, 1), ("*", 0, 3), ("+", 1, 3), ("{2}", 2, 2), ("{1,3}", 1, 3)];
         (0..1 + next(rng, 4))
             .map(|_| {
@@ -500,7 +511,9 @@ mod tests {
                     .multi_line(true)
                     .build()
                     .unwrap();
-                let noise = |rng: &mut u64| -> Vec<u8> { (0..next(rng, 4)).map(|_| b"abcxAB \n"[next(rng, 8) as usize]).collect() };
+                let noise = |rng: &mut u64| -> Vec<u8> {
+                    (0..next(rng, 4)).map(|_| b"abcxAB \n"[next(rng, 8) as usize]).collect()
+                };
                 for _ in 0..20 {
                     let mut text = noise(&mut rng);
                     sample(&seq, &mut rng, &mut text);
@@ -518,6 +531,4 @@ mod tests {
         }
         assert!(checked > 10_000, "only {checked} matching texts");
     }
-
-
 }
