@@ -15,7 +15,6 @@ use ast_grep_core::tree_sitter::LanguageExt;
 use ast_grep_core::Language;
 use ast_grep_language::SupportLang;
 
-use crate::confine::push_sort_key;
 use crate::cursor::Position;
 use crate::error::{error_message, io_error};
 use crate::index::{Narrowing, Unread};
@@ -232,9 +231,7 @@ fn run(
                 continue;
             }
         };
-        anchor.clear();
-        push_sort_key(&mut anchor, &entry.rel, entry.is_dir);
-        anchor.push('\0');
+        page::walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
         if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
             continue;
         }

@@ -8,6 +8,16 @@ use crate::cursor::{self, Position};
 use crate::request::MAX_OUTPUT_BYTES;
 use crate::{SearchError, SearchStats, SkipCounts};
 
+/// Sets `key` to the key of walk events that follow the entry `rel`: its
+/// sort key and a NUL, so that they sort just after it and before anything
+/// beneath it ([`Paging::walked_to`] reads it back). In place: this runs for
+/// every entry of a walk.
+pub fn walk_anchor(key: &mut String, rel: &str, is_dir: bool) {
+    key.clear();
+    crate::confine::push_sort_key(key, rel, is_dir);
+    key.push('\0');
+}
+
 /// The position a request's cursor names, if it passed one.
 pub fn resume_from(stream_key: &str, cursor: Option<&str>) -> Result<Option<Position>, SearchError> {
     cursor.map(|c| cursor::decode(stream_key, c)).transpose()

@@ -10,9 +10,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::{walk_event, walk_of, Page, Searching};
-use crate::confine::push_sort_key;
 use crate::error::{error_message, io_error};
 use crate::fs::Dir;
+use crate::page;
 use crate::request::TextQuery;
 use crate::walk::{self, Entry, Step, Walker};
 use crate::{
@@ -83,7 +83,7 @@ impl Listing {
         // A bad pattern is refused here too: a tree with no file to search
         // must not hide it.
         super::build_matcher(&q)?;
-        let resume = crate::page::resume_from(&ws.stream_key(q.stream_key()), q.cursor.as_deref())?;
+        let resume = page::resume_from(&ws.stream_key(q.stream_key()), q.cursor.as_deref())?;
         let (walker, roots) = walk_of(ws, &q, started)?;
         let denied_seen = Rc::new(Cell::new(0));
         let after = resume.map(|r| r.path);
@@ -98,9 +98,7 @@ impl Listing {
         while !self.done && out.files.len() < max.max(1) as usize {
             match self.steps.next() {
                 Some(Step::Entry(entry)) => {
-                    self.anchor.clear();
-                    push_sort_key(&mut self.anchor, &entry.rel, entry.is_dir);
-                    self.anchor.push('\0');
+                    page::walk_anchor(&mut self.anchor, &entry.rel, entry.is_dir);
                     if entry.is_file {
                         out.files.push(WalkedFile { path: entry.rel, real: entry.real });
                     }

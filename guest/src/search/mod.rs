@@ -22,7 +22,6 @@ use assemble::Page;
 use literal::QueryKind;
 pub use literal::SearchMatcher;
 
-use crate::confine::push_sort_key;
 use crate::cursor::Position;
 use crate::error::{error_message, io_error};
 use crate::fs::{FileAt, SearchFile};
@@ -70,10 +69,7 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
             }
             continue;
         };
-        // (In place: this runs for every entry of the walk.)
-        anchor.clear();
-        push_sort_key(&mut anchor, &entry.rel, entry.is_dir);
-        anchor.push('\0');
+        page::walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
         if !entry.is_file {
             continue;
         }
