@@ -87,11 +87,24 @@ async def main():
             os.makedirs(os.path.join(ROOT, "made/below"))
             write("made/below/f.txt", "needle in a new directory\n")
             await check(s, "new directory")
+            # Directories moved within the workspace and into it: what is
+            # made below them later is watched too (checked after the refresh).
+            os.rename(os.path.join(ROOT, "made"), os.path.join(ROOT, "moved"))
+            os.makedirs(os.path.join(ROOT, "moved/below/later"))
+            await check(s, "directory renamed")
+            outside = ROOT.rstrip("/") + "-outside"
+            os.makedirs(os.path.join(outside, "sub"))
+            os.rename(outside, os.path.join(ROOT, "came"))
+            await check(s, "directory moved in")
             # Quiet again: refreshed, and served from the index once more.
             await asyncio.sleep(4)
             await check(s, "refreshed")
             _, stats = await answer(s, "fresh_word")
             assert stats["index"] == "served" and stats["files_skipped_by_index"] > 0, stats
+            write("moved/below/later/g.txt", "a needle below a renamed directory\n")
+            await check(s, "written below a renamed directory")
+            write("came/sub/h.txt", "a needle below a directory moved in\n")
+            await check(s, "written below a directory moved in")
     print("MCP FRESHNESS CHECKS PASSED")
 
 

@@ -1,6 +1,6 @@
 //! Keeping a long-lived server's index fresh (SPEC §6): built in the
 //! background when it is missing, refreshed after files change, as a
-//! filesystem watcher (`notify`) reports them.
+//! filesystem watcher reports them.
 //!
 //! Calls never wait for a refresh. While the watcher has seen no change
 //! since a refresh began, a call tells its kept instance so
@@ -12,16 +12,18 @@
 //! file created and removed in the index directory, watched by the same
 //! inotify instance, comes out behind them): a change made before a call
 //! starts is in its answer. Only where that ordering holds (Linux's inotify)
-//! is a call ever told the tree is unchanged.
+//! is a call ever told the tree is unchanged; elsewhere the index is
+//! refreshed every few minutes.
+//!
+//! The watcher asks inotify for changes only: not for the opens every
+//! search makes (ours, and any other process's reading the workspace),
+//! which would cost a wakeup of the watcher per file read.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
-
-use notify::event::{AccessKind, AccessMode};
-use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::engine::dir_identity;
 use crate::Sandbox;
@@ -39,7 +41,18 @@ const BARRIER: &str = ".barrier-";
 
 /// While alive, keeps the index of its sandbox's workspace fresh.
 pub struct IndexKeeper {
-    _watcher: Option<notify::RecommendedWatcher>,
+    watch: Arc<Watch>,
+    /// The refresher stops when its channel closes: when this and the
+    /// watcher's sender are gone.
+    _alive: mpsc::Sender<()>,
+}
+
+impl Drop for IndexKeeper {
+    fn drop(&mut self) {
+        self.watch.stopped.store(true, Ordering::Relaxed);
+        // Wakes the watcher, which then sees it is stopped.
+        self.watch.mark();
+    }
 }
 
 /// What the watcher has seen, for the calls to ask.
@@ -50,6 +63,7 @@ struct Watch {
     tickets: AtomicU64,
     /// Whether the watcher covers the whole workspace, in order.
     exact: AtomicBool,
+    stopped: AtomicBool,
     /// The workspace, and which directory it was when the watch began: a
     /// workspace removed and made again is one the watcher no longer sees.
     root: PathBuf,
@@ -68,6 +82,20 @@ struct Seen {
 }
 
 impl Watch {
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Creates and removes a barrier file in the index directory; its
+    /// ticket, once the watcher could see it.
+    fn mark(&self) -> Option<u64> {
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed) + 1;
+        let marker = self.dir.join(format!("{BARRIER}{ticket}"));
+        std::fs::File::create(&marker).ok()?;
+        let _ = std::fs::remove_file(&marker);
+        Some(ticket)
+    }
+
     /// Waits until every event queued before now has been handed over.
     fn settle(&self) -> bool {
         if self.exact.load(Ordering::Relaxed) && dir_identity(&self.root) != self.root_id {
@@ -76,15 +104,11 @@ impl Watch {
         if !self.exact.load(Ordering::Relaxed) {
             return false;
         }
-        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed) + 1;
-        let marker = self.dir.join(format!("{BARRIER}{ticket}"));
-        if std::fs::File::create(&marker).is_err() {
-            return false;
-        }
-        let _ = std::fs::remove_file(&marker);
-        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let (seen, wait) =
-            self.arrived.wait_timeout_while(seen, SETTLE, |s| s.barrier < ticket).unwrap_or_else(|e| e.into_inner());
+        let Some(ticket) = self.mark() else { return false };
+        let (seen, wait) = self
+            .arrived
+            .wait_timeout_while(self.seen(), SETTLE, |s| s.barrier < ticket)
+            .unwrap_or_else(|e| e.into_inner());
         drop(seen);
         !wait.timed_out()
     }
@@ -95,48 +119,46 @@ impl Watch {
         if !self.settle() {
             return None;
         }
-        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = self.seen();
         seen.refreshed.filter(|&(_, at)| at == seen.changes).map(|(number, _)| number)
     }
 
     fn changes(&self) -> u64 {
         self.settle();
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).changes
+        self.seen().changes
     }
 
-    fn refreshed(&self, began_at: u64) {
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let number = seen.refreshed.map_or(1, |(n, _)| n + 1);
-        seen.refreshed = Some((number, began_at));
-    }
-
-    /// Takes in one event from the watcher; whether it is a change.
-    fn event(&self, event: notify::Result<notify::Event>) -> bool {
-        let Ok(event) = event else {
-            // A lost or overflowed queue: anything may have changed.
-            self.seen.lock().unwrap_or_else(|e| e.into_inner()).changes += 1;
-            return true;
+    /// A refresh that began at change count `began_at` succeeded, having
+    /// `read` files or not. One that read nothing with no change since the
+    /// last began found what that one did: the instances keep what they
+    /// hold for it (the index they loaded, the walks they made).
+    fn refreshed(&self, began_at: u64, read: bool) {
+        let mut seen = self.seen();
+        seen.refreshed = match seen.refreshed {
+            Some((number, at)) if at == began_at && !read => Some((number, at)),
+            Some((number, _)) => Some((number + 1, began_at)),
+            None => Some((1, began_at)),
         };
-        let ticket = event.paths.iter().find_map(|p| {
-            let name = p.strip_prefix(&self.dir).ok()?.to_str()?;
-            name.strip_prefix(BARRIER)?.parse::<u64>().ok()
-        });
-        if let Some(ticket) = ticket {
-            if event.kind.is_create() {
-                let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-                seen.barrier = seen.barrier.max(ticket);
-                self.arrived.notify_all();
-            }
-            return false;
-        }
-        // Opening and reading (the searches' own) change nothing; the
-        // index's own writes are no change of the workspace.
-        let read = matches!(event.kind, EventKind::Access(a) if a != AccessKind::Close(AccessMode::Write));
-        if read || event.paths.iter().all(|p| p.starts_with(&self.dir)) && !event.paths.is_empty() {
-            return false;
-        }
-        self.seen.lock().unwrap_or_else(|e| e.into_inner()).changes += 1;
-        true
+    }
+
+    /// The watcher saw a change in the workspace.
+    fn changed(&self) {
+        self.seen().changes += 1;
+    }
+
+    /// The watcher saw barrier `ticket`: every event before it is counted.
+    fn barrier(&self, ticket: u64) {
+        let mut seen = self.seen();
+        seen.barrier = seen.barrier.max(ticket);
+        self.arrived.notify_all();
+    }
+
+    /// The watcher no longer covers the whole workspace (events lost, or a
+    /// new directory it could not watch): anything may have changed, and
+    /// from now on calls check the tree themselves.
+    fn lost(&self) {
+        self.exact.store(false, Ordering::Relaxed);
+        self.changed();
     }
 }
 
@@ -155,36 +177,25 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
         arrived: Condvar::new(),
         tickets: AtomicU64::new(0),
         exact: AtomicBool::new(false),
+        stopped: AtomicBool::new(false),
         root: sandbox.workspace().to_path_buf(),
         root_id: dir_identity(sandbox.workspace()),
     });
     let (tx, rx) = mpsc::channel::<()>();
-    let mut watcher = {
-        let watch = watch.clone();
-        notify::recommended_watcher(move |event| {
-            if watch.event(event) {
-                let _ = tx.send(());
-            }
-        })
-        .ok()
-    };
-    if let Some(w) = watcher.as_mut() {
-        if w.watch(sandbox.workspace(), RecursiveMode::Recursive).is_err()
-            || w.watch(&dir, RecursiveMode::NonRecursive).is_err()
-        {
-            watcher = None;
-        }
+    if let Some(tree) = tree::TreeWatch::start(sandbox.workspace(), &dir) {
+        let (watching, tx) = (watch.clone(), tx.clone());
+        let started = std::thread::Builder::new().name("sandgrep-watch".into()).spawn(move || tree.run(&watching, &tx));
+        // Events of one inotify instance come out in the order they happened.
+        watch.exact.store(started.is_ok(), Ordering::Relaxed);
     }
-    let mut polling = watcher.is_none();
-    // Events of one inotify instance come out in the order they happened.
-    watch.exact.store(!polling && cfg!(target_os = "linux"), Ordering::Relaxed);
     let refresher = sandbox.clone();
     let keeping = watch.clone();
     let started = std::thread::Builder::new().name("sandgrep-index".into()).spawn(move || {
         let refresh = || {
             let began_at = keeping.changes();
-            if refresher.refresh_index().is_ok() {
-                keeping.refreshed(began_at);
+            if let Ok(report) = refresher.refresh_index() {
+                let read = report.files_read > 0 || report.files_removed > 0 || report.rebuilt.is_some();
+                keeping.refreshed(began_at, read);
             }
         };
         refresh();
@@ -193,29 +204,166 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
         // refresh reads them again and trusts them.
         let mut again = true;
         loop {
+            // The workspace was removed and made again: the watcher saw the
+            // last of the old one; poll the new one (restart to watch it).
+            if dir_identity(&keeping.root) != keeping.root_id {
+                keeping.exact.store(false, Ordering::Relaxed);
+            }
             let wait = if again {
                 QUIET
-            } else if polling {
-                POLL
-            } else {
+            } else if keeping.exact.load(Ordering::Relaxed) {
                 Duration::MAX
+            } else {
+                POLL
             };
             again = false;
-            match rx.recv_timeout(wait) {
-                Ok(()) | Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) if polling => std::thread::sleep(POLL),
-                Err(RecvTimeoutError::Disconnected) => return,
+            if let Err(RecvTimeoutError::Disconnected) = rx.recv_timeout(wait) {
+                return;
             }
             // The rest of the burst.
             while let Ok(()) = rx.recv_timeout(QUIET) {}
+            if keeping.stopped.load(Ordering::Relaxed) {
+                return;
+            }
             refresh();
-            // The workspace was removed and made again: the watcher saw the
-            // last of the old one; poll the new one (restart to watch it).
-            polling |= dir_identity(&keeping.root) != keeping.root_id;
         }
     });
     if started.is_err() {
         return (sandbox, None);
     }
-    (sandbox.with_session(move || watch.unchanged_since()), Some(IndexKeeper { _watcher: watcher }))
+    let unchanged = watch.clone();
+    (sandbox.with_session(move || unchanged.unchanged_since()), Some(IndexKeeper { watch, _alive: tx }))
+}
+
+#[cfg(target_os = "linux")]
+mod tree {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::Ordering;
+    use std::sync::mpsc::Sender;
+
+    use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+
+    use super::{Watch, BARRIER};
+
+    /// What changes a workspace: everything but opens, reads and closes
+    /// after reading. Directories only, not through links.
+    const CHANGES: WatchMask = WatchMask::ATTRIB
+        .union(WatchMask::CREATE)
+        .union(WatchMask::DELETE)
+        .union(WatchMask::MODIFY)
+        .union(WatchMask::CLOSE_WRITE)
+        .union(WatchMask::MOVED_FROM)
+        .union(WatchMask::MOVED_TO)
+        .union(WatchMask::DELETE_SELF)
+        .union(WatchMask::MOVE_SELF)
+        .union(WatchMask::ONLYDIR)
+        .union(WatchMask::DONT_FOLLOW);
+
+    /// One inotify instance watching every directory of the workspace, and
+    /// the index directory for barriers.
+    pub(super) struct TreeWatch {
+        inotify: Inotify,
+        /// Where each watched directory is (as of its last creation or move).
+        dirs: HashMap<WatchDescriptor, PathBuf>,
+        index: WatchDescriptor,
+        index_dir: PathBuf,
+    }
+
+    impl TreeWatch {
+        pub(super) fn start(root: &Path, index_dir: &Path) -> Option<TreeWatch> {
+            let inotify = Inotify::init().ok()?;
+            let index = inotify.watches().add(index_dir, WatchMask::CREATE | WatchMask::ONLYDIR).ok()?;
+            let mut tree = TreeWatch { inotify, dirs: HashMap::new(), index, index_dir: index_dir.to_path_buf() };
+            tree.add(root.to_path_buf()).then_some(tree)
+        }
+
+        /// Watches `top` and every directory below it; false if one that is
+        /// there could not be watched (the limit of watches reached).
+        fn add(&mut self, top: PathBuf) -> bool {
+            let mut stack = vec![top];
+            while let Some(dir) = stack.pop() {
+                // The index directory inside the workspace: its own writes
+                // are no change of the workspace.
+                if dir.starts_with(&self.index_dir) {
+                    continue;
+                }
+                match self.inotify.watches().add(&dir, CHANGES) {
+                    Ok(wd) if wd == self.index => continue,
+                    Ok(wd) => self.dirs.insert(wd, dir.clone()),
+                    // Gone again, or not a directory (any longer): its
+                    // parent's events tell.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR | libc::EACCES)) => continue,
+                    Err(_) => return false,
+                };
+                let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+                for entry in entries.flatten() {
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        stack.push(entry.path());
+                    }
+                }
+            }
+            true
+        }
+
+        /// Hands the events to `watch` (and a wakeup to the refresher) until
+        /// the keeper is dropped.
+        pub(super) fn run(mut self, watch: &Watch, refresher: &Sender<()>) {
+            let mut buffer = vec![0; 64 << 10];
+            while !watch.stopped.load(Ordering::Relaxed) {
+                let Ok(events) = self.inotify.read_events_blocking(&mut buffer) else {
+                    watch.lost();
+                    let _ = refresher.send(());
+                    return;
+                };
+                let mut changed = false;
+                for event in events {
+                    if event.wd == self.index {
+                        let ticket = event.name.and_then(|n| n.to_str()?.strip_prefix(BARRIER)?.parse().ok());
+                        if let Some(ticket) = ticket {
+                            watch.barrier(ticket);
+                        }
+                        continue;
+                    }
+                    if event.mask.contains(EventMask::IGNORED) {
+                        self.dirs.remove(&event.wd);
+                        continue;
+                    }
+                    // A directory made or moved in (or within: the paths
+                    // below it change), or whose permissions changed (it
+                    // may be watchable now), is watched with all it holds
+                    // before its change is counted, so the refresh this
+                    // leads to walks it after its watch began.
+                    let new_dir = event.mask.contains(EventMask::ISDIR)
+                        && event.mask.intersects(EventMask::CREATE | EventMask::MOVED_TO | EventMask::ATTRIB);
+                    let path = self.dirs.get(&event.wd).zip(event.name).map(|(dir, name)| dir.join(name));
+                    if event.mask.contains(EventMask::Q_OVERFLOW) || new_dir && !path.is_some_and(|p| self.add(p)) {
+                        watch.lost();
+                    } else {
+                        watch.changed();
+                    }
+                    changed = true;
+                }
+                if changed {
+                    let _ = refresher.send(());
+                }
+            }
+        }
+    }
+}
+
+/// Elsewhere no watcher: the refresher polls.
+#[cfg(not(target_os = "linux"))]
+mod tree {
+    pub(super) enum TreeWatch {}
+
+    impl TreeWatch {
+        pub(super) fn start(_: &std::path::Path, _: &std::path::Path) -> Option<TreeWatch> {
+            None
+        }
+
+        pub(super) fn run(self, _: &super::Watch, _: &std::sync::mpsc::Sender<()>) {
+            match self {}
+        }
+    }
 }
