@@ -25,6 +25,7 @@ mod error;
 mod fs;
 mod index;
 mod list;
+mod memcmp;
 mod page;
 mod read;
 mod redact;

@@ -39,8 +39,17 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     let mut search = Searching::new(ws, request)?;
     let (walker, roots) = search.walk(ws)?;
     let mut page = search.page(&roots);
-    // Events between two entries sort just after the first one.
-    let mut anchor = String::new();
+    // Events between two entries sort just after the first one: the last
+    // entry walked (its key is made only for such an event: an indexed
+    // search replays a kept walk of every entry, and skips most).
+    let mut last: Option<Cow<'_, Step>> = None;
+    let anchor_after = |last: &Option<Cow<'_, Step>>| {
+        let mut anchor = String::new();
+        if let Some(Step::Entry(entry)) = last.as_deref() {
+            page::walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
+        }
+        anchor
+    };
     let denied_seen = Rc::new(Cell::new(0));
     // A kept instance replays a whole walk it made at this generation, or
     // records this one (a first page only: a cursor starts mid-walk).
@@ -60,6 +69,7 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
             record.push(step.clone().into_owned());
         }
         let Step::Entry(entry) = &*step else {
+            let anchor = anchor_after(&last);
             page.accept(&anchor, walk_event(&step));
             if let Step::TimedOut = &*step {
                 // Out of time in the walk itself (a tree of links and skipped
@@ -69,20 +79,20 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
             }
             continue;
         };
-        page::walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
-        if !entry.is_file {
-            continue;
+        let is_file = entry.is_file;
+        if is_file {
+            if let Some(kind) = search.file(&mut page, entry) {
+                page.accept(&entry.rel, kind);
+            }
         }
-        if let Some(kind) = search.file(&mut page, entry) {
-            page.accept(&entry.rel, kind);
-        }
-        if page.paging.stopped() {
+        last = Some(step);
+        if is_file && page.paging.stopped() {
             break;
         }
     }
     let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
     if denied > 0 {
-        page.accept(&anchor, ShardEventKind::Denied(denied));
+        page.accept(&anchor_after(&last), ShardEventKind::Denied(denied));
         if recording {
             record.push(Step::Denied(denied));
         }
@@ -167,6 +177,15 @@ impl Searching {
     /// the page resumes past it or has run out of time (then it is stopped).
     fn file(&mut self, page: &mut Page, entry: &walk::Entry) -> Option<ShardEventKind> {
         let (min_line, taken) = page.paging.resume_point(&entry.rel)?;
+        // Left unread before a look at the clock (an indexed search skips
+        // most files).
+        if let Some(unread) = self.narrowing.as_ref().and_then(|n| n.unread(entry, self.q.max_filesize)) {
+            return Some(match unread {
+                Unread::TooLarge => ShardEventKind::TooLarge,
+                Unread::Binary => ShardEventKind::IndexSkipped(true),
+                Unread::NoMatch => ShardEventKind::IndexSkipped(false),
+            });
+        }
         // Every call searches at least one file, so paging past a timeout
         // always makes progress; the first gets at least the walk's time
         // (see `Page::searched` for one that overruns it).
@@ -176,13 +195,6 @@ impl Searching {
             return None;
         }
         let deadline = Some(if first { walk_deadline(self.started, self.deadline) } else { self.deadline });
-        if let Some(unread) = self.narrowing.as_ref().and_then(|n| n.unread(entry, self.q.max_filesize)) {
-            return Some(match unread {
-                Unread::TooLarge => ShardEventKind::TooLarge,
-                Unread::Binary => ShardEventKind::IndexSkipped(true),
-                Unread::NoMatch => ShardEventKind::IndexSkipped(false),
-            });
-        }
         let q = &*self.q;
         let cfg = SinkConfig {
             matcher: &self.matcher,
