@@ -26,6 +26,12 @@ def scanned(query):
     return sorted((m["path"], m["line"]) for m in json.loads(out.stdout)["matches"])
 
 
+def listed_by_cli():
+    out = subprocess.run([BIN, "--root", ROOT, "ls", "--json", "--max-results", "5000"], capture_output=True,
+                         stdin=subprocess.DEVNULL)
+    return [e["path"] for e in json.loads(out.stdout)["entries"]]
+
+
 async def answer(s, query):
     r = await s.call_tool("search_text", {"query": query, "context_lines": 0, "max_results": 5000})
     assert not r.is_error, r
@@ -38,6 +44,10 @@ async def check(s, what):
         got, stats = await answer(s, q)
         want = scanned(q)
         assert got == want, f"{what}: {q!r}: indexed {got} != scanned {want} ({stats})"
+    r = await s.call_tool("list_files", {"max_results": 5000})
+    assert not r.is_error, r
+    got, want = [e["path"] for e in r.structured_content["entries"]], listed_by_cli()
+    assert got == want, f"{what}: list_files {got} != ls {want}"
 
 
 def write(rel, text):

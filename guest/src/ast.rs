@@ -3,6 +3,7 @@
 //! pre-processing, exactly as the ast-grep CLI has them), on the same walk,
 //! limits, cursors and redaction as text search.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -22,6 +23,7 @@ use crate::page::{self, empty_stats, Paging};
 use crate::redact;
 use crate::request::{AstQuery, MAX_AST_TEXT};
 use crate::search::shard::{self, shard_of};
+use crate::session;
 use crate::shape::{bounded, json_len, named_warning, LineIndex, RESULT_OVERHEAD};
 use crate::walk::{self, walk_deadline, Step, Walker};
 use crate::{
@@ -206,65 +208,76 @@ fn run(
         }
         page.accept(key, kind);
     };
-    // Events between two entries sort just after the first one.
-    let mut anchor = String::new();
+    // Events between two entries sort just after the first one: the last
+    // entry walked (its key is made only for such an event).
+    let mut last: Option<Cow<'_, Step>> = None;
+    let anchor_after = |last: &Option<Cow<'_, Step>>| {
+        let mut anchor = String::new();
+        if let Some(Step::Entry(entry)) = last.as_deref() {
+            page::walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
+        }
+        anchor
+    };
     let denied_seen = Rc::new(Cell::new(0));
-    for step in walk::steps(walker.clone(), roots, after, denied_seen.clone()) {
-        let entry = match step {
+    // A kept instance replays a whole walk it made at this generation (a
+    // text search's too), or records this one (a first page of a search
+    // not split into shards).
+    let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
+    let whole = after.is_none() && shard.is_none();
+    let kept = if whole { session::listing(&key) } else { None };
+    let recording = whole && kept.is_none() && session::generation().is_some();
+    let mut record = Vec::new();
+    let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
+        Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
+        None => Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()).map(Cow::Owned)),
+    };
+    for step in steps {
+        if recording {
+            record.push(step.clone().into_owned());
+        }
+        let entry = match &*step {
             Step::Entry(entry) => entry,
             Step::Denied(n) => {
                 if reports_walk {
-                    emit(&mut page, &anchor, AstEventKind::Denied(n));
+                    emit(&mut page, &anchor_after(&last), AstEventKind::Denied(*n));
                 }
                 continue;
             }
             Step::Problem(e) => {
                 if reports_walk {
-                    emit(&mut page, &anchor, AstEventKind::Problem((e.message, e.unreadable)));
+                    let kind = AstEventKind::Problem((e.message.clone(), e.unreadable));
+                    emit(&mut page, &anchor_after(&last), kind);
                 }
                 continue;
             }
             Step::TimedOut => {
+                let anchor = anchor_after(&last);
                 emit(&mut page, &anchor, AstEventKind::Denied(0));
                 page.paging.time_out();
                 page.paging.walked_to(&anchor);
                 continue;
             }
         };
-        page::walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
-        if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
-            continue;
+        if let Some(kind) = file_event(ws, &q, &mut page, entry, shard, &patterns, &narrowings, deadline) {
+            emit(&mut page, &entry.rel, kind);
         }
-        let Some(lang) = SupportLang::from_path(&entry.rel) else { continue };
-        let Some(pattern) = patterns.get(&lang) else { continue };
-        let Some((_, taken)) = page.paging.resume_point(&entry.rel) else { continue };
-        let pattern = match pattern {
-            Ok(pattern) => pattern,
-            Err(e) => {
-                emit(&mut page, &entry.rel, AstEventKind::OtherLanguage((lang.to_string().to_lowercase(), e.clone())));
-                continue;
-            }
-        };
-        // Every call searches at least one file, so paging past a
-        // timeout always makes progress.
-        if page.stats.files_scanned > 0 && Instant::now() >= deadline {
-            page.paging.time_out();
-            break;
-        }
-        let kind = match narrowings.get(&lang).and_then(|n| n.unread(&entry, q.max_filesize)) {
-            Some(Unread::TooLarge) => AstEventKind::TooLarge,
-            Some(Unread::Binary) => AstEventKind::IndexSkipped(true),
-            Some(Unread::NoMatch) => AstEventKind::IndexSkipped(false),
-            None => search_file(ws, &q, &entry, lang, pattern, taken, page.paging.wanted()),
-        };
-        emit(&mut page, &entry.rel, kind);
-        if page.paging.stopped() {
+        let stopped = page.paging.stopped();
+        last = Some(step);
+        if stopped {
             break;
         }
     }
-    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-    if denied > denied_seen.get() && reports_walk {
-        emit(&mut page, &anchor, AstEventKind::Denied(denied - denied_seen.get()));
+    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
+    if denied > 0 {
+        if reports_walk {
+            emit(&mut page, &anchor_after(&last), AstEventKind::Denied(denied));
+        }
+        if recording {
+            record.push(Step::Denied(denied));
+        }
+    }
+    if recording && !page.paging.stopped() {
+        session::keep_listing(key, record);
     }
     let stopped = if page.paging.done() {
         Some(ShardStop::PageFull)
@@ -273,6 +286,46 @@ fn run(
     };
     let resp = page.finish(&stream_key, started, index_use)?;
     Ok((resp, AstShardResult { events, stopped, index: index_use }))
+}
+
+/// What searching the file `entry` for `page` comes to, if anything (not a
+/// file of this shard or of a language searched, or the page resumes past
+/// it or is out of time: then it is stopped).
+#[allow(clippy::too_many_arguments)]
+fn file_event(
+    ws: &Workspace,
+    q: &AstQuery,
+    page: &mut Page,
+    entry: &walk::Entry,
+    shard: Option<(u32, u32)>,
+    patterns: &HashMap<SupportLang, Result<(Pattern, Required), String>>,
+    narrowings: &HashMap<SupportLang, Narrowing>,
+    deadline: Instant,
+) -> Option<AstEventKind> {
+    if !entry.is_file || shard.is_some_and(|(index, count)| shard_of(&entry.rel, count) != index) {
+        return None;
+    }
+    let lang = SupportLang::from_path(&entry.rel)?;
+    let pattern = patterns.get(&lang)?;
+    let (_, taken) = page.paging.resume_point(&entry.rel)?;
+    let pattern = match pattern {
+        Ok(pattern) => pattern,
+        Err(e) => return Some(AstEventKind::OtherLanguage((lang.to_string().to_lowercase(), e.clone()))),
+    };
+    // Left unread before a look at the clock.
+    match narrowings.get(&lang).and_then(|n| n.unread(entry, q.max_filesize)) {
+        Some(Unread::TooLarge) => return Some(AstEventKind::TooLarge),
+        Some(Unread::Binary) => return Some(AstEventKind::IndexSkipped(true)),
+        Some(Unread::NoMatch) => return Some(AstEventKind::IndexSkipped(false)),
+        None => {}
+    }
+    // Every call searches at least one file, so paging past a timeout
+    // always makes progress.
+    if page.stats.files_scanned > 0 && Instant::now() >= deadline {
+        page.paging.time_out();
+        return None;
+    }
+    Some(search_file(ws, q, entry, lang, pattern, taken, page.paging.wanted()))
 }
 
 /// Reads one file and, if it holds the pattern's words, parses it: its
@@ -586,6 +639,26 @@ mod tests {
         );
         let r = ws.search_ast(SearchAstRequest { language: Some("py".into()), ..req("foo($A)") }).unwrap();
         assert_eq!(spots(&r), [("b.py".into(), 1, 5)]);
+    }
+
+    #[test]
+    fn a_kept_instance_searches_the_walk_it_kept() {
+        let (d, ws) = ws_with(&[("a.py", "foo(1)\n"), ("id_rsa", "x\n"), ("s/b.py", "foo(2)\n")]);
+        let fresh = ws.search_ast(req("foo($X)")).unwrap();
+        assert_eq!(fresh.stats.skipped.denied, 1);
+        let same = |r: &SearchAstResponse| {
+            assert_eq!(spots(r), spots(&fresh));
+            assert_eq!((r.stats.skipped.denied, r.stats.files_scanned), (1, 2));
+        };
+        // The host vouches for an unchanged tree: the first search walks and
+        // is kept, the next replays it (a file made behind the host's back
+        // is not walked, which shows the replay).
+        crate::session::unchanged_since(Some(1));
+        same(&ws.search_ast(req("foo($X)")).unwrap());
+        std::fs::write(d.path().join("c.py"), "foo(3)\n").unwrap();
+        same(&ws.search_ast(req("foo($X)")).unwrap());
+        crate::session::unchanged_since(None);
+        assert_eq!(spots(&ws.search_ast(req("foo($X)")).unwrap()).len(), 3);
     }
 
     #[test]

@@ -1,14 +1,17 @@
 //! `list-files`: the walk of `search-text` (ignore rules as `rg --files`,
 //! globs, the denylist, bytewise order), one page of entries at a time.
 
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::confine::dir_sort_key;
 use crate::cursor::Position;
 use crate::page::{self, Paging};
 use crate::request::{ListQuery, LIST_COUNT_BUDGET, TIMEOUT_MS};
+use crate::session;
 use crate::shape::{json_len, named_warning, RESULT_OVERHEAD};
-use crate::walk::Walker;
+use crate::walk::{self, Step, Walker};
 use crate::{FileEntry, ListFilesRequest, ListFilesResponse, SearchError, Workspace};
 
 pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFilesResponse, SearchError> {
@@ -22,36 +25,59 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let deadline = started + std::time::Duration::from_millis(TIMEOUT_MS.default);
     let walker = Rc::new(Walker::new(ws, &q.walk)?.with_deadline(deadline));
     let roots = walker.roots(std::slice::from_ref(&q.root))?;
-    let root = &roots[0];
+    let root = roots[0].rel.clone();
     // Entries are ordered by their sort key (a directory as `path/`); the
     // cursor holds the last key handed out and how many entries preceded it.
     let after = resume.as_ref().map(|r| r.path.clone());
-    let after = after.as_deref();
     let mut ordinal = resume.as_ref().map_or(0, |r| r.taken);
     let mut paging = Paging::new(resume, q.skip, q.max_results);
     let mut entries = Vec::new();
     let mut has_more = false;
     let mut counted_past_page = 0u64;
     let mut complete = true;
+    let (mut denied, mut timed_out) = (0, false);
     let mut unreadable = Vec::new();
     let mut problems = Vec::new();
-    let mut walk = walker.walk(root, after);
     let mut walked: Option<String> = None;
-    for item in walk.by_ref() {
-        let entry = match item {
-            Ok(entry) => entry,
-            Err(e) if e.unreadable => {
-                unreadable.push(e.message);
+    // A kept instance replays the whole walk it made at this generation (a
+    // text search's too, with the same roots and options), or records this
+    // one (a first page only: a cursor starts mid-walk).
+    let key = session::listing_key(std::slice::from_ref(&q.root), &q.walk, ws.index_policy());
+    let kept = if after.is_none() { session::listing(&key) } else { None };
+    let recording = after.is_none() && kept.is_none() && session::generation().is_some();
+    let mut record = Vec::new();
+    let denied_seen = Rc::new(Cell::new(0));
+    let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
+        Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
+        None => Box::new(walk::steps(walker.clone(), roots, after.clone(), denied_seen.clone()).map(Cow::Owned)),
+    };
+    let after = after.as_deref();
+    for step in steps {
+        if recording {
+            record.push(step.clone().into_owned());
+        }
+        let entry = match &*step {
+            Step::Entry(entry) => entry,
+            Step::Denied(n) => {
+                denied += n;
                 continue;
             }
-            Err(e) => {
-                problems.push(e.message);
+            Step::TimedOut => {
+                timed_out = true;
+                continue;
+            }
+            Step::Problem(e) if e.unreadable => {
+                unreadable.push(e.message.clone());
+                continue;
+            }
+            Step::Problem(e) => {
+                problems.push(e.message.clone());
                 continue;
             }
         };
         walked = Some(dir_sort_key(&entry.rel, entry.is_dir));
-        let listed = entry.is_file
-            || (entry.is_dir && q.include_dirs && entry.rel != root.rel && walker.dir_selected(&entry.path));
+        let listed =
+            entry.is_file || (entry.is_dir && q.include_dirs && entry.rel != root && walker.dir_selected(&entry.path));
         if !listed {
             continue;
         }
@@ -82,9 +108,9 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         };
         // A page over its budget is full at the next entry.
         paging.delivered(RESULT_OVERHEAD + json_len(&entry.rel), 0);
-        entries.push(FileEntry { path: entry.rel, is_dir: entry.is_dir, size, modified });
+        entries.push(FileEntry { path: entry.rel.clone(), is_dir: entry.is_dir, size, modified });
     }
-    if walk.timed_out() {
+    if timed_out {
         complete = false;
         has_more = true;
         // A page the time cut short goes on past what was walked.
@@ -96,7 +122,17 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
             }
         }
     }
-    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
+    // Entries denied after the last step.
+    let left = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
+    if left > 0 {
+        denied += left;
+        if recording {
+            record.push(Step::Denied(left));
+        }
+    }
+    if recording && complete {
+        session::keep_listing(key, record);
+    }
     if denied > 0 {
         warnings.push(format!("{denied} entries withheld by the secrets denylist"));
     }
@@ -107,7 +143,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         total: complete.then_some(ordinal.saturating_add(counted_past_page)),
         entries,
         has_more,
-        timed_out: walk.timed_out(),
+        timed_out,
         warnings,
     })
 }
@@ -198,5 +234,43 @@ mod tests {
         .map(|s| s.to_string())
         .collect::<Vec<_>>();
         assert_eq!(seen, all);
+    }
+
+    #[test]
+    fn a_kept_instance_lists_from_the_walk_it_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["a/x", "b.txt", "d/id_rsa", "c/d/e.rs"] {
+            let p = dir.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "12").unwrap();
+        }
+        let ws = Workspace::new(dir.path());
+        let mut q = req();
+        q.include_dirs = true;
+        q.include_metadata = true;
+        let fresh = ws.list_files(q.clone()).unwrap();
+        assert!(fresh.warnings.iter().any(|w| w.contains("1 entries withheld")), "{:?}", fresh.warnings);
+        let same = |r: &ListFilesResponse| {
+            assert_eq!(paths(r), paths(&fresh));
+            assert_eq!((&r.warnings, r.total, r.has_more), (&fresh.warnings, fresh.total, fresh.has_more));
+            let sizes = |r: &ListFilesResponse| r.entries.iter().map(|e| (e.size, e.modified)).collect::<Vec<_>>();
+            assert_eq!(sizes(r), sizes(&fresh));
+        };
+        // The host vouches for an unchanged tree: the first listing walks
+        // and is kept, the next replays it (a file made behind the host's
+        // back is not walked, which shows the replay).
+        crate::session::unchanged_since(Some(1));
+        same(&ws.list_files(q.clone()).unwrap());
+        std::fs::write(dir.path().join("new.txt"), "").unwrap();
+        same(&ws.list_files(q.clone()).unwrap());
+        // The same walk listed otherwise is replayed too; another walk (other
+        // options) is walked.
+        assert!(!paths(&ws.list_files(req()).unwrap()).contains(&"new.txt"));
+        let mut hidden = req();
+        hidden.hidden = true;
+        assert!(paths(&ws.list_files(hidden).unwrap()).contains(&"new.txt"));
+        // Nothing vouched for: walked again.
+        crate::session::unchanged_since(None);
+        assert!(paths(&ws.list_files(q).unwrap()).contains(&"new.txt"));
     }
 }

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::index::Loaded;
+use crate::request::WalkOptions;
 use crate::walk::Step;
 
 /// Walks kept at once (one per distinct set of roots and walk options),
@@ -66,7 +67,13 @@ pub fn keep_index(policy: u64, loaded: Rc<Loaded>) -> Rc<Loaded> {
     loaded
 }
 
-/// The walk kept at this generation under `key` (roots, walk options, policy).
+/// The key of the walk of `roots` with `options` under the index policy
+/// `policy`: text search and listing share walks with the same key.
+pub fn listing_key(roots: &[String], options: &WalkOptions, policy: u64) -> String {
+    format!("{roots:?}\0{options:?}\0{policy}")
+}
+
+/// The walk kept at this generation under `key` ([`listing_key`]).
 pub fn listing(key: &str) -> Option<Rc<Vec<Step>>> {
     KEPT.with_borrow(|k| k.listings.get(key).cloned())
 }

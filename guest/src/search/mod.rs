@@ -54,7 +54,7 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     // A kept instance replays a whole walk it made at this generation, or
     // records this one (a first page only: a cursor starts mid-walk).
     let q = search.q.clone();
-    let key = format!("{:?}\0{:?}\0{}", q.paths, q.walk, ws.index_policy());
+    let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
     let after = search.resume.as_ref().map(|r| r.path.clone());
     let whole = after.is_none();
     let kept = if whole { session::listing(&key) } else { None };
