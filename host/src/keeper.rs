@@ -37,7 +37,6 @@ const POLL: Duration = Duration::from_secs(300);
 /// How long a call waits for the watcher to catch up before it checks the
 /// tree itself.
 const SETTLE: Duration = Duration::from_millis(200);
-const BARRIER: &str = ".barrier-";
 
 /// While alive, keeps the index of its sandbox's workspace fresh.
 pub struct IndexKeeper {
@@ -58,6 +57,10 @@ impl Drop for IndexKeeper {
 /// What the watcher has seen, for the calls to ask.
 struct Watch {
     dir: PathBuf,
+    /// The start of this watch's barrier files' names: its own, random, so
+    /// that another server's barriers in the same index directory (or any
+    /// file named like one) vouch for nothing here.
+    barriers: String,
     seen: Mutex<Seen>,
     arrived: Condvar,
     tickets: AtomicU64,
@@ -82,6 +85,22 @@ struct Seen {
 }
 
 impl Watch {
+    fn new(dir: PathBuf, root: PathBuf) -> Watch {
+        use std::hash::{BuildHasher, Hasher};
+        let nonce = std::collections::hash_map::RandomState::new().build_hasher().finish();
+        Watch {
+            dir,
+            barriers: format!(".barrier-{}-{nonce:016x}-", std::process::id()),
+            seen: Mutex::default(),
+            arrived: Condvar::new(),
+            tickets: AtomicU64::new(0),
+            exact: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            root_id: dir_identity(&root),
+            root,
+        }
+    }
+
     fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
         self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -90,7 +109,7 @@ impl Watch {
     /// ticket, once the watcher could see it.
     fn mark(&self) -> Option<u64> {
         let ticket = self.tickets.fetch_add(1, Ordering::Relaxed) + 1;
-        let marker = self.dir.join(format!("{BARRIER}{ticket}"));
+        let marker = self.dir.join(format!("{}{ticket}", self.barriers));
         std::fs::File::create(&marker).ok()?;
         let _ = std::fs::remove_file(&marker);
         Some(ticket)
@@ -171,16 +190,7 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
     if crate::lock_index_dir(&dir).is_err() {
         return (sandbox, None);
     }
-    let watch = Arc::new(Watch {
-        dir: dir.clone(),
-        seen: Mutex::default(),
-        arrived: Condvar::new(),
-        tickets: AtomicU64::new(0),
-        exact: AtomicBool::new(false),
-        stopped: AtomicBool::new(false),
-        root: sandbox.workspace().to_path_buf(),
-        root_id: dir_identity(sandbox.workspace()),
-    });
+    let watch = Arc::new(Watch::new(dir.clone(), sandbox.workspace().to_path_buf()));
     let (tx, rx) = mpsc::channel::<()>();
     if let Some(tree) = tree::TreeWatch::start(sandbox.workspace(), &dir) {
         let (watching, tx) = (watch.clone(), tx.clone());
@@ -188,6 +198,8 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
         // Events of one inotify instance come out in the order they happened.
         watch.exact.store(started.is_ok(), Ordering::Relaxed);
     }
+    // Dropped, it stops the watcher (and the refresher, once both are gone).
+    let keeper = IndexKeeper { watch: watch.clone(), _alive: tx };
     let refresher = sandbox.clone();
     let keeping = watch.clone();
     let started = std::thread::Builder::new().name("sandgrep-index".into()).spawn(move || {
@@ -231,8 +243,7 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
     if started.is_err() {
         return (sandbox, None);
     }
-    let unchanged = watch.clone();
-    (sandbox.with_session(move || unchanged.unchanged_since()), Some(IndexKeeper { watch, _alive: tx }))
+    (sandbox.with_session(move || watch.unchanged_since()), Some(keeper))
 }
 
 #[cfg(target_os = "linux")]
@@ -244,7 +255,7 @@ mod tree {
 
     use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
 
-    use super::{Watch, BARRIER};
+    use super::Watch;
 
     /// What changes a workspace: everything but opens, reads and closes
     /// after reading. Directories only, not through links.
@@ -319,7 +330,8 @@ mod tree {
                 let mut changed = false;
                 for event in events {
                     if event.wd == self.index {
-                        let ticket = event.name.and_then(|n| n.to_str()?.strip_prefix(BARRIER)?.parse().ok());
+                        let ticket =
+                            event.name.and_then(|n| n.to_str()?.strip_prefix(watch.barriers.as_str())?.parse().ok());
                         if let Some(ticket) = ticket {
                             watch.barrier(ticket);
                         }
@@ -333,8 +345,10 @@ mod tree {
                     // below it change), or whose permissions changed (it
                     // may be watchable now), is watched with all it holds
                     // before its change is counted, so the refresh this
-                    // leads to walks it after its watch began.
-                    let new_dir = event.mask.contains(EventMask::ISDIR)
+                    // leads to walks it after its watch began. (Named: a
+                    // watched directory's event about itself has no name.)
+                    let new_dir = event.name.is_some()
+                        && event.mask.contains(EventMask::ISDIR)
                         && event.mask.intersects(EventMask::CREATE | EventMask::MOVED_TO | EventMask::ATTRIB);
                     let path = self.dirs.get(&event.wd).zip(event.name).map(|(dir, name)| dir.join(name));
                     if event.mask.contains(EventMask::Q_OVERFLOW) || new_dir && !path.is_some_and(|p| self.add(p)) {
@@ -365,5 +379,70 @@ mod tree {
         pub(super) fn run(self, _: &super::Watch, _: &std::sync::mpsc::Sender<()>) {
             match self {}
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// A watch of a fresh workspace (`ws`, holding `src/`), its watcher running.
+    fn watching() -> (tempfile::TempDir, PathBuf, Arc<Watch>) {
+        let t = tempfile::tempdir().unwrap();
+        let (ws, index) = (t.path().join("ws"), t.path().join("index"));
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::create_dir_all(&index).unwrap();
+        let watch = Arc::new(Watch::new(index.clone(), ws.clone()));
+        let tree = tree::TreeWatch::start(&ws, &index).unwrap();
+        watch.exact.store(true, Ordering::Relaxed);
+        let (tx, _rx) = mpsc::channel();
+        let watching = watch.clone();
+        std::thread::spawn(move || tree.run(&watching, &tx));
+        (t, ws, watch)
+    }
+
+    /// Whether the watcher still vouches, and the changes it counted.
+    fn state(watch: &Watch) -> (bool, u64) {
+        let changes = watch.changes();
+        (watch.exact.load(Ordering::Relaxed), changes)
+    }
+
+    #[test]
+    fn every_change_counts_and_a_touched_directory_keeps_the_watch() {
+        let (_t, ws, watch) = watching();
+        assert_eq!(state(&watch), (true, 0));
+        // A directory's times and mode set (`touch`, `chmod`, `tar x`): its
+        // own event has no name, and is a change like any other.
+        use std::os::unix::fs::PermissionsExt;
+        for dir in [ws.join("src"), ws.clone()] {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+            let times = std::fs::FileTimes::new().set_accessed(std::time::SystemTime::UNIX_EPOCH);
+            std::fs::File::open(&dir)
+                .unwrap()
+                .set_times(times.set_modified(std::time::SystemTime::UNIX_EPOCH))
+                .unwrap();
+        }
+        let (exact, after_touch) = state(&watch);
+        assert!(exact && after_touch > 0);
+        // Directories made below one another, then a file in the deepest.
+        std::fs::create_dir_all(ws.join("a/b/c")).unwrap();
+        let (_, made) = state(&watch);
+        std::fs::write(ws.join("a/b/c/f.txt"), "x").unwrap();
+        let (exact, written) = state(&watch);
+        assert!(exact && written > made && made > after_touch, "{after_touch} {made} {written}");
+    }
+
+    #[test]
+    fn barriers_of_another_watch_vouch_for_nothing() {
+        let (t, ws, watch) = watching();
+        // Another server on the same index directory, and a file named like
+        // an old barrier: their tickets run ahead of this watch's.
+        let other = Watch::new(t.path().join("index"), ws);
+        for _ in 0..5 {
+            other.mark();
+        }
+        std::fs::write(t.path().join("index/.barrier-999"), "").unwrap();
+        assert!(watch.settle());
+        assert_eq!(watch.seen().barrier, 1);
     }
 }
