@@ -211,47 +211,30 @@ fn run(
     // Events between two entries sort just after the first one: the last
     // entry walked (its key is made only for such an event).
     let mut last: Option<Cow<'_, Step>> = None;
-    let anchor_after = |last: &Option<Cow<'_, Step>>| {
-        let mut anchor = String::new();
-        if let Some(Step::Entry(entry)) = last.as_deref() {
-            page::walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
-        }
-        anchor
-    };
     let denied_seen = Rc::new(Cell::new(0));
     // A kept instance replays a whole walk it made at this generation (a
     // text search's too), or records this one (a first page of a search
     // not split into shards).
     let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
-    let whole = after.is_none() && shard.is_none();
-    let kept = if whole { session::listing(&key) } else { None };
-    let recording = whole && kept.is_none() && session::generation().is_some();
-    let mut record = Vec::new();
-    let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
-        Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
-        None => Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()).map(Cow::Owned)),
-    };
-    for step in steps {
-        if recording {
-            record.push(step.clone().into_owned());
-        }
+    let listing = session::Listing::new(key, after.is_none() && shard.is_none());
+    for step in listing.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
         let entry = match &*step {
             Step::Entry(entry) => entry,
             Step::Denied(n) => {
                 if reports_walk {
-                    emit(&mut page, &anchor_after(&last), AstEventKind::Denied(*n));
+                    emit(&mut page, &page::anchor_after(last.as_deref()), AstEventKind::Denied(*n));
                 }
                 continue;
             }
             Step::Problem(e) => {
                 if reports_walk {
                     let kind = AstEventKind::Problem((e.message.clone(), e.unreadable));
-                    emit(&mut page, &anchor_after(&last), kind);
+                    emit(&mut page, &page::anchor_after(last.as_deref()), kind);
                 }
                 continue;
             }
             Step::TimedOut => {
-                let anchor = anchor_after(&last);
+                let anchor = page::anchor_after(last.as_deref());
                 emit(&mut page, &anchor, AstEventKind::Denied(0));
                 page.paging.time_out();
                 page.paging.walked_to(&anchor);
@@ -270,15 +253,11 @@ fn run(
     let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
     if denied > 0 {
         if reports_walk {
-            emit(&mut page, &anchor_after(&last), AstEventKind::Denied(denied));
+            emit(&mut page, &page::anchor_after(last.as_deref()), AstEventKind::Denied(denied));
         }
-        if recording {
-            record.push(Step::Denied(denied));
-        }
+        listing.push(Step::Denied(denied));
     }
-    if recording && !page.paging.stopped() {
-        session::keep_listing(key, record);
-    }
+    listing.keep(!page.paging.stopped());
     let stopped = if page.paging.done() {
         Some(ShardStop::PageFull)
     } else {

@@ -1,7 +1,6 @@
 //! `list-files`: the walk of `search-text` (ignore rules as `rg --files`,
 //! globs, the denylist, bytewise order), one page of entries at a time.
 
-use std::borrow::Cow;
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -43,19 +42,11 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     // text search's too, with the same roots and options), or records this
     // one (a first page only: a cursor starts mid-walk).
     let key = session::listing_key(std::slice::from_ref(&q.root), &q.walk, ws.index_policy());
-    let kept = if after.is_none() { session::listing(&key) } else { None };
-    let recording = after.is_none() && kept.is_none() && session::generation().is_some();
-    let mut record = Vec::new();
+    let listing = session::Listing::new(key, after.is_none());
     let denied_seen = Rc::new(Cell::new(0));
-    let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
-        Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
-        None => Box::new(walk::steps(walker.clone(), roots, after.clone(), denied_seen.clone()).map(Cow::Owned)),
-    };
+    let steps = listing.steps(walk::steps(walker.clone(), roots, after.clone(), denied_seen.clone()));
     let after = after.as_deref();
     for step in steps {
-        if recording {
-            record.push(step.clone().into_owned());
-        }
         let entry = match &*step {
             Step::Entry(entry) => entry,
             Step::Denied(n) => {
@@ -126,13 +117,9 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let left = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
     if left > 0 {
         denied += left;
-        if recording {
-            record.push(Step::Denied(left));
-        }
+        listing.push(Step::Denied(left));
     }
-    if recording && complete {
-        session::keep_listing(key, record);
-    }
+    listing.keep(complete);
     if denied > 0 {
         warnings.push(format!("{denied} entries withheld by the secrets denylist"));
     }

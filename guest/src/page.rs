@@ -18,6 +18,16 @@ pub fn walk_anchor(key: &mut String, rel: &str, is_dir: bool) {
     key.push('\0');
 }
 
+/// The key of walk events after `last`, the last step walked: its
+/// [`walk_anchor`] if an entry, or the start of the walk.
+pub fn anchor_after(last: Option<&crate::walk::Step>) -> String {
+    let mut anchor = String::new();
+    if let Some(crate::walk::Step::Entry(entry)) = last {
+        walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
+    }
+    anchor
+}
+
 /// The position a request's cursor names, if it passed one.
 pub fn resume_from(stream_key: &str, cursor: Option<&str>) -> Result<Option<Position>, SearchError> {
     cursor.map(|c| cursor::decode(stream_key, c)).transpose()

@@ -12,6 +12,7 @@
 //! it. A host that never calls `unchanged-since` (every other host, and a
 //! fresh instance per call) gets the plain path: load, walk, check times.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -74,12 +75,12 @@ pub fn listing_key(roots: &[String], options: &WalkOptions, policy: u64) -> Stri
 }
 
 /// The walk kept at this generation under `key` ([`listing_key`]).
-pub fn listing(key: &str) -> Option<Rc<Vec<Step>>> {
+fn listing(key: &str) -> Option<Rc<Vec<Step>>> {
     KEPT.with_borrow(|k| k.listings.get(key).cloned())
 }
 
 /// Keeps a whole walk for the calls at this generation (when there is one).
-pub fn keep_listing(key: String, steps: Vec<Step>) {
+fn keep_listing(key: String, steps: Vec<Step>) {
     KEPT.with_borrow_mut(|k| {
         if k.generation.is_some() && steps.len() <= STEPS {
             let kept: usize = k.listings.values().map(|l| l.len()).sum();
@@ -89,4 +90,50 @@ pub fn keep_listing(key: String, steps: Vec<Step>) {
             k.listings.insert(key, Rc::new(steps));
         }
     });
+}
+
+/// The walk of one call: the one kept at this generation under its key,
+/// replayed, or a new one, recorded as it goes to be kept if it ends whole.
+pub struct Listing {
+    key: String,
+    kept: Option<Rc<Vec<Step>>>,
+    record: Option<RefCell<Vec<Step>>>,
+}
+
+impl Listing {
+    /// The walk under `key` ([`listing_key`]); `whole` if it starts at the
+    /// beginning (no cursor) and covers every file (not a shard).
+    pub fn new(key: String, whole: bool) -> Listing {
+        let kept = if whole { listing(&key) } else { None };
+        let record = (whole && kept.is_none() && generation().is_some()).then(RefCell::default);
+        Listing { key, kept, record }
+    }
+
+    /// Its steps: the kept ones, or those of `walk`.
+    pub fn steps<'a>(&'a self, walk: impl Iterator<Item = Step> + 'a) -> Box<dyn Iterator<Item = Cow<'a, Step>> + 'a> {
+        match &self.kept {
+            Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
+            None => Box::new(walk.map(|step| {
+                if let Some(record) = &self.record {
+                    record.borrow_mut().push(step.clone());
+                }
+                Cow::Owned(step)
+            })),
+        }
+    }
+
+    /// A step found past the last one (entries denied at the walk's end).
+    pub fn push(&self, step: Step) {
+        if let Some(record) = &self.record {
+            record.borrow_mut().push(step);
+        }
+    }
+
+    /// Keeps the walk recorded, if it went through `whole` (no page full,
+    /// no time out).
+    pub fn keep(self, whole: bool) {
+        if let Some(record) = self.record.filter(|_| whole) {
+            keep_listing(self.key, record.into_inner());
+        }
+    }
 }

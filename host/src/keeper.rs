@@ -278,14 +278,13 @@ mod tree {
         /// Where each watched directory is (as of its last creation or move).
         dirs: HashMap<WatchDescriptor, PathBuf>,
         index: WatchDescriptor,
-        index_dir: PathBuf,
     }
 
     impl TreeWatch {
         pub(super) fn start(root: &Path, index_dir: &Path) -> Option<TreeWatch> {
             let inotify = Inotify::init().ok()?;
             let index = inotify.watches().add(index_dir, WatchMask::CREATE | WatchMask::ONLYDIR).ok()?;
-            let mut tree = TreeWatch { inotify, dirs: HashMap::new(), index, index_dir: index_dir.to_path_buf() };
+            let mut tree = TreeWatch { inotify, dirs: HashMap::new(), index };
             tree.add(root.to_path_buf()).then_some(tree)
         }
 
@@ -294,12 +293,9 @@ mod tree {
         fn add(&mut self, top: PathBuf) -> bool {
             let mut stack = vec![top];
             while let Some(dir) = stack.pop() {
-                // The index directory inside the workspace: its own writes
-                // are no change of the workspace.
-                if dir.starts_with(&self.index_dir) {
-                    continue;
-                }
                 match self.inotify.watches().add(&dir, CHANGES) {
+                    // (The index directory is never in the workspace, see
+                    // `index_dir`: its writes are no change of it.)
                     Ok(wd) if wd == self.index => continue,
                     Ok(wd) => self.dirs.insert(wd, dir.clone()),
                     // Gone again, or not a directory (any longer): its

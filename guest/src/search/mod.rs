@@ -43,33 +43,15 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     // entry walked (its key is made only for such an event: an indexed
     // search replays a kept walk of every entry, and skips most).
     let mut last: Option<Cow<'_, Step>> = None;
-    let anchor_after = |last: &Option<Cow<'_, Step>>| {
-        let mut anchor = String::new();
-        if let Some(Step::Entry(entry)) = last.as_deref() {
-            page::walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
-        }
-        anchor
-    };
     let denied_seen = Rc::new(Cell::new(0));
     // A kept instance replays a whole walk it made at this generation, or
     // records this one (a first page only: a cursor starts mid-walk).
     let q = search.q.clone();
-    let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
     let after = search.resume.as_ref().map(|r| r.path.clone());
-    let whole = after.is_none();
-    let kept = if whole { session::listing(&key) } else { None };
-    let recording = whole && kept.is_none() && session::generation().is_some();
-    let mut record = Vec::new();
-    let steps: Box<dyn Iterator<Item = Cow<'_, Step>>> = match &kept {
-        Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
-        None => Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()).map(Cow::Owned)),
-    };
-    for step in steps {
-        if recording {
-            record.push(step.clone().into_owned());
-        }
+    let listing = session::Listing::new(session::listing_key(&q.paths, &q.walk, ws.index_policy()), after.is_none());
+    for step in listing.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
         let Step::Entry(entry) = &*step else {
-            let anchor = anchor_after(&last);
+            let anchor = page::anchor_after(last.as_deref());
             page.accept(&anchor, walk_event(&step));
             if let Step::TimedOut = &*step {
                 // Out of time in the walk itself (a tree of links and skipped
@@ -92,15 +74,11 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     }
     let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
     if denied > 0 {
-        page.accept(&anchor_after(&last), ShardEventKind::Denied(denied));
-        if recording {
-            record.push(Step::Denied(denied));
-        }
+        page.accept(&page::anchor_after(last.as_deref()), ShardEventKind::Denied(denied));
+        listing.push(Step::Denied(denied));
     }
     // A walk that stopped early (page full, out of time) is not whole.
-    if recording && !page.paging.stopped() {
-        session::keep_listing(key, record);
-    }
+    listing.keep(!page.paging.stopped());
     Ok(search.finish(page))
 }
 
