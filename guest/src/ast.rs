@@ -216,8 +216,8 @@ fn run(
     // text search's too), or records this one (a first page of a search
     // not split into shards).
     let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
-    let listing = session::Listing::new(key, after.is_none() && shard.is_none());
-    for step in listing.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
+    let replay = session::Replay::new(key, after.is_none() && shard.is_none());
+    for step in replay.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
         let entry = match &*step {
             Step::Entry(entry) => entry,
             Step::Denied(n) => {
@@ -255,9 +255,9 @@ fn run(
         if reports_walk {
             emit(&mut page, &page::anchor_after(last.as_deref()), AstEventKind::Denied(denied));
         }
-        listing.push(Step::Denied(denied));
+        replay.push(Step::Denied(denied));
     }
-    listing.keep(!page.paging.stopped());
+    replay.keep(!page.paging.stopped());
     let stopped = if page.paging.done() {
         Some(ShardStop::PageFull)
     } else {

@@ -42,9 +42,9 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     // text search's too, with the same roots and options), or records this
     // one (a first page only: a cursor starts mid-walk).
     let key = session::listing_key(std::slice::from_ref(&q.root), &q.walk, ws.index_policy());
-    let listing = session::Listing::new(key, after.is_none());
+    let replay = session::Replay::new(key, after.is_none());
     let denied_seen = Rc::new(Cell::new(0));
-    let steps = listing.steps(walk::steps(walker.clone(), roots, after.clone(), denied_seen.clone()));
+    let steps = replay.steps(walk::steps(walker.clone(), roots, after.clone(), denied_seen.clone()));
     let after = after.as_deref();
     for step in steps {
         let entry = match &*step {
@@ -117,9 +117,9 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let left = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
     if left > 0 {
         denied += left;
-        listing.push(Step::Denied(left));
+        replay.push(Step::Denied(left));
     }
-    listing.keep(complete);
+    replay.keep(complete);
     if denied > 0 {
         warnings.push(format!("{denied} entries withheld by the secrets denylist"));
     }

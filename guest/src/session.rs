@@ -94,19 +94,19 @@ fn keep_listing(key: String, steps: Vec<Step>) {
 
 /// The walk of one call: the one kept at this generation under its key,
 /// replayed, or a new one, recorded as it goes to be kept if it ends whole.
-pub struct Listing {
+pub struct Replay {
     key: String,
     kept: Option<Rc<Vec<Step>>>,
     record: Option<RefCell<Vec<Step>>>,
 }
 
-impl Listing {
+impl Replay {
     /// The walk under `key` ([`listing_key`]); `whole` if it starts at the
     /// beginning (no cursor) and covers every file (not a shard).
-    pub fn new(key: String, whole: bool) -> Listing {
+    pub fn new(key: String, whole: bool) -> Replay {
         let kept = if whole { listing(&key) } else { None };
         let record = (whole && kept.is_none() && generation().is_some()).then(RefCell::default);
-        Listing { key, kept, record }
+        Replay { key, kept, record }
     }
 
     /// Its steps: the kept ones, or those of `walk`.

@@ -48,8 +48,8 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     // records this one (a first page only: a cursor starts mid-walk).
     let q = search.q.clone();
     let after = search.resume.as_ref().map(|r| r.path.clone());
-    let listing = session::Listing::new(session::listing_key(&q.paths, &q.walk, ws.index_policy()), after.is_none());
-    for step in listing.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
+    let replay = session::Replay::new(session::listing_key(&q.paths, &q.walk, ws.index_policy()), after.is_none());
+    for step in replay.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
         let Step::Entry(entry) = &*step else {
             let anchor = page::anchor_after(last.as_deref());
             page.accept(&anchor, walk_event(&step));
@@ -75,10 +75,10 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
     if denied > 0 {
         page.accept(&page::anchor_after(last.as_deref()), ShardEventKind::Denied(denied));
-        listing.push(Step::Denied(denied));
+        replay.push(Step::Denied(denied));
     }
     // A walk that stopped early (page full, out of time) is not whole.
-    listing.keep(!page.paging.stopped());
+    replay.keep(!page.paging.stopped());
     Ok(search.finish(page))
 }
 
