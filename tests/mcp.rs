@@ -58,6 +58,8 @@ fn a_long_lived_server_answers_every_change_made_before_a_call() {
     t.write("src/b.txt", "a needle here\n");
     t.write("src/c.txt", "needle hay\n");
     t.write("deep/d.txt", "needle deep\n");
+    // Two hits: a page of one ends in it, between files the index rules out.
+    t.write("mid/m.txt", "needle one\nneedle two\n");
     for i in 0..200 {
         t.write(&format!("filler/f{i}.txt"), "nothing to see\n");
     }

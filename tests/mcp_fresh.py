@@ -50,6 +50,37 @@ async def check(s, what):
     assert got == want, f"{what}: list_files {got} != ls {want}"
 
 
+def cli_page(query, mode, n, cursor):
+    """One page by the CLI: indexed, one instance."""
+    args = [BIN, "--root", ROOT, "-j", "1", "search", "--json", "-i", "-F", "--max-results", str(n)]
+    args += {"content": [], "count": ["-c"], "files_with_matches": ["-l"]}[mode]
+    args += ["--cursor", cursor] if cursor else []
+    out = subprocess.run(args + [query], capture_output=True, stdin=subprocess.DEVNULL)
+    v = json.loads(out.stdout)
+    return [(m["path"], m["line"]) for m in v["matches"]], v["files"], v["next_cursor"], v["stats"]
+
+
+async def same_pages(s, what):
+    """Every page of the server's answers (its instances share a served
+    call) is the page the CLI's one instance gives: results, cursor, stats."""
+    for q in QUERIES:
+        for mode, n in [("content", 1), ("content", 2), ("count", 1), ("files_with_matches", 2)]:
+            cursor = None
+            for _ in range(50):
+                args = {"query": q, "context_lines": 0, "max_results": n, "output_mode": mode}
+                r = await s.call_tool("search_text", dict(args, cursor=cursor) if cursor else args)
+                assert not r.is_error, r
+                sc = r.structured_content
+                got = ([(h["path"], h["line"]) for h in sc["hits"]], sc.get("files") or [], sc["next_cursor"],
+                       dict(sc["stats"], elapsed_ms=0))
+                want = cli_page(q, mode, n, cursor)
+                want = want[:3] + (dict(want[3], elapsed_ms=0),)
+                assert got == want, f"{what}: {q!r} {mode} {n} after {cursor}: served {got} != CLI {want}"
+                cursor = sc["next_cursor"]
+                if not cursor:
+                    break
+
+
 def write(rel, text):
     path = os.path.join(ROOT, rel)
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -75,6 +106,7 @@ async def main():
                 await asyncio.sleep(0.5)
             await check(s, "indexed")
             await check(s, "again")
+            await same_pages(s, "indexed")
             # Each change right before a call, with no pause.
             write("src/new.txt", "a fresh_word and a needle\n")
             await check(s, "new file")

@@ -33,6 +33,16 @@ pub fn resume_from(stream_key: &str, cursor: Option<&str>) -> Result<Option<Posi
     cursor.map(|c| cursor::decode(stream_key, c)).transpose()
 }
 
+/// Where a page resuming at `resume` starts in the file at `rel` (see
+/// [`Paging::resume_point`]).
+pub fn resume_point(resume: Option<&Position>, rel: &str) -> Option<(u64, u64)> {
+    match resume {
+        Some(r) if rel < r.path.as_str() => None,
+        Some(r) if rel == r.path => (r.line != u64::MAX).then_some((r.line, r.taken)),
+        _ => Some((0, 0)),
+    }
+}
+
 /// One page of a sorted result stream: what it skipped, took and spent, and
 /// where the stream stands.
 pub struct Paging {
@@ -69,11 +79,7 @@ impl Paging {
     /// `taken` results already delivered from it — or `None` if the cursor
     /// is past it.
     pub fn resume_point(&self, rel: &str) -> Option<(u64, u64)> {
-        match &self.resume {
-            Some(r) if rel < r.path.as_str() => None,
-            Some(r) if rel == r.path => (r.line != u64::MAX).then_some((r.line, r.taken)),
-            _ => Some((0, 0)),
-        }
+        resume_point(self.resume.as_ref(), rel)
     }
 
     /// Results this page still wants (skipped ones included).

@@ -31,7 +31,13 @@ struct Kept {
     generation: Option<u64>,
     /// The index, by the policy it was loaded under.
     index: Option<(u64, Rc<Loaded>)>,
-    listings: HashMap<String, Rc<Vec<Step>>>,
+    listings: HashMap<String, KeptWalk>,
+}
+
+struct KeptWalk {
+    steps: Rc<Vec<Step>>,
+    /// What the index says of each step ([`crate::index::Narrowing::marks`]).
+    marks: Option<Rc<Vec<u32>>>,
 }
 
 thread_local! {
@@ -76,18 +82,18 @@ pub fn listing_key(roots: &[String], options: &WalkOptions, policy: u64) -> Stri
 
 /// The walk kept at this generation under `key` ([`listing_key`]).
 fn listing(key: &str) -> Option<Rc<Vec<Step>>> {
-    KEPT.with_borrow(|k| k.listings.get(key).cloned())
+    KEPT.with_borrow(|k| k.listings.get(key).map(|w| w.steps.clone()))
 }
 
 /// Keeps a whole walk for the calls at this generation (when there is one).
 fn keep_listing(key: String, steps: Vec<Step>) {
     KEPT.with_borrow_mut(|k| {
         if k.generation.is_some() && steps.len() <= STEPS {
-            let kept: usize = k.listings.values().map(|l| l.len()).sum();
+            let kept: usize = k.listings.values().map(|w| w.steps.len()).sum();
             if k.listings.len() >= LISTINGS || kept + steps.len() > STEPS {
                 k.listings.clear();
             }
-            k.listings.insert(key, Rc::new(steps));
+            k.listings.insert(key, KeptWalk { steps: Rc::new(steps), marks: None });
         }
     });
 }
@@ -97,7 +103,7 @@ fn keep_listing(key: String, steps: Vec<Step>) {
 pub struct Replay {
     key: String,
     kept: Option<Rc<Vec<Step>>>,
-    record: Option<RefCell<Vec<Step>>>,
+    record: RefCell<Option<Vec<Step>>>,
 }
 
 impl Replay {
@@ -105,35 +111,61 @@ impl Replay {
     /// beginning (no cursor) and covers every file (not a shard).
     pub fn new(key: String, whole: bool) -> Replay {
         let kept = if whole { listing(&key) } else { None };
-        let record = (whole && kept.is_none() && generation().is_some()).then(RefCell::default);
+        let record = RefCell::new((whole && kept.is_none() && generation().is_some()).then(Vec::new));
         Replay { key, kept, record }
     }
 
     /// Its steps: the kept ones, or those of `walk`.
-    pub fn steps<'a>(&'a self, walk: impl Iterator<Item = Step> + 'a) -> Box<dyn Iterator<Item = Cow<'a, Step>> + 'a> {
+    pub fn steps<'a>(&'a self, mut walk: impl Iterator<Item = Step> + 'a) -> impl Iterator<Item = Cow<'a, Step>> + 'a {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            at += 1;
+            self.step(at - 1, &mut walk)
+        })
+    }
+
+    /// Step number `at` (steps are taken in order): the kept one, or the
+    /// next of `walk` (the `at`th it gives).
+    pub fn step(&self, at: usize, walk: &mut dyn Iterator<Item = Step>) -> Option<Cow<'_, Step>> {
         match &self.kept {
-            Some(steps) => Box::new(steps.iter().map(Cow::Borrowed)),
-            None => Box::new(walk.map(|step| {
-                if let Some(record) = &self.record {
-                    record.borrow_mut().push(step.clone());
+            Some(steps) => steps.get(at).map(Cow::Borrowed),
+            None => {
+                let step = walk.next()?;
+                if let Some(record) = self.record.borrow_mut().as_mut() {
+                    record.push(step.clone());
                 }
-                Cow::Owned(step)
-            })),
+                Some(Cow::Owned(step))
+            }
         }
+    }
+
+    /// The marks of the kept walk replayed, if it is one: made by `make`
+    /// once per walk and generation.
+    pub fn marks(&self, make: impl FnOnce(&[Step]) -> Vec<u32>) -> Option<Rc<Vec<u32>>> {
+        let steps = self.kept.as_ref()?;
+        KEPT.with_borrow_mut(|k| {
+            let kept = k.listings.get_mut(&self.key).filter(|w| Rc::ptr_eq(&w.steps, steps))?;
+            Some(kept.marks.get_or_insert_with(|| Rc::new(make(steps))).clone())
+        })
+    }
+
+    /// Step number `at` of the kept walk replayed, if it is one.
+    pub fn kept_step(&self, at: usize) -> Option<&Step> {
+        self.kept.as_ref()?.get(at)
     }
 
     /// A step found past the last one (entries denied at the walk's end).
     pub fn push(&self, step: Step) {
-        if let Some(record) = &self.record {
-            record.borrow_mut().push(step);
+        if let Some(record) = self.record.borrow_mut().as_mut() {
+            record.push(step);
         }
     }
 
     /// Keeps the walk recorded, if it went through `whole` (no page full,
-    /// no time out).
-    pub fn keep(self, whole: bool) {
-        if let Some(record) = self.record.filter(|_| whole) {
-            keep_listing(self.key, record.into_inner());
+    /// no time out), and records no more.
+    pub fn keep(&self, whole: bool) {
+        if let Some(record) = self.record.take().filter(|_| whole) {
+            keep_listing(self.key.clone(), record);
         }
     }
 }

@@ -181,7 +181,10 @@ impl Walker {
         }
         let overrides = ob.build().map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
         let mut tb = TypesBuilder::new();
-        tb.add_defaults();
+        // (Building every type's globs costs more than many a served call.)
+        if !opts.types.is_empty() {
+            tb.add_defaults();
+        }
         for t in &opts.types {
             if !tb.definitions().iter().any(|d| d.name() == t) {
                 return Err(SearchError::InvalidArgument(format!(

@@ -350,12 +350,13 @@ impl Sandbox {
             }
             None => request,
         };
-        // With an index, the files left to read are few: one instance.
-        if self.jobs == 1 || self.indexed().is_some() {
+        if self.jobs == 1 {
             return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_text(s, request, p));
         }
-        // One instance walks, the others search what it hands out; one more
-        // merges their events into the page one instance would have made.
+        // One instance walks (the kept one, if free: its walk and index are
+        // loaded), the others search what it hands out, which with an index
+        // is only what the index cannot rule out; one more merges their
+        // events into the page one instance would have made.
         let started = Instant::now();
         let shards = self.walked_once(timeout, request)?;
         let mut response =
@@ -420,7 +421,7 @@ impl Sandbox {
             let searchers: Vec<_> = (1..self.jobs)
                 .map(|_| {
                     scope.spawn(|| {
-                        let part = self.call(timeout, |i, s| {
+                        let part = self.helper_call(timeout, |i, s| {
                             let (mut part, mut begun) = (empty(), false);
                             while let Some(batch) = queue.take() {
                                 if let Err(e) = search(i, s, &mut part, &mut begun, batch)? {
@@ -448,6 +449,7 @@ impl Sandbox {
                             Err(e) => return Ok(Err(e)),
                         };
                     walked.events.extend(w.events);
+                    walked.index = w.index;
                     if w.timed_out {
                         walked.stopped = Some(ShardStop::TimedOut);
                     }
@@ -554,6 +556,18 @@ impl Sandbox {
         self.call(guest_timeout(None).min(self.policy.max_timeout), |i, s| {
             i.sandgrep_search_files().call_read_file(s, request, p)
         })
+    }
+
+    /// As [`Sandbox::call`], on a fresh instance without the index: one
+    /// searching files another instance's walk handed out.
+    fn helper_call<T>(
+        &self,
+        timeout: Duration,
+        f: impl Fn(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
+    ) -> Result<T, Error> {
+        let deadline = timeout + self.policy.deadline_grace;
+        let memory = self.policy.memory_limit;
+        self.runtime.call(&self.workspace, None, memory, timeout, deadline, f)?.map_err(Error::Search)
     }
 
     fn call<T>(

@@ -29,7 +29,7 @@ pub use plan::{plan, Query};
 use crate::cursor::{read_varint, varint};
 use crate::fs::Meta;
 use crate::request::WalkOptions;
-use crate::walk::{Entry, Walker};
+use crate::walk::{Entry, Step, Walker};
 use crate::{redact, session};
 use crate::{IndexReport, IndexUse, SearchError, Workspace};
 use sandgrep_contract::limits::INDEX_FILESIZE;
@@ -252,6 +252,11 @@ pub struct Narrowing {
     next: std::cell::Cell<usize>,
 }
 
+/// Marks of steps ([`Narrowing::marks`]) that are not a file with a
+/// record: an entry that is no file, anything else.
+const ENTRY: u32 = u32::MAX - 1;
+const OTHER: u32 = u32::MAX;
+
 /// What a skipped file would have been to the search that reads it.
 pub enum Unread {
     /// Larger than the search's max-filesize (checked before a read).
@@ -322,6 +327,59 @@ impl Narrowing {
         } else {
             None
         }
+    }
+
+    /// For a walk kept at this generation, replayed: each step's mark for
+    /// [`Narrowing::quiet_run`] (computed once per walk and generation).
+    pub fn marks(&self, steps: &[Step]) -> Vec<u32> {
+        let files = &self.loaded.files;
+        let mut next = 0;
+        steps
+            .iter()
+            .map(|step| match step {
+                Step::Entry(e) if !e.is_file => ENTRY,
+                Step::Entry(e) => {
+                    let i = match next {
+                        i if files.get(i).is_some_and(|f| f.path == e.rel) => Some(i),
+                        _ => files.binary_search_by(|f| f.path.as_str().cmp(&e.rel)).ok(),
+                    };
+                    next = i.map_or(next, |i| i + 1);
+                    i.filter(|&i| files[i].flags & (UNTRUSTED | BINARY) == 0).map_or(OTHER, |i| i as u32)
+                }
+                _ => OTHER,
+            })
+            .collect()
+    }
+
+    /// The steps from `at` on, by their `marks`, that a search passes by
+    /// without a look: files this index shows cannot match (not binary, not
+    /// over `max_filesize`) and entries that are not files. Where the run
+    /// ends, how many files it holds and the step of the last of them.
+    /// Empty unless the host vouches for the index ([`crate::session`]).
+    pub fn quiet_run(&self, marks: &[u32], at: usize, max_filesize: u64) -> (usize, u64, Option<usize>) {
+        let (mut end, mut files, mut last) = (at, 0, None);
+        while self.current {
+            match marks.get(end) {
+                Some(&ENTRY) => {}
+                Some(&rec) if rec != OTHER => {
+                    let i = rec as usize;
+                    if self.candidates[i / 64] & (1 << (i % 64)) != 0 || self.loaded.files[i].size > max_filesize {
+                        break;
+                    }
+                    (files, last) = (files + 1, Some(end));
+                }
+                _ => break,
+            }
+            end += 1;
+        }
+        (end, files, last)
+    }
+
+    /// The size the index holds for the file at `rel`, when `unread` just
+    /// looked it up.
+    pub fn recorded_size(&self, rel: &str) -> Option<u64> {
+        let rec = self.loaded.files.get(self.next.get().checked_sub(1)?)?;
+        (rec.path == rel).then_some(rec.size)
     }
 }
 

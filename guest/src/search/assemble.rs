@@ -102,6 +102,10 @@ impl Page {
                 }
                 self.paging.file_done(key);
             }
+            ShardEventKind::IndexSkippedRun(files) => {
+                self.stats.files_skipped_by_index += files;
+                self.paging.file_done(key);
+            }
             ShardEventKind::Searched(r) => self.searched(key, r),
             // As `searched` for each of them: only the last one's place in
             // the stream can stand (the others are before it).

@@ -6,28 +6,54 @@
 //! would have made: a searcher's part alone filling a page means the whole
 //! page is full by then, so its stop is where the merge cuts.
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::{walk_event, walk_of, Page, Searching};
+use crate::cursor::Position;
 use crate::error::{error_message, io_error};
 use crate::fs::Dir;
-use crate::page;
+use crate::index::{Narrowing, Unread};
 use crate::request::TextQuery;
 use crate::walk::{self, Entry, Step, Walker};
+use crate::{page, session};
 use crate::{
-    FileOutcome, SearchError, SearchTextRequest, ShardEvent, ShardEventKind, ShardResult, ShardStop, WalkedFile,
-    WalkedFiles, Workspace,
+    FileOutcome, IndexUse, SearchError, SearchTextRequest, ShardEvent, ShardEventKind, ShardResult, ShardStop,
+    WalkedFile, WalkedFiles, Workspace,
 };
+
+/// About how many bytes of files (by the index's sizes) a batch holds: few
+/// enough that the instances share a served call's reads evenly, enough
+/// that a batch costs little beside them.
+const BATCH_BYTES: u64 = 1 << 20;
 
 /// The walk an instance hands out files from.
 pub(crate) struct Listing {
-    steps: Box<dyn Iterator<Item = Step>>,
+    /// The walk kept at this generation, or `live`, recorded.
+    replay: session::Replay,
+    live: Box<dyn Iterator<Item = Step>>,
+    /// Steps taken so far.
+    at: usize,
     walker: Rc<Walker>,
     denied_seen: Rc<Cell<u64>>,
-    /// The key just after the last entry handed out.
-    anchor: String,
+    /// The last entry walked (its key is made only for an event after it).
+    last: Last,
+    /// With an index, the files it rules out are not handed out.
+    narrowing: Option<Narrowing>,
+    /// What the index says of the steps of a kept walk.
+    marks: Option<Rc<Vec<u32>>>,
+    index_use: IndexUse,
+    resume: Option<Position>,
+    max_filesize: u64,
     done: bool,
+}
+
+/// The last entry walked: its step number in the kept walk, or itself.
+enum Last {
+    Start,
+    Kept(usize),
+    Live(Step),
 }
 
 /// The search an instance makes of the batches it is given.
@@ -86,27 +112,80 @@ impl Listing {
         let resume = page::resume_from(&ws.stream_key(q.stream_key()), q.cursor.as_deref())?;
         let (walker, roots) = walk_of(ws, &q, started)?;
         let denied_seen = Rc::new(Cell::new(0));
-        let after = resume.map(|r| r.path);
-        let steps = Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()));
-        Ok(Listing { steps, walker, denied_seen, anchor: String::new(), done: false })
+        let after = resume.as_ref().map(|r| r.path.clone());
+        // As `search-text`: a first page replays a kept walk, or records one.
+        let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
+        let replay = session::Replay::new(key, after.is_none());
+        let live = Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()));
+        let (index_use, narrowing) = Narrowing::open(ws, &q);
+        let marks = narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));
+        Ok(Listing {
+            replay,
+            live,
+            at: 0,
+            walker,
+            denied_seen,
+            last: Last::Start,
+            narrowing,
+            marks,
+            index_use,
+            resume,
+            max_filesize: q.max_filesize,
+            done: false,
+        })
     }
 
-    /// The next files of the walk: at least one and at most `max`, unless
-    /// the walk is over.
+    /// The next files of the walk: at least one and at most `max` (or about
+    /// [`BATCH_BYTES`] of them by the index's sizes), unless the walk is over.
     pub(crate) fn next(&mut self, max: u32) -> WalkedFiles {
-        let mut out = WalkedFiles { events: Vec::new(), files: Vec::new(), done: false, timed_out: false };
-        while !self.done && out.files.len() < max.max(1) as usize {
-            match self.steps.next() {
-                Some(Step::Entry(entry)) => {
-                    page::walk_anchor(&mut self.anchor, &entry.rel, entry.is_dir);
-                    if entry.is_file {
-                        out.files.push(WalkedFile { path: entry.rel, real: entry.real });
-                    }
+        let mut out =
+            WalkedFiles { events: Vec::new(), files: Vec::new(), done: false, timed_out: false, index: self.index_use };
+        // The bytes handed out, and the run of files the index ruled out
+        // since the last file handed out or event (its place in `events`).
+        let (mut bytes, mut run) = (0, None);
+        while !self.done && out.files.len() < max.max(1) as usize && bytes < BATCH_BYTES {
+            // A kept walk passes the files the index rules out by the run.
+            if let (Some(marks), Some(n)) = (&self.marks, &self.narrowing) {
+                let (end, files, last_file) = n.quiet_run(marks, self.at, self.max_filesize);
+                if let Some(Step::Entry(file)) = last_file.and_then(|i| self.replay.kept_step(i)) {
+                    skipped(&mut out.events, &mut run, &file.rel, files);
                 }
+                if end > self.at {
+                    (self.last, self.at) = (Last::Kept(end - 1), end);
+                }
+            }
+            match self.replay.step(self.at, &mut self.live) {
                 Some(step) => {
-                    out.events.push(ShardEvent { key: self.anchor.clone(), kind: walk_event(&step) });
-                    if let Step::TimedOut = step {
-                        (self.done, out.timed_out) = (true, true);
+                    self.at += 1;
+                    if let Step::Entry(entry) = &*step {
+                        // (Before the page's cursor: no event, as in one instance.)
+                        if entry.is_file && page::resume_point(self.resume.as_ref(), &entry.rel).is_some() {
+                            match self.unread(entry) {
+                                Some(ShardEventKind::IndexSkippedRun(n)) => {
+                                    skipped(&mut out.events, &mut run, &entry.rel, n);
+                                }
+                                Some(kind) => {
+                                    run = None;
+                                    out.events.push(ShardEvent { key: entry.rel.clone(), kind });
+                                }
+                                None => {
+                                    run = None;
+                                    bytes +=
+                                        self.narrowing.as_ref().and_then(|n| n.recorded_size(&entry.rel)).unwrap_or(0);
+                                    out.files.push(WalkedFile { path: entry.rel.clone(), real: entry.real.clone() });
+                                }
+                            }
+                        }
+                        self.last = match step {
+                            Cow::Borrowed(_) => Last::Kept(self.at - 1),
+                            Cow::Owned(step) => Last::Live(step),
+                        };
+                    } else {
+                        run = None;
+                        out.events.push(ShardEvent { key: self.anchor(), kind: walk_event(&step) });
+                        if let Step::TimedOut = &*step {
+                            (self.done, out.timed_out) = (true, true);
+                        }
                     }
                 }
                 None => self.done = true,
@@ -116,18 +195,41 @@ impl Listing {
                 let denied = self.walker.denied.load(std::sync::atomic::Ordering::Relaxed);
                 let left = denied - self.denied_seen.replace(denied);
                 if left > 0 {
-                    out.events.push(ShardEvent { key: self.anchor.clone(), kind: ShardEventKind::Denied(left) });
+                    out.events.push(ShardEvent { key: self.anchor(), kind: ShardEventKind::Denied(left) });
+                    self.replay.push(Step::Denied(left));
                 }
+                self.replay.keep(!out.timed_out);
             }
         }
         out.done = self.done;
         out
+    }
+
+    /// The event of the file `entry` when it is not to be searched: the
+    /// index rules it out (`IndexSkippedRun(1)` for one that cannot match).
+    fn unread(&self, entry: &Entry) -> Option<ShardEventKind> {
+        Some(match self.narrowing.as_ref()?.unread(entry, self.max_filesize)? {
+            Unread::TooLarge => ShardEventKind::TooLarge,
+            Unread::Binary => ShardEventKind::IndexSkipped(true),
+            Unread::NoMatch => ShardEventKind::IndexSkippedRun(1),
+        })
+    }
+
+    /// The key of walk events after the last entry walked.
+    fn anchor(&self) -> String {
+        match &self.last {
+            Last::Start => String::new(),
+            Last::Kept(at) => page::anchor_after(self.replay.kept_step(*at)),
+            Last::Live(step) => page::anchor_after(Some(step)),
+        }
     }
 }
 
 impl Batches {
     pub(crate) fn new(ws: &Workspace, request: SearchTextRequest) -> Result<Batches, SearchError> {
         let mut search = Searching::new(ws, request)?;
+        // The walk handing the files out applied the index.
+        search.narrowing = None;
         let (_, roots) = search.walk(ws)?;
         let page = search.page(&roots);
         Ok(Batches { search, page, dirs: Dirs::default() })
@@ -161,6 +263,21 @@ impl Batches {
             self.page.paging.timed_out().then_some(ShardStop::TimedOut)
         };
         Ok(ShardResult { events, stopped, index: self.search.index_use })
+    }
+}
+
+/// Adds `n` files the index rules out, the last at `rel`, to the walk's
+/// events: to the `run` of them open since the last file handed out or
+/// event, or as a new one.
+fn skipped(events: &mut Vec<ShardEvent>, run: &mut Option<usize>, rel: &str, n: u64) {
+    if let Some(ShardEvent { key, kind: ShardEventKind::IndexSkippedRun(files) }) = run.and_then(|i| events.get_mut(i))
+    {
+        key.clear();
+        key.push_str(rel);
+        *files += n;
+    } else {
+        *run = Some(events.len());
+        events.push(ShardEvent { key: rel.to_string(), kind: ShardEventKind::IndexSkippedRun(n) });
     }
 }
 

@@ -20,6 +20,7 @@
 use grep_matcher::{LineMatchKind, LineTerminator, Match, Matcher, NoError};
 use grep_regex::{RegexCaptures, RegexMatcher};
 
+#[derive(Clone)]
 pub struct SearchMatcher {
     regex: RegexMatcher,
     literals: Option<Literals>,
@@ -27,6 +28,7 @@ pub struct SearchMatcher {
 
 /// The literals a query is one of, ASCII, lower-cased when the search
 /// ignores case.
+#[derive(Clone)]
 struct Literals {
     all: Vec<Literal>,
     ignore_case: bool,
@@ -36,6 +38,7 @@ struct Literals {
 /// between them, so that their distance is the same in every match; the
 /// same twice when it has one such byte); how many `k`s and `s`s are
 /// before the first and after it.
+#[derive(Clone)]
 struct Literal {
     bytes: Vec<u8>,
     rare: usize,

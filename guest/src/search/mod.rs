@@ -49,7 +49,23 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     let q = search.q.clone();
     let after = search.resume.as_ref().map(|r| r.path.clone());
     let replay = session::Replay::new(session::listing_key(&q.paths, &q.walk, ws.index_policy()), after.is_none());
-    for step in replay.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
+    let marks = search.narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));
+    let mut walk = walk::steps(walker.clone(), roots, after, denied_seen.clone());
+    let mut at = 0;
+    loop {
+        // A kept walk passes the files the index rules out by the run.
+        if let (Some(marks), Some(n)) = (&marks, &search.narrowing) {
+            let (end, files, last_file) = n.quiet_run(marks, at, q.max_filesize);
+            if let Some(Step::Entry(file)) = last_file.and_then(|i| replay.kept_step(i)) {
+                page.accept(&file.rel, ShardEventKind::IndexSkippedRun(files));
+            }
+            if end > at {
+                last = replay.kept_step(end - 1).map(Cow::Borrowed);
+                at = end;
+            }
+        }
+        let Some(step) = replay.step(at, &mut walk) else { break };
+        at += 1;
         let Step::Entry(entry) = &*step else {
             let anchor = page::anchor_after(last.as_deref());
             page.accept(&anchor, walk_event(&step));
@@ -276,7 +292,23 @@ fn nul_in_rest(at: &FileAt, mut file: SearchFile) -> bool {
     }
 }
 
+thread_local! {
+    /// The last matcher built, by what it was built from: the instances of
+    /// one call build the same, and a kept instance sees one query paged.
+    static MATCHER: std::cell::RefCell<Option<(String, SearchMatcher)>> = const { std::cell::RefCell::new(None) };
+}
+
 fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
+    let key = format!("{:?}\0{:?}\0{}\0{}\0{}", q.mode, q.case, q.word, q.multiline, q.query);
+    if let Some(m) = MATCHER.with_borrow(|m| m.as_ref().filter(|(k, _)| *k == key).map(|(_, m)| m.clone())) {
+        return Ok(m);
+    }
+    let m = new_matcher(q)?;
+    MATCHER.set(Some((key, m.clone())));
+    Ok(m)
+}
+
+fn new_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
     let mut b = RegexMatcherBuilder::new();
     // As ripgrep: `^`/`$` match at line boundaries; `.` never crosses lines
     // unless the pattern says `(?s)`.

@@ -24,7 +24,8 @@ pub fn merge_shards(
     let q = TextQuery::from_request(request, &mut warnings)?;
     let stream_key = ws.stream_key(q.stream_key());
     let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
-    let index = shards.first().map_or(crate::IndexUse::None, |s| s.index);
+    // (Instances that searched handed-out files had no index: the walk's says.)
+    let index = shards.iter().map(|s| s.index).find(|i| *i != crate::IndexUse::None).unwrap_or(crate::IndexUse::None);
     let (events, cut) = in_walk_order(shards.into_iter().map(|s| (s.events, s.stopped)).collect(), |e| &e.key);
     let roots = Walker::new(ws, &q.walk)?.roots(&q.paths)?;
     let mut page = Page::new(std::rc::Rc::new(q), resume, warnings, walk::named_files(&roots));

@@ -81,6 +81,7 @@ impl exports::sandgrep::search::parallel::Guest for Runaway {
             files: vec![file],
             done: true,
             timed_out: false,
+            index: IndexUse::None,
         })
     }
 
