@@ -3,7 +3,9 @@ every change made before a call is in that call's answer (SPEC §6).
 
 Usage: python mcp_fresh.py SANDGREP_BINARY WORKSPACE
 Each answer (paths and lines of the hits) is compared with a scan by the
-CLI (`--no-index`). Exits non-zero on the first difference.
+CLI (`--no-index`), and once the index serves, every page (results, cursor,
+stats) with the CLI's one indexed instance. Exits non-zero on the first
+difference.
 """
 
 import asyncio

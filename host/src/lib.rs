@@ -421,7 +421,8 @@ impl Sandbox {
             let searchers: Vec<_> = (1..self.jobs)
                 .map(|_| {
                     scope.spawn(|| {
-                        let part = self.helper_call(timeout, |i, s| {
+                        // (The files handed out were narrowed: no index.)
+                        let part = self.fresh_call(None, timeout, |i, s| {
                             let (mut part, mut begun) = (empty(), false);
                             while let Some(batch) = queue.take() {
                                 if let Err(e) = search(i, s, &mut part, &mut begun, batch)? {
@@ -558,18 +559,20 @@ impl Sandbox {
         })
     }
 
-    /// As [`Sandbox::call`], on a fresh instance without the index: one
-    /// searching files another instance's walk handed out.
-    fn helper_call<T>(
+    /// `f` on a fresh instance, given the index directory `index`.
+    fn fresh_call<T>(
         &self,
+        index: Option<(&Path, FsPerms)>,
         timeout: Duration,
         f: impl Fn(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
     ) -> Result<T, Error> {
         let deadline = timeout + self.policy.deadline_grace;
         let memory = self.policy.memory_limit;
-        self.runtime.call(&self.workspace, None, memory, timeout, deadline, f)?.map_err(Error::Search)
+        self.runtime.call(&self.workspace, index, memory, timeout, deadline, f)?.map_err(Error::Search)
     }
 
+    /// `f` on the kept instance of a long-lived host when it is free, else
+    /// on a fresh one; with the index directory, when there is an index.
     fn call<T>(
         &self,
         timeout: Duration,
@@ -592,7 +595,7 @@ impl Sandbox {
                 return answer?.map_err(Error::Search);
             }
         }
-        self.runtime.call(&self.workspace, index, memory, timeout, deadline, f)?.map_err(Error::Search)
+        self.fresh_call(index, timeout, f)
     }
 }
 

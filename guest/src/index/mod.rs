@@ -203,6 +203,15 @@ impl Loaded {
     }
 
     /// The files a query lets through, as a bitmap over file numbers.
+    /// The number of the record of the file at `rel`, looked for at
+    /// `likely` first (a walk and the table go in nearly the same order).
+    fn record(&self, rel: &str, likely: usize) -> Option<usize> {
+        match likely {
+            i if self.files.get(i).is_some_and(|f| f.path == rel) => Some(i),
+            _ => self.files.binary_search_by(|f| f.path.as_str().cmp(rel)).ok(),
+        }
+    }
+
     fn eval(&self, q: &Query, cache: &mut HashMap<u32, Vec<u64>>) -> Result<Vec<u64>, String> {
         let words = self.files.len().div_ceil(64);
         Ok(match q {
@@ -307,10 +316,7 @@ impl Narrowing {
     /// Whether the search may leave `entry` unread, and as what.
     pub fn unread(&self, entry: &Entry, max_filesize: u64) -> Option<Unread> {
         let files = &self.loaded.files;
-        let i = match self.next.get() {
-            i if files.get(i).is_some_and(|f| f.path == entry.rel) => i,
-            _ => files.binary_search_by(|f| f.path.as_str().cmp(&entry.rel)).ok()?,
-        };
+        let i = self.loaded.record(&entry.rel, self.next.get())?;
         self.next.set(i + 1);
         let rec = &files[i];
         if rec.flags & UNTRUSTED != 0 || !self.current && !rec.same(&entry.meta()?) {
@@ -339,10 +345,7 @@ impl Narrowing {
             .map(|step| match step {
                 Step::Entry(e) if !e.is_file => ENTRY,
                 Step::Entry(e) => {
-                    let i = match next {
-                        i if files.get(i).is_some_and(|f| f.path == e.rel) => Some(i),
-                        _ => files.binary_search_by(|f| f.path.as_str().cmp(&e.rel)).ok(),
-                    };
+                    let i = self.loaded.record(&e.rel, next);
                     next = i.map_or(next, |i| i + 1);
                     i.filter(|&i| files[i].flags & (UNTRUSTED | BINARY) == 0).map_or(OTHER, |i| i as u32)
                 }
