@@ -17,8 +17,12 @@ pub fn io_error(rel: &str, err: &std::io::Error) -> SearchError {
             "{rel}: not permitted (unreadable, a link leading outside the workspace, or changed while being read)"
         )),
         std::io::ErrorKind::Interrupted => SearchError::Io(format!(
-            "{rel}: not opened: it blocked until the time limit (a FIFO or device put there while searching?)"
+            "{rel}: not opened: it blocked until the time limit (a file system that does not answer?)"
         )),
+        // What the host answers when a FIFO, socket or device is opened.
+        std::io::ErrorKind::Unsupported => {
+            SearchError::Io(format!("{rel}: not a regular file (a FIFO, socket or device put there while searching?)"))
+        }
         _ => SearchError::Io(format!("{rel}: {}", plain_io_message(err))),
     }
 }

@@ -318,9 +318,10 @@ mod files {
             },
         )?;
         // Opening a FIFO blocks until a writer comes, and a hostile workspace
-        // can swap one in for a file after the guest checked it: each open is
-        // interrupted past its own bound, so no call (an index refresh
-        // included, whose deadline is long) waits on one.
+        // can swap one in for a file after the guest checked it: opens do not
+        // wait for one, and any open that still blocks (a file system that
+        // never answers) is interrupted past its own bound, so no call (an
+        // index refresh included, whose deadline is long) waits on it.
         types.func_wrap(
             "[method]descriptor.open-at",
             |mut cx: StoreContextMut<'_, State>,
@@ -372,14 +373,23 @@ mod files {
                         Err(e) => Err(error(e)),
                     },));
                 }
+                // Without waiting: a FIFO opens at once this way (and is
+                // refused below); a regular file reads the same.
                 let mut opts = OpenOptions::new();
                 opts.read(true)._cap_fs_ext_follow(follow(path_flags));
+                #[cfg(unix)]
+                cap_primitives::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK);
                 let opened = cap_primitives::fs::open(&dir, Path::new(&path), &opts)
                     .and_then(|file| Ok((Metadata::from_file(&file)?, file)));
                 let (meta, file) = match opened {
                     Ok(opened) => opened,
                     Err(e) => return Ok((Err(error(e)),)),
                 };
+                // Only files and directories are ever read: a FIFO, socket
+                // or device put there after the guest looked is refused.
+                if !meta.is_dir() && !meta.is_file() {
+                    return Ok((Err(ErrorCode::Unsupported),));
+                }
                 let (descriptor, kept) = if meta.is_dir() {
                     let dir = Dir::new(file, perms, OpenMode::READ, true);
                     let kept = Arc::downgrade(&dir.dir);
