@@ -703,8 +703,8 @@ fn a_fifo_swapped_in_before_the_open_cannot_hold_a_call() {
                 let t0 = Instant::now();
                 let out = bounded(t.path(), args, Duration::from_secs(30));
                 assert!(out.status.code().is_some(), "{args:?} was killed");
-                let err = stderr(&out);
-                refused += (err.contains("f10.txt") && err.contains("not a regular file")) as usize;
+                // (The host's refusal, met after the guest looked.)
+                refused += stderr(&out).contains("f10.txt: not a regular file") as usize;
                 if t0.elapsed() > slowest.0 {
                     slowest = (t0.elapsed(), format!("{args:?}: {}", stderr(&out)));
                 }
@@ -713,7 +713,7 @@ fn a_fifo_swapped_in_before_the_open_cannot_hold_a_call() {
     });
     // An open that waited would take the host's bound on one (5 s).
     assert!(slowest.0 < Duration::from_secs(4), "a call took {slowest:?}");
-    assert!(refused > 0, "no call met the FIFO");
+    assert!(refused > 0, "no call opened the FIFO");
 }
 
 #[test]

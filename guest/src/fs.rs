@@ -326,6 +326,8 @@ mod raw {
             ErrorCode::NotDirectory => io::ErrorKind::NotADirectory,
             ErrorCode::IsDirectory => io::ErrorKind::IsADirectory,
             ErrorCode::Interrupted => io::ErrorKind::Interrupted,
+            // The host's answer to opening a FIFO, socket or device.
+            ErrorCode::Unsupported => io::ErrorKind::Unsupported,
             _ => io::ErrorKind::Other,
         };
         io::Error::new(kind, code.message())

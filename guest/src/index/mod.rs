@@ -72,7 +72,14 @@ pub struct Loaded {
     postings: std::fs::File,
     post_at: u64,
     post_len: u64,
+    /// Posting lists already read, as bitmaps over file numbers: a kept
+    /// instance's later calls (a query repeated, its next page, a query
+    /// sharing trigrams) read each once, up to [`BITMAP_CACHE_BYTES`].
+    bitmaps: std::cell::RefCell<HashMap<u32, Rc<Vec<u64>>>>,
 }
+
+/// The bytes of posting-list bitmaps one loaded index keeps.
+const BITMAP_CACHE_BYTES: usize = 4 << 20;
 
 fn index_file(dir: &Path) -> PathBuf {
     dir.join(FILE)
@@ -158,7 +165,7 @@ impl Loaded {
             return Err(corrupt());
         }
         let post_at = HEADER as u64 + table_len as u64;
-        Ok(Loaded { files, dict, postings: file, post_at, post_len })
+        Ok(Loaded { files, dict, postings: file, post_at, post_len, bitmaps: Default::default() })
     }
 
     /// The file numbers holding `tri`, in order.
@@ -212,38 +219,40 @@ impl Loaded {
         }
     }
 
-    fn eval(&self, q: &Query, cache: &mut HashMap<u32, Vec<u64>>) -> Result<Vec<u64>, String> {
+    /// The files holding `tri`, as a bitmap over file numbers.
+    fn bitmap(&self, tri: u32) -> Result<Rc<Vec<u64>>, String> {
+        if let Some(bits) = self.bitmaps.borrow().get(&tri) {
+            return Ok(bits.clone());
+        }
+        let mut bits = vec![0u64; self.files.len().div_ceil(64)];
+        for id in self.postings(tri)? {
+            bits[id as usize / 64] |= 1 << (id % 64);
+        }
+        let bits = Rc::new(bits);
+        let mut cache = self.bitmaps.borrow_mut();
+        if (cache.len() + 1) * bits.len() * 8 > BITMAP_CACHE_BYTES {
+            cache.clear();
+        }
+        cache.insert(tri, bits.clone());
+        Ok(bits)
+    }
+
+    /// The files `q` lets through, as a bitmap over file numbers.
+    fn eval(&self, q: &Query) -> Result<Rc<Vec<u64>>, String> {
         let words = self.files.len().div_ceil(64);
-        Ok(match q {
-            Query::All => vec![u64::MAX; words],
-            Query::Trigram(t) => {
-                if let Some(bits) = cache.get(t) {
-                    return Ok(bits.clone());
-                }
-                let mut bits = vec![0u64; words];
-                for id in self.postings(*t)? {
-                    bits[id as usize / 64] |= 1 << (id % 64);
-                }
-                cache.insert(*t, bits.clone());
-                bits
+        let fold = |parts: &[Query], start: u64, f: fn(&mut u64, u64)| {
+            let mut bits = vec![start; words];
+            for p in parts {
+                bits.iter_mut().zip(self.eval(p)?.iter()).for_each(|(a, &b)| f(a, b));
             }
-            Query::And(parts) => {
-                let mut bits = vec![u64::MAX; words];
-                for p in parts {
-                    let other = self.eval(p, cache)?;
-                    bits.iter_mut().zip(other).for_each(|(a, b)| *a &= b);
-                }
-                bits
-            }
-            Query::Or(parts) => {
-                let mut bits = vec![0u64; words];
-                for p in parts {
-                    let other = self.eval(p, cache)?;
-                    bits.iter_mut().zip(other).for_each(|(a, b)| *a |= b);
-                }
-                bits
-            }
-        })
+            Ok::<_, String>(Rc::new(bits))
+        };
+        match q {
+            Query::All => Ok(Rc::new(vec![u64::MAX; words])),
+            Query::Trigram(t) => self.bitmap(*t),
+            Query::And(parts) => fold(parts, u64::MAX, |a, b| *a &= b),
+            Query::Or(parts) => fold(parts, 0, |a, b| *a |= b),
+        }
     }
 }
 
@@ -304,7 +313,7 @@ impl Narrowing {
         // Binary files are skipped whatever the query: no plan needed.
         let query = query.unwrap_or(Query::All);
         let use_ = if query == Query::All { IndexUse::CannotNarrow } else { IndexUse::Served };
-        match loaded.eval(&query, &mut HashMap::new()) {
+        match loaded.eval(&query).map(Rc::unwrap_or_clone) {
             Ok(candidates) => {
                 let next = Default::default();
                 (use_, Some(Narrowing { loaded, multiline, current, candidates, next }))

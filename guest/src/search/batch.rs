@@ -227,9 +227,8 @@ impl Listing {
 
 impl Batches {
     pub(crate) fn new(ws: &Workspace, request: SearchTextRequest) -> Result<Batches, SearchError> {
-        let mut search = Searching::new(ws, request)?;
         // The walk handing the files out applied the index.
-        search.narrowing = None;
+        let mut search = Searching::new(ws, request, false)?;
         let (_, roots) = search.walk(ws)?;
         let page = search.page(&roots);
         Ok(Batches { search, page, dirs: Dirs::default() })

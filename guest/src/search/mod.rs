@@ -36,7 +36,7 @@ use crate::{
 };
 
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
-    let mut search = Searching::new(ws, request)?;
+    let mut search = Searching::new(ws, request, true)?;
     let (walker, roots) = search.walk(ws)?;
     let mut page = search.page(&roots);
     // Events between two entries sort just after the first one: the last
@@ -129,7 +129,8 @@ pub(crate) struct Searching {
 }
 
 impl Searching {
-    fn new(ws: &Workspace, request: SearchTextRequest) -> Result<Searching, SearchError> {
+    /// The search of `request`, narrowed by the index when `indexed`.
+    fn new(ws: &Workspace, request: SearchTextRequest, indexed: bool) -> Result<Searching, SearchError> {
         let started = Instant::now();
         let mut warnings = Vec::new();
         let q = TextQuery::from_request(request, &mut warnings)?;
@@ -138,7 +139,7 @@ impl Searching {
         let matcher = build_matcher(&q)?;
         let every_line = if q.invert { Some(every_line_matcher()?) } else { None };
         let searcher = build_searcher(&q);
-        let (index_use, narrowing) = Narrowing::open(ws, &q);
+        let (index_use, narrowing) = if indexed { Narrowing::open(ws, &q) } else { (IndexUse::None, None) };
         let deadline = started + q.timeout;
         Ok(Searching {
             q: Rc::new(q),
