@@ -48,11 +48,16 @@ pub(crate) struct State {
 struct MemoryCap {
     limit: usize,
     hit: bool,
+    /// The most the instance's memory has grown to.
+    size: usize,
 }
 
 impl ResourceLimiter for MemoryCap {
     fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         self.hit |= desired > self.limit;
+        if desired <= self.limit {
+            self.size = self.size.max(desired);
+        }
         Ok(desired <= self.limit)
     }
 
@@ -182,7 +187,7 @@ impl Runtime {
         let state = State {
             wasi: wasi.build(),
             table: ResourceTable::new(),
-            memory: MemoryCap { limit: memory_limit, hit: false },
+            memory: MemoryCap { limit: memory_limit, hit: false, size: 0 },
             progress: None,
             opened: None,
         };
@@ -220,6 +225,13 @@ pub(crate) struct Kept {
     instance: Sandgrep,
     /// The workspace directory it was made with ([`dir_identity`]).
     root: Option<(u64, u64)>,
+}
+
+impl Kept {
+    /// The size its memory has grown to.
+    pub(crate) fn memory(&self) -> usize {
+        self.store.data().memory.size
+    }
 }
 
 /// Which directory `path` names now (device and inode), where the platform

@@ -228,8 +228,16 @@ impl Drop for CloseOnDrop<'_> {
 
 /// One instance kept for a long-lived host's calls, and its watcher's word
 /// on what changed.
+/// The most memory a helper instance may have grown to and still be kept:
+/// searching batches of files needs a few MiB; one that met a huge line is
+/// let go.
+const HELPER_MEMORY: usize = 64 << 20;
+
 struct Session {
     kept: std::sync::Mutex<Option<engine::Kept>>,
+    /// Instances without the index that searched files the kept one handed
+    /// out, for the next call (their matcher and memory ready).
+    helpers: std::sync::Mutex<Vec<engine::Kept>>,
     /// The index refresh the workspace is unchanged since, if the watcher
     /// can vouch for one.
     unchanged_since: Box<dyn Fn() -> Option<u64> + Send + Sync>,
@@ -294,7 +302,8 @@ impl Sandbox {
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     fn with_session(mut self, unchanged_since: impl Fn() -> Option<u64> + Send + Sync + 'static) -> Sandbox {
         let unchanged_since = Box::new(unchanged_since);
-        self.session = Some(Arc::new(Session { kept: std::sync::Mutex::new(None), unchanged_since }));
+        self.session =
+            Some(Arc::new(Session { kept: Default::default(), helpers: Default::default(), unchanged_since }));
         self
     }
 
@@ -422,7 +431,7 @@ impl Sandbox {
                 .map(|_| {
                     scope.spawn(|| {
                         // (The files handed out were narrowed: no index.)
-                        let part = self.fresh_call(None, timeout, |i, s| {
+                        let part = self.helper_call(timeout, |i, s| {
                             let (mut part, mut begun) = (empty(), false);
                             while let Some(batch) = queue.take() {
                                 if let Err(e) = search(i, s, &mut part, &mut begun, batch)? {
@@ -569,6 +578,29 @@ impl Sandbox {
         let deadline = timeout + self.policy.deadline_grace;
         let memory = self.policy.memory_limit;
         self.runtime.call(&self.workspace, index, memory, timeout, deadline, f)?.map_err(Error::Search)
+    }
+
+    /// `f` on an instance without the index: one a long-lived host kept
+    /// from an earlier call if there is one free, else a new one (kept
+    /// after, one per job, unless its memory grew past [`HELPER_MEMORY`]).
+    fn helper_call<T>(
+        &self,
+        timeout: Duration,
+        f: impl Fn(&bindings::Sandgrep, &mut wasmtime::Store<engine::State>) -> wasmtime::Result<Result<T, SearchError>>,
+    ) -> Result<T, Error> {
+        let Some(session) = &self.session else { return self.fresh_call(None, timeout, f) };
+        let pool = || session.helpers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = pool().pop();
+        let deadline = timeout + self.policy.deadline_grace;
+        let memory = self.policy.memory_limit;
+        let answer = self.runtime.call_kept(&mut slot, &self.workspace, None, memory, timeout, deadline, f);
+        if let Some(helper) = slot.filter(|h| h.memory() <= HELPER_MEMORY) {
+            let mut pool = pool();
+            if pool.len() < self.jobs {
+                pool.push(helper);
+            }
+        }
+        answer?.map_err(Error::Search)
     }
 
     /// `f` on the kept instance of a long-lived host when it is free, else
