@@ -63,6 +63,10 @@ fn a_long_lived_server_answers_every_change_made_before_a_call() {
     for i in 0..200 {
         t.write(&format!("filler/f{i}.txt"), "nothing to see\n");
     }
+    // Many directories: a kept walk must not hold them open.
+    for i in 0..300 {
+        t.write(&format!("dirs/d{i}/x.txt"), "nothing here\n");
+    }
     // Written right before the server starts: its first build finds them
     // all too new to trust, and must look again once they are not.
     client("mcp_fresh.py", &[t.path().as_os_str()], "MCP FRESHNESS CHECKS PASSED");

@@ -216,7 +216,8 @@ fn run(
     // text search's too), or records this one (a first page of a search
     // not split into shards).
     let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
-    let replay = session::Replay::new(key, after.is_none() && shard.is_none());
+    let reopen = walk::Reopen::for_walk(ws, &q.walk, &roots);
+    let replay = session::Replay::new(key, after.is_none() && shard.is_none(), reopen);
     for step in replay.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
         let entry = match &*step {
             Step::Entry(entry) => entry,

@@ -42,7 +42,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     // text search's too, with the same roots and options), or records this
     // one (a first page only: a cursor starts mid-walk).
     let key = session::listing_key(std::slice::from_ref(&q.root), &q.walk, ws.index_policy());
-    let replay = session::Replay::new(key, after.is_none());
+    let replay = session::Replay::new(key, after.is_none(), walk::Reopen::for_walk(ws, &q.walk, &roots));
     let denied_seen = Rc::new(Cell::new(0));
     let steps = replay.steps(walk::steps(walker.clone(), roots, after.clone(), denied_seen.clone()));
     let after = after.as_deref();

@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use crate::index::Loaded;
 use crate::request::WalkOptions;
-use crate::walk::Step;
+use crate::walk::{Reopen, Step};
 
 /// Walks kept at once (one per distinct set of roots and walk options),
 /// and their steps in all.
@@ -104,15 +104,18 @@ pub struct Replay {
     key: String,
     kept: Option<Rc<Vec<Step>>>,
     record: RefCell<Option<Vec<Step>>>,
+    reopen: Option<Rc<Reopen>>,
 }
 
 impl Replay {
     /// The walk under `key` ([`listing_key`]); `whole` if it starts at the
-    /// beginning (no cursor) and covers every file (not a shard).
-    pub fn new(key: String, whole: bool) -> Replay {
+    /// beginning (no cursor) and covers every file (not a shard). Only a
+    /// walk whose entries `reopen` finds again is kept (see [`Reopen::for_walk`]).
+    pub fn new(key: String, whole: bool, reopen: Option<Rc<Reopen>>) -> Replay {
+        let whole = whole && reopen.is_some();
         let kept = if whole { listing(&key) } else { None };
         let record = RefCell::new((whole && kept.is_none() && generation().is_some()).then(Vec::new));
-        Replay { key, kept, record }
+        Replay { key, kept, record, reopen }
     }
 
     /// Its steps: the kept ones, or those of `walk`.
@@ -132,7 +135,7 @@ impl Replay {
             None => {
                 let step = walk.next()?;
                 if let Some(record) = self.record.borrow_mut().as_mut() {
-                    record.push(step.clone());
+                    record.push(self.without_dir(step.clone()));
                 }
                 Some(Cow::Owned(step))
             }
@@ -157,7 +160,15 @@ impl Replay {
     /// A step found past the last one (entries denied at the walk's end).
     pub fn push(&self, step: Step) {
         if let Some(record) = self.record.borrow_mut().as_mut() {
-            record.push(step);
+            record.push(self.without_dir(step));
+        }
+    }
+
+    /// `step` as kept: an entry holds no descriptor.
+    fn without_dir(&self, step: Step) -> Step {
+        match (step, &self.reopen) {
+            (Step::Entry(e), Some(reopen)) => Step::Entry(e.kept(reopen)),
+            (step, _) => step,
         }
     }
 

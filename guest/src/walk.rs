@@ -73,27 +73,104 @@ pub struct Entry {
     pub real: Option<String>,
     /// Where the entry really is: its directory and its name there.
     at: Option<(Rc<Dir>, String)>,
+    /// In a walk kept between calls (which holds no descriptors: a long-lived
+    /// host would run out), its directory is found again from the root.
+    kept: Option<Rc<Reopen>>,
+}
+
+/// The directories of the last entry of a kept walk opened, from the root
+/// down, each without following a link (a kept walk followed none: an
+/// entry's path is where it is); the next is mostly in the same one.
+#[derive(Debug)]
+pub struct Reopen {
+    root: Rc<Dir>,
+    open: std::cell::RefCell<(String, Vec<Rc<Dir>>)>,
+}
+
+impl Reopen {
+    /// For a walk of `roots` under `opts` that may be kept: one that follows
+    /// no link, from roots named as they are (so every entry's path is
+    /// where it is).
+    pub fn for_walk(ws: &Workspace, opts: &WalkOptions, roots: &[Root]) -> Option<Rc<Reopen>> {
+        let plain = !opts.follow_symlinks && roots.iter().all(|r| r.opened.real == r.rel);
+        let root = ws.root_dir().ok().filter(|_| plain)?;
+        Some(Rc::new(Reopen { root, open: Default::default() }))
+    }
+
+    /// The directory `path` (`""`: the root), open.
+    fn dir(&self, path: &str) -> std::io::Result<Rc<Dir>> {
+        let mut open = self.open.borrow_mut();
+        let (at, dirs) = &mut *open;
+        let names = || path.split('/').filter(|_| !path.is_empty());
+        if *at != path {
+            let same = at.split('/').filter(|_| !at.is_empty()).zip(names()).take_while(|(a, b)| a == b).count();
+            dirs.truncate(same);
+            at.clear();
+            for name in names().skip(same) {
+                let dir = dirs.last().unwrap_or(&self.root).open_dir(name);
+                match dir {
+                    Ok(dir) => dirs.push(dir),
+                    Err(e) => {
+                        dirs.clear();
+                        return Err(e);
+                    }
+                }
+            }
+            at.push_str(path);
+        }
+        Ok(dirs.last().unwrap_or(&self.root).clone())
+    }
 }
 
 impl Entry {
     /// The regular file `name` of `dir` (opened by the caller, who checked
     /// its path), known to callers as `rel`.
     pub fn file(ws: &Workspace, rel: String, dir: Rc<Dir>, name: String) -> Entry {
-        Entry { path: ws.fs_path(&rel), rel, is_file: true, is_dir: false, real: None, at: Some((dir, name)) }
+        Entry {
+            path: ws.fs_path(&rel),
+            rel,
+            is_file: true,
+            is_dir: false,
+            real: None,
+            at: Some((dir, name)),
+            kept: None,
+        }
+    }
+
+    /// The entry as a kept walk keeps it: without its directory, found again
+    /// through `reopen` when needed.
+    pub fn kept(mut self, reopen: &Rc<Reopen>) -> Entry {
+        self.at = None;
+        self.kept = Some(reopen.clone());
+        self
+    }
+
+    /// Its directory and its name there.
+    fn place(&self) -> std::io::Result<(Rc<Dir>, &str)> {
+        match (&self.at, &self.kept) {
+            (Some((dir, name)), _) => Ok((dir.clone(), name)),
+            (None, Some(reopen)) => {
+                let (parent, name) = self.rel.rsplit_once('/').unwrap_or(("", &self.rel));
+                Ok((reopen.dir(parent)?, name))
+            }
+            (None, None) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")),
+        }
     }
 
     /// The entry's file, open (a regular file, reached without following a
     /// link the walk did not check).
     pub fn open(&self) -> std::io::Result<SearchFile> {
-        match &self.at {
-            Some((dir, name)) if self.is_file => dir.open_file(name),
-            _ => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")),
+        if !self.is_file {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
         }
+        let (dir, name) = self.place()?;
+        dir.open_file(name)
     }
 
     /// Size and modification time, if they can be read.
     pub fn meta(&self) -> Option<crate::fs::Meta> {
-        self.at.as_ref().and_then(|(dir, name)| dir.meta(name).ok())
+        let (dir, name) = self.place().ok()?;
+        dir.meta(name).ok()
     }
 }
 
@@ -243,6 +320,7 @@ impl Walker {
             is_dir: root.is_dir,
             real: (root.opened.real != root.rel).then(|| root.opened.real.clone()),
             at,
+            kept: None,
         };
         let after = after.map(str::to_string);
         let walker = self.clone();
@@ -676,7 +754,7 @@ impl Iterator for Walk {
             let is_file = kind == Kind::File;
             let at = Some(at.unwrap_or((parent_dir, name)));
             let real = real.filter(|_| is_file);
-            return Some(Ok(Entry { rel, path, is_file, is_dir, real, at }));
+            return Some(Ok(Entry { rel, path, is_file, is_dir, real, at, kept: None }));
         }
     }
 }

@@ -115,7 +115,8 @@ impl Listing {
         let after = resume.as_ref().map(|r| r.path.clone());
         // As `search-text`: a first page replays a kept walk, or records one.
         let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
-        let replay = session::Replay::new(key, after.is_none());
+        let reopen = walk::Reopen::for_walk(ws, &q.walk, &roots);
+        let replay = session::Replay::new(key, after.is_none(), reopen);
         let live = Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()));
         let (index_use, narrowing) = Narrowing::open(ws, &q);
         let marks = narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));

@@ -48,7 +48,8 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     // records this one (a first page only: a cursor starts mid-walk).
     let q = search.q.clone();
     let after = search.resume.as_ref().map(|r| r.path.clone());
-    let replay = session::Replay::new(session::listing_key(&q.paths, &q.walk, ws.index_policy()), after.is_none());
+    let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
+    let replay = session::Replay::new(key, after.is_none(), walk::Reopen::for_walk(ws, &q.walk, &roots));
     let marks = search.narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));
     let mut walk = walk::steps(walker.clone(), roots, after, denied_seen.clone());
     let mut at = 0;
