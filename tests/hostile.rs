@@ -1049,3 +1049,31 @@ fn redaction_is_the_same_in_every_operation() {
     // Structural search over the string-literal key.
     check("ast", &stdout(&quick(t.path(), &["ast", "const KEY = $V", "--lang", "js"])));
 }
+
+#[test]
+fn running_out_of_descriptors_fails_the_call_never_a_partial_answer() {
+    // Each directory of the way down is open while the walk is in it: 80
+    // levels need more descriptors than the limit leaves. An open the
+    // system refuses for want of descriptors must not pass for a file that
+    // could not be read (an answer without it).
+    let t = Tree::new();
+    let deep = vec!["d"; 80].join("/");
+    t.write(&format!("{deep}/f.txt"), "needle\n").write("top.txt", "needle\n");
+    run(t.path(), &["search", "warm-up-the-cache"]);
+    for limit in ["40", "4096"] {
+        let out = Command::new("sh")
+            .args(["-c", &format!("ulimit -n {limit} && exec \"$0\" \"$@\""), env!("CARGO_BIN_EXE_sandgrep")])
+            .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
+            .arg("--root")
+            .arg(t.path())
+            .args(["search", "-c", "needle"])
+            .output()
+            .unwrap();
+        if limit == "40" {
+            assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
+            assert!(stderr(&out).contains("ran out of file descriptors"), "{}", stderr(&out));
+        } else {
+            assert_eq!(stdout(&out), format!("{deep}/f.txt:1\ntop.txt:1\n"), "{}", stderr(&out));
+        }
+    }
+}

@@ -214,7 +214,7 @@ impl Runtime {
             Some(Trap::StackOverflow) => Error::Crashed("the call ran out of stack".into()),
             Some(trap) => Error::Crashed(format!("the call trapped: {trap}")),
             // Not a trap: the message's first line (no backtrace).
-            None => Error::Crashed(e.to_string().lines().next().unwrap_or_default().to_string()),
+            None => Error::Crashed(e.root_cause().to_string().lines().next().unwrap_or_default().to_string()),
         })
     }
 }
@@ -382,7 +382,7 @@ mod files {
                         {
                             Err(ErrorCode::Loop)
                         }
-                        Err(e) => Err(error(e)),
+                        Err(e) => Err(open_error(e)?),
                     },));
                 }
                 // Without waiting: a FIFO opens at once this way (and is
@@ -395,7 +395,7 @@ mod files {
                     .and_then(|file| Ok((Metadata::from_file(&file)?, file)));
                 let (meta, file) = match opened {
                     Ok(opened) => opened,
-                    Err(e) => return Ok((Err(error(e)),)),
+                    Err(e) => return Ok((Err(open_error(e)?),)),
                 };
                 // Only files and directories are ever read: a FIFO, socket
                 // or device put there after the guest looked is refused.
@@ -432,7 +432,7 @@ mod files {
                 };
                 let entries = match list(&d.dir) {
                     Ok(entries) => entries,
-                    Err(e) => return Ok((Err(error(e.into())),)),
+                    Err(e) => return Ok((Err(open_error(e.into())?),)),
                 };
                 Ok((Ok(cx.data_mut().table.push(Entries(entries.into_iter()))?),))
             },
@@ -533,6 +533,18 @@ mod files {
         match r {
             Ok(v) => Ok((Ok(v),)),
             Err(e) => Ok((Err(e.downcast()?.into()),)),
+        }
+    }
+
+    /// An open's (or a listing's) error for the guest; out of descriptors,
+    /// the call fails (the guest would count files as unreadable and answer
+    /// without them).
+    fn open_error(e: std::io::Error) -> wasmtime::Result<ErrorCode> {
+        match e.raw_os_error() {
+            Some(libc::EMFILE | libc::ENFILE) => {
+                Err(wasmtime::Error::msg("the host ran out of file descriptors (see `ulimit -n`)"))
+            }
+            _ => Ok(error(e)),
         }
     }
 
