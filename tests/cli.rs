@@ -488,3 +488,19 @@ fn completions_man_page_and_help_come_from_the_cli_itself() {
     let (own, global) = (help.find("--lines").unwrap(), help.find("Global options:").unwrap());
     assert!(own < global && help.find("--threads").unwrap() > global, "{help}");
 }
+
+#[test]
+fn the_cli_streams_past_one_answers_text_without_a_warning_and_takes_repeated_flags() {
+    // 7.5 MB of matching lines: more than one answer holds (6 MiB), all printed.
+    let t = Tree::new();
+    let line = format!("needle {}\n", "x".repeat(56));
+    t.write("big.txt", line.repeat(120_000)).write("small.txt", "needle\nneedle\n");
+    let out = run(t.path(), &["search", "needle", "big.txt"]);
+    assert_eq!(stdout(&out).lines().count(), 120_000);
+    assert!(!stderr(&out).contains("output reached"), "{}", stderr(&out));
+    // As rg: a flag given twice is taken once (the last value wins), and
+    // of -c and -l the last one given.
+    assert_eq!(stdout(&run(t.path(), &["search", "-c", "-c", "-m", "5", "-m", "1", "needle", "small.txt"])), "1\n");
+    assert_eq!(stdout(&run(t.path(), &["search", "-l", "-c", "needle", "small.txt"])), "2\n");
+    assert_eq!(stdout(&run(t.path(), &["search", "-c", "-l", "needle", "small.txt"])), "small.txt\n");
+}

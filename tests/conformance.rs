@@ -328,6 +328,9 @@ fn files_and_counts_match_ripgrep() {
         &["--hidden", "-t", "txt", "foo"],
         &["-U", "foo"],
         &["-U", "foo\\s+needle"],
+        // Matches in one block of lines: with -U, rg counts matches.
+        &["-U", "[a-z]\\n[a-z]"],
+        &["-U", "-m", "2", "[a-z]\\n[a-z]"],
     ] {
         let mut args = vec!["search", "-l"];
         args.extend_from_slice(&UNCAPPED[..5]);

@@ -290,6 +290,32 @@ impl<'a, 'm> FileSink<'a, 'm> {
         }
     }
 
+    /// The matches in the block `mat` (as rg counts them: starting in it,
+    /// with a byte after it to look at), or where it shows redacted, those
+    /// clear of the redactions.
+    fn matches_in(&mut self, mat: &SinkMatch<'_>) -> u64 {
+        let (buffer, range) = (mat.buffer(), mat.bytes_range_in_buffer());
+        let mut n = 0;
+        if self.cfg.redact {
+            let (shown, edits) =
+                self.redacted(line_body(mat.bytes(), true), mat.absolute_byte_offset(), Some((buffer, range.start)));
+            if !edits.is_empty() {
+                let marks = marks(&edits);
+                let _ = self.cfg.matcher.find_iter(&shown, |m| {
+                    n += u64::from(marks.iter().all(|&(a, z)| m.end() < a || m.start() > z));
+                    true
+                });
+                return n;
+            }
+        }
+        let text = &buffer[..(range.end + 1).min(buffer.len())];
+        let _ = self.cfg.matcher.find_iter_at(text, range.start, |m| {
+            n += u64::from(m.start() < range.end);
+            m.start() < range.end
+        });
+        n
+    }
+
     /// Past the limit, the search goes on only to finish owed after-context.
     fn go_on(&self) -> bool {
         !self.results.more || !self.owed.is_empty()
@@ -306,7 +332,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
 impl Sink for FileSink<'_, '_> {
     type Error = io::Error;
 
-    fn matched(&mut self, _searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+    fn matched(&mut self, searcher: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
         if self.expired() {
             return Ok(false);
         }
@@ -334,7 +360,12 @@ impl Sink for FileSink<'_, '_> {
             } else if self.results.count >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
             } else {
-                self.results.count += 1;
+                // As `rg -c`: one per matching line; with -U, when the
+                // pattern can span lines, one per match.
+                let multiline = self.cfg.output == OutputMode::Count
+                    && !self.cfg.invert
+                    && searcher.multi_line_with_matcher(self.cfg.matcher);
+                self.results.count += if multiline { self.matches_in(mat).max(1) } else { 1 };
                 match (self.cfg.output, shaped) {
                     (OutputMode::Content, Some((shown, edits))) => {
                         let lines = mat.lines().count().max(1);
@@ -342,7 +373,6 @@ impl Sink for FileSink<'_, '_> {
                     }
                     (OutputMode::Content, None) => unreachable!("content is always shaped"),
                     (OutputMode::FilesWithMatches, _) => return Ok(false),
-                    // As `rg -c`: one per matching line (with -U, per match block).
                     (OutputMode::Count, _) => {}
                 }
             }

@@ -19,7 +19,12 @@ use sandgrep::{
 const GLOBAL: &str = "Global options";
 
 #[derive(Parser)]
-#[command(name = "sandgrep", version, about = "Code search inside a WebAssembly capability sandbox")]
+#[command(
+    name = "sandgrep",
+    version,
+    about = "Code search inside a WebAssembly capability sandbox",
+    args_override_self = true
+)]
 struct Cli {
     /// The workspace: the only directory sandgrep can read.
     #[arg(long, global = true, default_value = ".", value_name = "DIR", help_heading = GLOBAL)]
@@ -49,8 +54,11 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Search file contents (regex and case-sensitive by default, as rg).
+    // (A flag given twice is taken once, its last value wins: as rg.)
+    #[command(args_override_self = true)]
     Search(SearchArgs),
     /// List files, gitignore-aware (as `rg --files`), sorted by path.
+    #[command(args_override_self = true)]
     Ls(LsArgs),
     /// Read a file, or a range of its lines or bytes.
     Read(ReadArgs),
@@ -283,11 +291,11 @@ struct SearchArgs {
     /// Follow symbolic links (escapes are still refused).
     #[arg(short = 'L', long)]
     follow: bool,
-    /// Print only the paths of files with matches.
-    #[arg(short = 'l', long, conflicts_with = "count")]
+    /// Print only the paths of files with matches (`-c` after it wins, as in rg).
+    #[arg(short = 'l', long, overrides_with = "count")]
     files_with_matches: bool,
-    /// Print the number of matching lines per file.
-    #[arg(short = 'c', long)]
+    /// Print the number of matching lines per file (with -U, of matches; `-l` after it wins).
+    #[arg(short = 'c', long, overrides_with = "files_with_matches")]
     count: bool,
     /// Print each match (not its whole line) on a line of its own.
     #[arg(short = 'o', long)]
@@ -854,16 +862,20 @@ fn stream<W: Write>(
         t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
         t.bytes_searched += r.stats.bytes_searched;
         *searching += r.stats.elapsed_ms;
+        *left = left.saturating_sub(r.stats.matches_returned);
+        let cut_by_time = r.timed_out && args.timeout_ms.is_some();
+        let goes_on = r.next_cursor.is_some() && *left > 0 && !cut_by_time;
         for w in r.warnings {
             // rg says nothing of the binary files it skips in a directory,
-            // nor of the files -m cut short.
-            let as_rg = w.ends_with(" binary file(s) skipped") || w.contains("(max-matches-per-file)");
+            // nor of the files -m cut short; a page full of text is no news
+            // when the next one follows.
+            let as_rg = w.ends_with(" binary file(s) skipped")
+                || w.contains("(max-matches-per-file)")
+                || goes_on && w.starts_with("output reached ");
             if !as_rg && !warnings.contains(&w) {
                 warnings.push(w);
             }
         }
-        *left = left.saturating_sub(r.stats.matches_returned);
-        let cut_by_time = r.timed_out && args.timeout_ms.is_some();
         match r.next_cursor {
             Some(c) if *left > 0 && !cut_by_time => {
                 request.cursor = Some(c);
