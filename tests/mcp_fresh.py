@@ -109,8 +109,9 @@ async def kept_walks_hold_no_directories(s):
         r = await s.call_tool("list_files", dict({"max_results": 5000, "include_metadata": True}, **v))
         assert not r.is_error, r
         assert all(e.get("size") is not None for e in r.structured_content["entries"] if not e["is_dir"]), v
+    # (Each kept helper instance, one per core, holds a few.)
     n = server_descriptors()
-    assert n < 100, f"the server holds {n} descriptors"
+    assert n < 60 + 4 * (os.cpu_count() or 1), f"the server holds {n} descriptors"
 
 
 def write(rel, text):

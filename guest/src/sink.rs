@@ -291,8 +291,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
     }
 
     /// The matches in the block `mat` (as rg counts them: starting in it,
-    /// with a byte after it to look at), or where it shows redacted, those
-    /// clear of the redactions.
+    /// with a byte after it to look at, but where redaction is on), or where
+    /// it shows redacted, those clear of the redactions.
     fn matches_in(&mut self, mat: &SinkMatch<'_>) -> u64 {
         let (buffer, range) = (mat.buffer(), mat.bytes_range_in_buffer());
         let mut n = 0;
@@ -308,7 +308,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
                 return n;
             }
         }
-        let text = &buffer[..(range.end + 1).min(buffer.len())];
+        // (Not with redaction: the byte after may begin a secret.)
+        let text = &buffer[..(range.end + usize::from(!self.cfg.redact)).min(buffer.len())];
         let _ = self.cfg.matcher.find_iter_at(text, range.start, |m| {
             n += u64::from(m.start() < range.end);
             m.start() < range.end

@@ -390,7 +390,7 @@ mod files {
                 let mut opts = OpenOptions::new();
                 opts.read(true)._cap_fs_ext_follow(follow(path_flags));
                 #[cfg(unix)]
-                cap_primitives::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK);
+                cap_primitives::fs::OpenOptionsExt::custom_flags(&mut opts, libc::O_NONBLOCK | libc::O_NOCTTY);
                 let opened = cap_primitives::fs::open(&dir, Path::new(&path), &opts)
                     .and_then(|file| Ok((Metadata::from_file(&file)?, file)));
                 let (meta, file) = match opened {

@@ -226,13 +226,13 @@ impl Drop for CloseOnDrop<'_> {
     }
 }
 
-/// One instance kept for a long-lived host's calls, and its watcher's word
-/// on what changed.
 /// The most memory a helper instance may have grown to and still be kept:
 /// searching batches of files needs a few MiB; one that met a huge line is
 /// let go.
 const HELPER_MEMORY: usize = 64 << 20;
 
+/// One instance kept for a long-lived host's calls, and its watcher's word
+/// on what changed.
 struct Session {
     kept: std::sync::Mutex<Option<engine::Kept>>,
     /// Instances without the index that searched files the kept one handed

@@ -19,12 +19,7 @@ use sandgrep::{
 const GLOBAL: &str = "Global options";
 
 #[derive(Parser)]
-#[command(
-    name = "sandgrep",
-    version,
-    about = "Code search inside a WebAssembly capability sandbox",
-    args_override_self = true
-)]
+#[command(name = "sandgrep", version, about = "Code search inside a WebAssembly capability sandbox")]
 struct Cli {
     /// The workspace: the only directory sandgrep can read.
     #[arg(long, global = true, default_value = ".", value_name = "DIR", help_heading = GLOBAL)]
@@ -455,7 +450,19 @@ impl SearchArgs {
 }
 
 fn main() -> ExitCode {
-    let mut cli = Cli::parse_from(search_by_default(std::env::args_os().collect()));
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // What an operator pins (`sandgrep --root /proj "$@"`) is not changed
+    // by giving it again after (other flags given twice: the last wins).
+    for name in ["--root", "--component", "--memory-limit"] {
+        let given =
+            |a: &&std::ffi::OsString| a.to_str().is_some_and(|a| a == name || a.starts_with(&format!("{name}=")));
+        if args.iter().filter(given).count() > 1 {
+            eprintln!("sandgrep: {name} was given more than once");
+            return ExitCode::from(2);
+        }
+    }
+    raise_descriptor_limit();
+    let mut cli = Cli::parse_from(search_by_default(args));
     if let Command::Search(args) = &mut cli.command {
         args.settle();
         args.given = args.paths.clone();
@@ -826,6 +833,21 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
         );
     }
     Ok(Outcome::of(found, timed_out))
+}
+
+/// Raises this process's soft limit on open files to its hard limit, as
+/// many servers do: a walk holds a descriptor per directory level, a long-
+/// lived host several instances, and running out fails a call.
+fn raise_descriptor_limit() {
+    #[cfg(unix)]
+    // SAFETY: plain getrlimit/setrlimit on a local struct.
+    unsafe {
+        let mut l: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            l.rlim_cur = l.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
 }
 
 /// Prints every page of `request`'s stream (up to `left` results), and says
