@@ -106,8 +106,15 @@ impl Reopen {
             let same = at.split('/').filter(|_| !at.is_empty()).zip(names()).take_while(|(a, b)| a == b).count();
             dirs.truncate(same);
             at.clear();
-            for name in names().skip(same) {
-                let dir = dirs.last().unwrap_or(&self.root).open_dir(name);
+            for (depth, name) in names().enumerate().skip(same) {
+                let dir = dirs.last().unwrap_or(&self.root).open_dir(name).and_then(|dir| {
+                    // As the walk: no bare repository below the top level
+                    // (one may have been put where the walk saw a directory).
+                    if depth >= 1 && confine::is_bare_repository(&dir) {
+                        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "a bare git repository"));
+                    }
+                    Ok(dir)
+                });
                 match dir {
                     Ok(dir) => dirs.push(dir),
                     Err(e) => {
@@ -800,6 +807,32 @@ fn sibling_order(walker: &Walker, dir: &str, a: &(String, Kind), b: &(String, Ki
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replayed_walk_does_not_enter_a_bare_repository_put_in_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("v/x")).unwrap();
+        std::fs::write(root.join("v/x/config"), "nothing here\n").unwrap();
+        let ws = Workspace::new(root);
+        let search = || ws.search_text(crate::request::text_request("needle_word")).unwrap();
+        // The host vouches for an unchanged tree: the walk is kept...
+        crate::session::unchanged_since(Some(1));
+        assert!(search().matches.is_empty());
+        // ...and a bare repository is put where it saw a directory, behind
+        // the host's back (a watcher that missed it).
+        for d in ["v/bare/objects", "v/bare/refs"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("v/bare/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join("v/bare/config"), "needle_word\n").unwrap();
+        std::fs::rename(root.join("v/x"), root.join("v/old")).unwrap();
+        std::fs::rename(root.join("v/bare"), root.join("v/x")).unwrap();
+        let replayed = search();
+        assert!(replayed.matches.is_empty(), "{:?}", replayed.matches);
+        crate::session::unchanged_since(None);
+        assert!(search().matches.is_empty());
+    }
 
     fn tree(files: &[&str]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

@@ -360,7 +360,13 @@ impl Dirs {
                 Some(dir) => dir.clone(),
                 None => ws.root_dir().map_err(|e| Some(std::io::Error::other(error_message(&e))))?,
             };
-            self.open.push(parent.open_dir(name).map_err(Some)?);
+            let dir = parent.open_dir(name).map_err(Some)?;
+            // As the walk: no bare repository below the top level (one may
+            // have been put where the walk saw a directory).
+            if i >= 1 && crate::confine::is_bare_repository(&dir) {
+                return Err(None);
+            }
+            self.open.push(dir);
             up = Some(name);
         }
         self.path = path.to_string();
