@@ -395,6 +395,28 @@ fn build_searcher(q: &TextQuery) -> Searcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multiline_counts_are_matches_clear_of_redactions() {
+        // `E\nx` matches twice in one block of lines: once from the last
+        // letter of an access key id (redacted), once from a plain line.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "AKIAIOSFODNN7EXAMPLE\nxE\nx\n").unwrap();
+        let count = |redact: bool| {
+            let policy =
+                crate::Policy { redact, extra_deny: vec![], inside_git_repository: false, cursor_key: String::new() };
+            let ws = Workspace::new(dir.path()).with_policy(&policy).unwrap();
+            let request = crate::SearchTextRequest {
+                mode: Some(crate::QueryMode::Regex),
+                multiline: true,
+                output: Some(crate::OutputMode::Count),
+                ..crate::request::text_request("E\\nx")
+            };
+            ws.search_text(request).unwrap().files.iter().map(|f| f.count).sum::<u64>()
+        };
+        assert_eq!(count(false), 2);
+        assert_eq!(count(true), 1);
+    }
     use crate::{ShardEvent, ShardResult, ShardStop};
 
     /// A tree with matches spread over files and directories, a binary file,
