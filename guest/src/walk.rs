@@ -78,9 +78,9 @@ pub struct Entry {
     kept: Option<Rc<Reopen>>,
 }
 
-/// The directories of the last entry of a kept walk opened, from the root
-/// down, each without following a link (a kept walk followed none: an
-/// entry's path is where it is); the next is mostly in the same one.
+/// The directories of the last path opened again after a walk (an entry of
+/// a kept walk, a file handed out to search), from the root down, each
+/// without following a link; the next is mostly in the same one.
 #[derive(Debug)]
 pub struct Reopen {
     root: Rc<Dir>,
@@ -93,12 +93,22 @@ impl Reopen {
     /// where it is).
     pub fn for_walk(ws: &Workspace, opts: &WalkOptions, roots: &[Root]) -> Option<Rc<Reopen>> {
         let plain = !opts.follow_symlinks && roots.iter().all(|r| r.opened.real == r.rel);
-        let root = ws.root_dir().ok().filter(|_| plain)?;
-        Some(Rc::new(Reopen { root, open: Default::default() }))
+        Some(Reopen::new(ws.root_dir().ok().filter(|_| plain)?))
     }
 
-    /// The directory `path` (`""`: the root), open.
-    fn dir(&self, path: &str) -> std::io::Result<Rc<Dir>> {
+    /// Directories opened from `root`.
+    pub fn new(root: Rc<Dir>) -> Rc<Reopen> {
+        Rc::new(Reopen { root, open: Default::default() })
+    }
+
+    /// The directory `path` (`""`: the root), open. Each directory not
+    /// open yet is first passed to `denied` (its path, name and parent's
+    /// name): `Err(None)` if it says so.
+    pub fn dir(
+        &self,
+        path: &str,
+        denied: impl Fn(&str, &str, Option<&str>) -> bool,
+    ) -> Result<Rc<Dir>, Option<std::io::Error>> {
         let mut open = self.open.borrow_mut();
         let (at, dirs) = &mut *open;
         let names = || path.split('/').filter(|_| !path.is_empty());
@@ -106,15 +116,21 @@ impl Reopen {
             let same = at.split('/').filter(|_| !at.is_empty()).zip(names()).take_while(|(a, b)| a == b).count();
             dirs.truncate(same);
             at.clear();
+            let mut up = same.checked_sub(1).and_then(|i| names().nth(i));
             for (depth, name) in names().enumerate().skip(same) {
-                let dir = dirs.last().unwrap_or(&self.root).open_dir(name).and_then(|dir| {
-                    // As the walk: no bare repository below the top level
-                    // (one may have been put where the walk saw a directory).
-                    if depth >= 1 && confine::is_bare_repository(&dir) {
-                        return Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "a bare git repository"));
-                    }
-                    Ok(dir)
-                });
+                let here = path.match_indices('/').nth(depth).map_or(path, |(end, _)| &path[..end]);
+                let dir = if denied(here, name, up) {
+                    Err(None)
+                } else {
+                    dirs.last().unwrap_or(&self.root).open_dir(name).map_err(Some).and_then(|dir| {
+                        // As the walk: no bare repository below the top level
+                        // (one may have been put where the walk saw a directory).
+                        if depth >= 1 && confine::is_bare_repository(&dir) {
+                            return Err(None);
+                        }
+                        Ok(dir)
+                    })
+                };
                 match dir {
                     Ok(dir) => dirs.push(dir),
                     Err(e) => {
@@ -122,6 +138,7 @@ impl Reopen {
                         return Err(e);
                     }
                 }
+                up = Some(name);
             }
             at.push_str(path);
         }
@@ -158,7 +175,13 @@ impl Entry {
             (Some((dir, name)), _) => Ok((dir.clone(), name)),
             (None, Some(reopen)) => {
                 let (parent, name) = self.rel.rsplit_once('/').unwrap_or(("", &self.rel));
-                Ok((reopen.dir(parent)?, name))
+                // (The walk checked every name on the way.)
+                let dir = reopen.dir(parent, |_, _, _| false).map_err(|e| {
+                    e.unwrap_or_else(|| {
+                        std::io::Error::new(std::io::ErrorKind::PermissionDenied, "a bare git repository")
+                    })
+                })?;
+                Ok((dir, name))
             }
             (None, None) => Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file")),
         }

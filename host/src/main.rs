@@ -456,7 +456,7 @@ fn main() -> ExitCode {
     for name in ["--root", "--component", "--memory-limit"] {
         let given =
             |a: &&std::ffi::OsString| a.to_str().is_some_and(|a| a == name || a.starts_with(&format!("{name}=")));
-        if args.iter().filter(given).count() > 1 {
+        if args.iter().take_while(|a| *a != "--").filter(given).count() > 1 {
             eprintln!("sandgrep: {name} was given more than once");
             return ExitCode::from(2);
         }
@@ -899,7 +899,7 @@ fn stream<W: Write>(
             }
         }
         match r.next_cursor {
-            Some(c) if *left > 0 && !cut_by_time => {
+            Some(c) if goes_on => {
                 request.cursor = Some(c);
                 request.skip = None;
             }

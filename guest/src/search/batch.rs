@@ -13,10 +13,9 @@ use std::rc::Rc;
 use super::{walk_event, walk_of, Page, Searching};
 use crate::cursor::Position;
 use crate::error::{error_message, io_error};
-use crate::fs::Dir;
 use crate::index::{Narrowing, Unread};
 use crate::request::TextQuery;
-use crate::walk::{self, Entry, Step, Walker};
+use crate::walk::{self, Entry, Reopen, Step, Walker};
 use crate::{page, session};
 use crate::{
     FileOutcome, IndexUse, SearchError, SearchTextRequest, ShardEvent, ShardEventKind, ShardResult, ShardStop,
@@ -303,15 +302,10 @@ fn push_event(events: &mut Vec<ShardEvent>, rel: &str, kind: &ShardEventKind) {
     }
 }
 
-/// The directories of the last file searched, open from the root down: the
-/// next file is mostly in the same one, or near it.
+/// The directories of the last file searched, open from the root down
+/// ([`Reopen`]): the next file is mostly in the same one, or near it.
 #[derive(Default)]
-struct Dirs {
-    /// The real path of that directory (empty for the root).
-    path: String,
-    /// Each directory on the way to it, outermost first.
-    open: Vec<Rc<Dir>>,
-}
+struct Dirs(Option<Rc<Reopen>>);
 
 impl Dirs {
     /// The file at `rel` (really at `real`), ready to open. Each directory
@@ -322,55 +316,23 @@ impl Dirs {
     fn entry(&mut self, ws: &Workspace, rel: String, real: Option<&str>) -> Result<Entry, ShardEventKind> {
         let real = real.unwrap_or(&rel);
         let (parent, name) = real.rsplit_once('/').unwrap_or(("", real));
-        if parent != self.path {
-            if let Err(e) = self.enter(ws, parent) {
-                (self.path, self.open) = (String::new(), Vec::new());
-                return Err(match e {
-                    Some(e) => ShardEventKind::Problem((error_message(&io_error(&rel, &e)), true)),
-                    None => ShardEventKind::Denied(1),
-                });
+        let reopen = match &self.0 {
+            Some(reopen) => reopen.clone(),
+            None => {
+                let root = ws.root_dir().map_err(|e| ShardEventKind::Problem((error_message(&e), true)))?;
+                self.0.insert(Reopen::new(root)).clone()
             }
-        }
+        };
+        let dir = reopen.dir(parent, |at, dir, up| ws.deny.entry_denied(at, dir, up, true)).map_err(|e| match e {
+            Some(e) => ShardEventKind::Problem((error_message(&io_error(&rel, &e)), true)),
+            None => ShardEventKind::Denied(1),
+        })?;
         // (The walk checked it; whoever else hands a path in is checked too.)
         if ws.deny.entry_denied(real, name, parent.rsplit('/').next().filter(|p| !p.is_empty()), false) {
             return Err(ShardEventKind::Denied(1));
         }
-        let dir = match self.open.last() {
-            Some(dir) => dir.clone(),
-            None => ws.root_dir().map_err(|e| ShardEventKind::Problem((error_message(&e), true)))?,
-        };
         let name = name.to_string();
         Ok(Entry::file(ws, rel, dir, name))
-    }
-
-    /// Opens the directories of `path` not open yet. `None`: one is denied.
-    fn enter(&mut self, ws: &Workspace, path: &str) -> Result<(), Option<std::io::Error>> {
-        // (An empty name, as in `a//b`, is refused when opened.)
-        let names = || path.split('/').filter(|_| !path.is_empty());
-        let open = self.path.split('/').filter(|_| !self.path.is_empty());
-        let same = open.zip(names()).take_while(|(a, b)| a == b).count();
-        self.open.truncate(same);
-        let mut up = same.checked_sub(1).and_then(|i| names().nth(i));
-        for (i, name) in names().enumerate().skip(same) {
-            let at = path.match_indices('/').nth(i).map_or(path, |(end, _)| &path[..end]);
-            if ws.deny.entry_denied(at, name, up, true) {
-                return Err(None);
-            }
-            let parent = match self.open.last() {
-                Some(dir) => dir.clone(),
-                None => ws.root_dir().map_err(|e| Some(std::io::Error::other(error_message(&e))))?,
-            };
-            let dir = parent.open_dir(name).map_err(Some)?;
-            // As the walk: no bare repository below the top level (one may
-            // have been put where the walk saw a directory).
-            if i >= 1 && crate::confine::is_bare_repository(&dir) {
-                return Err(None);
-            }
-            self.open.push(dir);
-            up = Some(name);
-        }
-        self.path = path.to_string();
-        Ok(())
     }
 }
 
