@@ -1051,29 +1051,41 @@ fn redaction_is_the_same_in_every_operation() {
 }
 
 #[test]
-fn running_out_of_descriptors_fails_the_call_never_a_partial_answer() {
-    // Each directory of the way down is open while the walk is in it: 80
-    // levels need more descriptors than the limit leaves. An open the
-    // system refuses for want of descriptors must not pass for a file that
-    // could not be read (an answer without it).
+fn a_deep_tree_needs_no_more_descriptors_than_a_shallow_one() {
+    // A walk keeps only its innermost directories open (and so does what
+    // opens them again to read their files): 300 levels are searched whole
+    // within the least number of open files sandgrep asks for, at every job
+    // count; below it, sandgrep refuses to start, never a partial answer.
     let t = Tree::new();
-    let deep = vec!["d"; 80].join("/");
-    t.write(&format!("{deep}/f.txt"), "needle\n").write("top.txt", "needle\n");
+    let mut want = Vec::new();
+    let mut deep = String::from("top");
+    for level in 0..300 {
+        deep.push_str(&format!("/d{}", level % 7));
+        if level % 10 == 0 {
+            t.write(&format!("{deep}/f.txt"), "needle\n");
+            want.push(format!("{deep}/f.txt:1"));
+        }
+    }
+    t.write("z.txt", "needle\n");
+    want.push("z.txt:1".into());
+    want.sort();
     run(t.path(), &["search", "warm-up-the-cache"]);
-    for limit in ["40", "4096"] {
-        let out = Command::new("sh")
+    let limited = |limit: &str, jobs: &str| {
+        Command::new("sh")
             .args(["-c", &format!("ulimit -n {limit} && exec \"$0\" \"$@\""), env!("CARGO_BIN_EXE_sandgrep")])
             .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
             .arg("--root")
             .arg(t.path())
-            .args(["search", "-c", "needle"])
+            .args(["search", "-c", "-j", jobs, "needle"])
             .output()
-            .unwrap();
-        if limit == "40" {
-            assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
-            assert!(stderr(&out).contains("ran out of file descriptors"), "{}", stderr(&out));
-        } else {
-            assert_eq!(stdout(&out), format!("{deep}/f.txt:1\ntop.txt:1\n"), "{}", stderr(&out));
-        }
+            .unwrap()
+    };
+    for jobs in ["1", "2"] {
+        let out = limited(&sandgrep::limits::MIN_OPEN_FILES.to_string(), jobs);
+        assert_eq!(out.status.code(), Some(0), "-j {jobs}: {}", stderr(&out));
+        assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), want, "-j {jobs}");
     }
+    let out = limited("40", "1");
+    assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("40 open files are allowed"), "{}", stderr(&out));
 }

@@ -67,6 +67,10 @@ fn a_long_lived_server_answers_every_change_made_before_a_call() {
     for i in 0..300 {
         t.write(&format!("dirs/d{i}/x.txt"), "nothing here\n");
     }
+    // And a deep one, searched last: a walk (or a chain of directories
+    // opened again to read a file) keeps only its innermost open.
+    let chain: Vec<String> = (0..60).map(|i| format!("c{i}")).collect();
+    t.write(&format!("zz/{}/x.txt", chain.join("/")), "nothing here\n");
     // Written right before the server starts: its first build finds them
     // all too new to trust, and must look again once they are not.
     client("mcp_fresh.py", &[t.path().as_os_str()], "MCP FRESHNESS CHECKS PASSED");

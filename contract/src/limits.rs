@@ -118,8 +118,15 @@ table! {
     /// Milliseconds one open of a workspace file may block (a FIFO swapped
     /// in for a file) before the host interrupts it and the file is skipped.
     OPEN_TIMEOUT_MS: u64 = 5_000;
+    /// Directories one walk (or one chain of directories opened again after
+    /// it) keeps open at once: a deeper tree's outer ones are closed and
+    /// opened again when needed, so depth costs no descriptors.
+    OPEN_DIRS: usize = 16;
 
     // What the host decides (the library's `Policy`, the server's config).
+    /// Open files the host needs at the least (`ulimit -n`): below it, the
+    /// command line refuses to start rather than fail in a search.
+    MIN_OPEN_FILES: u64 = 64;
     /// Linear memory of one call's instance, bytes (the server's
     /// `memory_mib` is clamped to this range).
     MEMORY: Limit = Limit { default: 512 * MIB, min: 16 * MIB, max: 4096 * MIB };

@@ -130,6 +130,12 @@ impl Dir {
         check_name(name)?;
         self.0.read_link(name)
     }
+
+    /// Which directory this is (device and inode, as the host hashes them):
+    /// the same after it is opened again only if it was not replaced.
+    pub fn identity(&self) -> io::Result<(u64, u64)> {
+        self.0.identity()
+    }
 }
 
 impl SearchFile {
@@ -303,6 +309,11 @@ mod raw {
         pub fn read_link(&self, name: &str) -> io::Result<String> {
             self.0.readlink_at(name).map_err(error)
         }
+
+        pub fn identity(&self) -> io::Result<(u64, u64)> {
+            let h = self.0.metadata_hash().map_err(error)?;
+            Ok((h.lower, h.upper))
+        }
     }
 
     impl File {
@@ -414,6 +425,11 @@ mod raw {
 
         pub fn read_link(&self, name: &str) -> io::Result<String> {
             Ok(std::fs::read_link(self.0.join(name))?.to_string_lossy().into_owned())
+        }
+
+        pub fn identity(&self) -> io::Result<(u64, u64)> {
+            let m = std::fs::metadata(&self.0)?;
+            Ok((m.dev(), m.ino()))
         }
     }
 

@@ -36,6 +36,8 @@ struct Kept {
 
 struct KeptWalk {
     steps: Rc<Vec<Step>>,
+    /// How its entries' directories are found again.
+    reopen: Rc<Reopen>,
     /// What the index says of each step ([`crate::index::Narrowing::marks`]).
     marks: Option<Rc<Vec<u32>>>,
 }
@@ -81,19 +83,19 @@ pub fn listing_key(roots: &[String], options: &WalkOptions, policy: u64) -> Stri
 }
 
 /// The walk kept at this generation under `key` ([`listing_key`]).
-fn listing(key: &str) -> Option<Rc<Vec<Step>>> {
-    KEPT.with_borrow(|k| k.listings.get(key).map(|w| w.steps.clone()))
+fn listing(key: &str) -> Option<(Rc<Vec<Step>>, Rc<Reopen>)> {
+    KEPT.with_borrow(|k| k.listings.get(key).map(|w| (w.steps.clone(), w.reopen.clone())))
 }
 
 /// Keeps a whole walk for the calls at this generation (when there is one).
-fn keep_listing(key: String, steps: Vec<Step>) {
+fn keep_listing(key: String, steps: Vec<Step>, reopen: Rc<Reopen>) {
     KEPT.with_borrow_mut(|k| {
         if k.generation.is_some() && steps.len() <= STEPS {
             let kept: usize = k.listings.values().map(|w| w.steps.len()).sum();
             if k.listings.len() >= LISTINGS || kept + steps.len() > STEPS {
                 k.listings.clear();
             }
-            k.listings.insert(key, KeptWalk { steps: Rc::new(steps), marks: None });
+            k.listings.insert(key, KeptWalk { steps: Rc::new(steps), reopen, marks: None });
         }
     });
 }
@@ -113,7 +115,14 @@ impl Replay {
     /// walk whose entries `reopen` finds again is kept (see [`Reopen::for_walk`]).
     pub fn new(key: String, whole: bool, reopen: Option<Rc<Reopen>>) -> Replay {
         let whole = whole && reopen.is_some();
-        let kept = if whole { listing(&key) } else { None };
+        let (kept, reopen) = match (whole.then(|| listing(&key)).flatten(), reopen) {
+            // The kept walk's entries open from this call's root.
+            (Some((steps, kept)), Some(reopen)) => {
+                kept.take_root(&reopen);
+                (Some(steps), Some(kept))
+            }
+            (_, reopen) => (None, reopen),
+        };
         let record = RefCell::new((whole && kept.is_none() && generation().is_some()).then(Vec::new));
         Replay { key, kept, record, reopen }
     }
@@ -175,8 +184,17 @@ impl Replay {
     /// Keeps the walk recorded, if it went through `whole` (no page full,
     /// no time out), and records no more.
     pub fn keep(&self, whole: bool) {
-        if let Some(record) = self.record.take().filter(|_| whole) {
-            keep_listing(self.key.clone(), record);
+        if let Some((record, reopen)) = self.record.take().filter(|_| whole).zip(self.reopen.clone()) {
+            keep_listing(self.key.clone(), record, reopen);
+        }
+    }
+}
+
+impl Drop for Replay {
+    /// A kept walk holds no descriptor between calls.
+    fn drop(&mut self) {
+        if let Some(reopen) = &self.reopen {
+            reopen.release();
         }
     }
 }

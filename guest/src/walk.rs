@@ -17,7 +17,7 @@
 //! there. A walk checks its deadline as it goes, so a tree with no file to
 //! search in it still ends in time.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -30,6 +30,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use ignore::Match;
+use sandgrep_contract::limits::OPEN_DIRS;
 
 use crate::confine::{self, dir_sort_key, Opened, Target};
 use crate::error::{error_message, plain_io_message};
@@ -80,11 +81,14 @@ pub struct Entry {
 
 /// The directories of the last path opened again after a walk (an entry of
 /// a kept walk, a file handed out to search), from the root down, each
-/// without following a link; the next is mostly in the same one.
+/// without following a link; the next is mostly in the same one. At most
+/// [`OPEN_DIRS`] of them stay open (a deeper path's outer ones are opened
+/// again from the root when needed). A kept walk's holds its root only
+/// while a call replays it (see [`Reopen::release`]).
 #[derive(Debug)]
 pub struct Reopen {
-    root: Rc<Dir>,
-    open: std::cell::RefCell<(String, Vec<Rc<Dir>>)>,
+    root: RefCell<Option<Rc<Dir>>>,
+    open: RefCell<(String, Vec<Option<Rc<Dir>>>)>,
 }
 
 impl Reopen {
@@ -98,7 +102,19 @@ impl Reopen {
 
     /// Directories opened from `root`.
     pub fn new(root: Rc<Dir>) -> Rc<Reopen> {
-        Rc::new(Reopen { root, open: Default::default() })
+        Rc::new(Reopen { root: RefCell::new(Some(root)), open: Default::default() })
+    }
+
+    /// Opens from `other`'s root from now on (a kept walk replayed by a new call).
+    pub fn take_root(&self, other: &Reopen) {
+        self.release();
+        *self.root.borrow_mut() = other.root.take();
+    }
+
+    /// Closes everything it holds open (at the end of a call).
+    pub fn release(&self) {
+        self.root.take();
+        *self.open.borrow_mut() = Default::default();
     }
 
     /// The directory `path` (`""`: the root), open. Each directory not
@@ -109,20 +125,27 @@ impl Reopen {
         path: &str,
         denied: impl Fn(&str, &str, Option<&str>) -> bool,
     ) -> Result<Rc<Dir>, Option<std::io::Error>> {
+        let root = self.root.borrow().clone().ok_or_else(|| {
+            Some(std::io::Error::new(std::io::ErrorKind::NotFound, "the walk's directories are closed"))
+        })?;
         let mut open = self.open.borrow_mut();
         let (at, dirs) = &mut *open;
         let names = || path.split('/').filter(|_| !path.is_empty());
         if *at != path {
             let same = at.split('/').filter(|_| !at.is_empty()).zip(names()).take_while(|(a, b)| a == b).count();
             dirs.truncate(same);
+            // From the deepest one still open.
+            dirs.truncate(dirs.iter().rposition(Option::is_some).map_or(0, |i| i + 1));
+            let from = dirs.len();
             at.clear();
-            let mut up = same.checked_sub(1).and_then(|i| names().nth(i));
-            for (depth, name) in names().enumerate().skip(same) {
+            let mut up = from.checked_sub(1).and_then(|i| names().nth(i));
+            for (depth, name) in names().enumerate().skip(from) {
                 let here = path.match_indices('/').nth(depth).map_or(path, |(end, _)| &path[..end]);
+                let parent = dirs.last().and_then(Option::as_ref).unwrap_or(&root);
                 let dir = if denied(here, name, up) {
                     Err(None)
                 } else {
-                    dirs.last().unwrap_or(&self.root).open_dir(name).map_err(Some).and_then(|dir| {
+                    parent.open_dir(name).map_err(Some).and_then(|dir| {
                         // As the walk: no bare repository below the top level
                         // (one may have been put where the walk saw a directory).
                         if depth >= 1 && confine::is_bare_repository(&dir) {
@@ -132,7 +155,12 @@ impl Reopen {
                     })
                 };
                 match dir {
-                    Ok(dir) => dirs.push(dir),
+                    Ok(dir) => {
+                        dirs.push(Some(dir));
+                        if let Some(outer) = dirs.len().checked_sub(OPEN_DIRS + 1) {
+                            dirs[outer] = None;
+                        }
+                    }
                     Err(e) => {
                         dirs.clear();
                         return Err(e);
@@ -142,7 +170,7 @@ impl Reopen {
             }
             at.push_str(path);
         }
-        Ok(dirs.last().unwrap_or(&self.root).clone())
+        Ok(dirs.last().and_then(Option::clone).unwrap_or(root))
     }
 }
 
@@ -264,10 +292,22 @@ struct Frame {
     /// `rel`): its entries are checked against the denylist by their real
     /// paths too.
     real: Option<String>,
-    dir: Rc<Dir>,
+    /// Open while it is among the [`OPEN_DIRS`] innermost directories of
+    /// the walk (its children are listed: it is only needed to open them).
+    dir: Option<Rc<Dir>>,
+    /// Which directory it was, taken when it was closed, to check it when
+    /// it is opened again.
+    identity: Option<(u64, u64)>,
     level: Rc<Level>,
     /// Depth of the children below the root.
     depth: usize,
+}
+
+impl Frame {
+    /// Where it really is.
+    fn place(&self) -> &str {
+        self.real.as_deref().unwrap_or(&self.rel)
+    }
 }
 
 impl Walker {
@@ -602,6 +642,15 @@ pub fn walk_deadline(started: Instant, deadline: Instant) -> Instant {
     deadline.max(started + MIN_WALK)
 }
 
+/// The part of `path` below the directory `dir` (workspace-relative, `.` the
+/// root), if it is below it.
+fn below<'p>(path: &'p str, dir: &str) -> Option<&'p str> {
+    if dir == "." {
+        return (path != ".").then_some(path);
+    }
+    path.strip_prefix(dir)?.strip_prefix('/')
+}
+
 fn join(dir: &str, name: &str) -> String {
     if dir == "." {
         return name.to_string();
@@ -677,8 +726,73 @@ impl Walk {
         let follow = walker.opts.follow_symlinks;
         names.sort_unstable_by(|a, b| sibling_order(&walker, real.as_deref().unwrap_or(&rel), a, b, follow));
         let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
-        self.stack.push(Frame { children: names.into_iter(), rel, real, dir, level, depth });
+        self.stack.push(Frame { children: names.into_iter(), rel, real, dir: Some(dir), identity: None, level, depth });
+        self.close_outer();
         true
+    }
+
+    /// Closes the outermost directories open while more than [`OPEN_DIRS`]
+    /// are (a deep tree costs no more descriptors than that).
+    fn close_outer(&mut self) {
+        let mut open = self.stack.iter().filter(|f| f.dir.is_some()).count();
+        for frame in self.stack.iter_mut() {
+            if open <= OPEN_DIRS {
+                break;
+            }
+            if let Some(dir) = frame.dir.take() {
+                frame.identity = dir.identity().ok();
+                open -= 1;
+            }
+        }
+    }
+
+    /// The innermost directory's descriptor, opened again (without following
+    /// a link) from the nearest one still open that holds it, or from the
+    /// workspace root, if it was closed; directories of the walk met on the
+    /// way are open again too. Each must be the directory it was: one
+    /// replaced or moved meanwhile is an error, and is not searched further.
+    fn reopen_top(&mut self) -> Result<Rc<Dir>, WalkError> {
+        let top = self.stack.len() - 1;
+        if let Some(dir) = &self.stack[top].dir {
+            return Ok(dir.clone());
+        }
+        let changed = |rel: &str| WalkError {
+            message: format!("{rel}: replaced or moved while searching; the rest of it was left out"),
+            unreadable: true,
+        };
+        let path = self.stack[top].place().to_string();
+        let from = self.stack[..top]
+            .iter()
+            .rev()
+            .find_map(|f| Some((f.dir.clone()?, f.place().to_string(), below(&path, f.place())?.to_string())));
+        let (mut dir, mut at, rest) = match from {
+            Some(from) => from,
+            None => (self.walker.ws.root_dir().map_err(|_| changed(&self.stack[top].rel))?, ".".into(), path.clone()),
+        };
+        self.adopt(&at, &dir);
+        for name in rest.split('/').filter(|n| !n.is_empty() && *n != ".") {
+            dir = dir.open_dir(name).map_err(|e| WalkError {
+                message: format!("{}: {}", self.stack[top].rel, plain_io_message(&e)),
+                unreadable: true,
+            })?;
+            at = join(&at, name);
+            self.adopt(&at, &dir);
+        }
+        let reopened = self.stack[top].dir.clone().ok_or_else(|| changed(&self.stack[top].rel))?;
+        self.close_outer();
+        Ok(reopened)
+    }
+
+    /// `dir`, opened again at `at`, back in the closed frame there if it is
+    /// the directory that frame was, and among the innermost (see
+    /// [`Walk::close_outer`]).
+    fn adopt(&mut self, at: &str, dir: &Rc<Dir>) {
+        let inner = self.stack.len().saturating_sub(OPEN_DIRS);
+        if let Some(frame) = self.stack[inner..].iter_mut().find(|f| f.dir.is_none() && f.place() == at) {
+            if frame.identity.is_some() && frame.identity == dir.identity().ok() {
+                frame.dir = Some(dir.clone());
+            }
+        }
     }
 
     fn expired(&mut self) -> bool {
@@ -705,13 +819,21 @@ impl Iterator for Walk {
             if self.expired() {
                 return None;
             }
-            let frame = self.stack.last_mut()?;
-            let Some((name, kind)) = frame.children.next() else {
+            if self.stack.last()?.children.len() == 0 {
                 self.stack.pop();
                 continue;
+            }
+            let parent_dir = match self.reopen_top() {
+                Ok(dir) => dir,
+                Err(e) => {
+                    self.stack.pop();
+                    return Some(Err(e));
+                }
             };
+            let frame = self.stack.last_mut()?;
+            let (name, kind) = frame.children.next()?;
             let rel = join(&frame.rel, &name);
-            let (depth, level, parent_dir) = (frame.depth, frame.level.clone(), frame.dir.clone());
+            let (depth, level) = (frame.depth, frame.level.clone());
             // Where the entry really is, when a followed link led to it or
             // its directory (else `rel`).
             let mut real = frame.real.as_deref().map(|r| join(r, &name));
@@ -855,6 +977,33 @@ mod tests {
         assert!(replayed.matches.is_empty(), "{:?}", replayed.matches);
         crate::session::unchanged_since(None);
         assert!(search().matches.is_empty());
+    }
+
+    #[test]
+    fn a_deep_walk_keeps_few_directories_open_and_checks_those_it_opens_again() {
+        // Deeper than the directories a walk keeps open: the outer ones are
+        // closed on the way down and opened again on the way back.
+        let deep: Vec<String> = (0..3 * OPEN_DIRS).map(|i| format!("d{i}")).collect();
+        let deep = format!("a/{}", deep.join("/"));
+        let dir = tree(&[&format!("{deep}/f.txt"), "a/z.txt", "b.txt"]);
+        let ws = Workspace::new(dir.path());
+        let all = walk_all(&ws, &WalkOptions::default(), ".", None);
+        assert_eq!(all, [format!("{deep}/f.txt"), "a/z.txt".into(), "b.txt".into()]);
+        // `a` is replaced while the walk is deep inside it: what is left of
+        // it is not taken from the directory put in its place.
+        let w = Rc::new(Walker::new(&ws, &WalkOptions::default()).unwrap());
+        let roots = w.roots(&[".".to_string()]).unwrap();
+        let mut walk = w.walk(&roots[0], None);
+        let deepest = walk.by_ref().find(|e| e.as_ref().is_ok_and(|e| e.rel.ends_with("f.txt")));
+        assert!(deepest.is_some());
+        std::fs::rename(dir.path().join("a"), dir.path().join("old")).unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("a/z.txt"), "x\n").unwrap();
+        let rest: Vec<_> = walk.map(|e| e.map(|e| e.rel).map_err(|e| e.message)).collect();
+        assert_eq!(
+            rest,
+            [Err("a: replaced or moved while searching; the rest of it was left out".into()), Ok("b.txt".into())]
+        );
     }
 
     fn tree(files: &[&str]) -> tempfile::TempDir {

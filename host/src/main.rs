@@ -9,7 +9,7 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 
 mod printer;
-use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, READ_BYTES, READ_LINES};
+use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, MIN_OPEN_FILES, READ_BYTES, READ_LINES};
 use sandgrep::{
     render, CaseMode, ListFilesRequest, OutputMode, Policy, Progress, QueryMode, RangeType, ReadFileRequest, Sandbox,
     SearchAstRequest, SearchTextRequest,
@@ -461,7 +461,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    raise_descriptor_limit();
+    let open_files = raise_descriptor_limit();
+    if open_files < MIN_OPEN_FILES {
+        eprintln!(
+            "sandgrep: {open_files} open files are allowed (`ulimit -n`); sandgrep needs at least {}",
+            MIN_OPEN_FILES
+        );
+        return ExitCode::from(2);
+    }
     let mut cli = Cli::parse_from(search_by_default(args));
     if let Command::Search(args) = &mut cli.command {
         args.settle();
@@ -836,18 +843,26 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
 }
 
 /// Raises this process's soft limit on open files to its hard limit, as
-/// many servers do: a walk holds a descriptor per directory level, a long-
-/// lived host several instances, and running out fails a call.
-fn raise_descriptor_limit() {
+/// many servers do (a long-lived host keeps several instances, and running
+/// out fails a call); the limit it ends at.
+fn raise_descriptor_limit() -> u64 {
     #[cfg(unix)]
     // SAFETY: plain getrlimit/setrlimit on a local struct.
     unsafe {
         let mut l: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
-            l.rlim_cur = l.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) != 0 {
+            return u64::MAX;
         }
+        if l.rlim_cur < l.rlim_max {
+            let raised = libc::rlimit { rlim_cur: l.rlim_max, ..l };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                l = raised;
+            }
+        }
+        l.rlim_cur as u64
     }
+    #[cfg(not(unix))]
+    u64::MAX
 }
 
 /// Prints every page of `request`'s stream (up to `left` results), and says
