@@ -1058,34 +1058,47 @@ fn a_deep_tree_needs_no_more_descriptors_than_a_shallow_one() {
     // count; below it, sandgrep refuses to start, never a partial answer.
     let t = Tree::new();
     let mut want = Vec::new();
-    let mut deep = String::from("top");
+    let (mut deep, mut named) = (String::from("top"), String::new());
     for level in 0..300 {
         deep.push_str(&format!("/d{}", level % 7));
         if level % 10 == 0 {
             t.write(&format!("{deep}/f.txt"), "needle\n");
             want.push(format!("{deep}/f.txt:1"));
         }
+        if level == 100 {
+            // An ignore file that is a link is resolved from the root.
+            t.write(&format!("{deep}/rules"), "*.log\n");
+            symlink("rules", t.path().join(&deep).join(".ignore")).unwrap();
+            named = deep.clone();
+        }
     }
     t.write("z.txt", "needle\n");
     want.push("z.txt:1".into());
     want.sort();
     run(t.path(), &["search", "warm-up-the-cache"]);
-    let limited = |limit: &str, jobs: &str| {
+    let limited = |limit: &str, jobs: &str, root: &[&str]| {
         Command::new("sh")
             .args(["-c", &format!("ulimit -n {limit} && exec \"$0\" \"$@\""), env!("CARGO_BIN_EXE_sandgrep")])
             .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
             .arg("--root")
             .arg(t.path())
             .args(["search", "-c", "-j", jobs, "needle"])
+            .args(root)
             .output()
             .unwrap()
     };
+    let min = sandgrep::limits::MIN_OPEN_FILES.to_string();
     for jobs in ["1", "2"] {
-        let out = limited(&sandgrep::limits::MIN_OPEN_FILES.to_string(), jobs);
+        let out = limited(&min, jobs, &[]);
         assert_eq!(out.status.code(), Some(0), "-j {jobs}: {}", stderr(&out));
         assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), want, "-j {jobs}");
+        // A root named 100 levels down.
+        let out = limited(&min, jobs, &[&named]);
+        assert_eq!(out.status.code(), Some(0), "-j {jobs} {named}: {}", stderr(&out));
+        let below: Vec<_> = want.iter().filter(|w| w.starts_with(&format!("{named}/"))).collect();
+        assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), below, "-j {jobs} {named}");
     }
-    let out = limited("40", "1");
+    let out = limited("40", "1", &[]);
     assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
     assert!(stderr(&out).contains("40 open files are allowed"), "{}", stderr(&out));
 }

@@ -7,6 +7,8 @@
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use sandgrep_contract::limits::OPEN_DIRS;
+
 use crate::error::io_error;
 use crate::fs::{Dir, Kind};
 use crate::{SearchError, Workspace};
@@ -66,9 +68,9 @@ pub enum Target {
 pub struct Opened {
     pub real: String,
     pub target: Target,
-    /// The directories the real path passes through, outermost (the root)
-    /// first, with their workspace-relative paths.
-    pub ancestors: Vec<(String, Rc<Dir>)>,
+    /// The directories the real path passes through, outermost (the root,
+    /// `.`) first: their workspace-relative paths.
+    pub ancestors: Vec<String>,
 }
 
 /// Most links followed while resolving one path.
@@ -86,7 +88,9 @@ const MAX_STEPS: usize = 1024;
 /// With `must_be_dir` (the caller wrote a trailing `/`), a file is an error,
 /// as POSIX answers `ENOTDIR`. `shown` is the path as errors name it.
 pub fn open(ws: &Workspace, rel: &str, must_be_dir: bool, shown: &str) -> Result<Opened, SearchError> {
-    let mut dirs = vec![ws.root_dir()?];
+    // `dirs[i]` is `names[..i]`; only the innermost few stay open (a `..`
+    // back past them opens them again), the root always.
+    let mut dirs = vec![Some(ws.root_dir()?)];
     let mut names: Vec<String> = Vec::new();
     let mut todo: VecDeque<String> = parts(rel).collect();
     let (mut hops, mut steps) = (0, 0);
@@ -102,7 +106,7 @@ pub fn open(ws: &Workspace, rel: &str, must_be_dir: bool, shown: &str) -> Result
             continue;
         }
         let last = todo.is_empty();
-        let dir = dirs.last().expect("the root is never popped").clone();
+        let dir = innermost(&mut dirs, &names).map_err(io)?;
         // The path so far passed: this name (in its parent) is what to check.
         let parent = names.last().cloned();
         names.push(part);
@@ -133,34 +137,48 @@ pub fn open(ws: &Workspace, rel: &str, must_be_dir: bool, shown: &str) -> Result
                 if is_bare_repository(&opened) {
                     return Err(SearchError::Denied(shown.to_string()));
                 }
-                dirs.push(opened);
+                dirs.push(Some(opened));
+                close_outer(&mut dirs);
             }
             Kind::File if last && !must_be_dir => {
                 let name = names.pop().expect("just pushed");
-                let ancestors = chain(&names, dirs);
-                return Ok(Opened { real, target: Target::File(dir, name), ancestors });
+                return Ok(Opened { real, target: Target::File(dir, name), ancestors: chain(&names) });
             }
             Kind::Other if last && !must_be_dir => {
                 names.pop();
-                let ancestors = chain(&names, dirs);
-                return Ok(Opened { real, target: Target::Other, ancestors });
+                return Ok(Opened { real, target: Target::Other, ancestors: chain(&names) });
             }
             Kind::File | Kind::Other => return Err(SearchError::Io(format!("{shown}: not a directory"))),
         }
     }
     let real = if names.is_empty() { ".".to_string() } else { names.join("/") };
-    let dir = dirs.pop().expect("the root is never popped");
+    let dir = innermost(&mut dirs, &names).map_err(io)?;
     names.pop();
-    Ok(Opened { real, target: Target::Dir(dir), ancestors: chain(&names, dirs) })
+    Ok(Opened { real, target: Target::Dir(dir), ancestors: chain(&names) })
 }
 
-/// The directories of a real path, paired with their paths: `dirs[0]` is
-/// the root, `dirs[i]` is `names[..i]`.
-fn chain(names: &[String], dirs: Vec<Rc<Dir>>) -> Vec<(String, Rc<Dir>)> {
-    dirs.into_iter()
-        .enumerate()
-        .map(|(i, d)| (if i == 0 { ".".to_string() } else { names[..i].join("/") }, d))
-        .collect()
+/// The innermost of `dirs` (`dirs[i]` is `names[..i]`), opened again from
+/// the nearest one still open if it was closed.
+fn innermost(dirs: &mut [Option<Rc<Dir>>], names: &[String]) -> std::io::Result<Rc<Dir>> {
+    let open = dirs.iter().rposition(Option::is_some).expect("the root stays open");
+    let mut dir = dirs[open].clone().expect("open");
+    for i in open + 1..dirs.len() {
+        dir = dir.open_dir(&names[i - 1])?;
+        dirs[i] = Some(dir.clone());
+    }
+    close_outer(dirs);
+    Ok(dir)
+}
+
+/// Closes all but the root and the innermost [`OPEN_DIRS`] of `dirs`.
+fn close_outer(dirs: &mut [Option<Rc<Dir>>]) {
+    let outer = dirs.len().saturating_sub(OPEN_DIRS);
+    dirs.iter_mut().take(outer).skip(1).for_each(|d| *d = None);
+}
+
+/// The paths of the directories `names` passes through, the root first.
+fn chain(names: &[String]) -> Vec<String> {
+    std::iter::once(".".to_string()).chain((1..=names.len()).map(|i| names[..i].join("/"))).collect()
 }
 
 /// The components of a path that name something (`.` and empty ones dropped).

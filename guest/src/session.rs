@@ -190,11 +190,18 @@ impl Replay {
     }
 }
 
-impl Drop for Replay {
-    /// A kept walk holds no descriptor between calls.
-    fn drop(&mut self) {
+impl Replay {
+    /// Closes the directories its entries were opened from (when the walk is
+    /// over): a kept walk holds no descriptor between calls.
+    pub fn release(&self) {
         if let Some(reopen) = &self.reopen {
             reopen.release();
         }
+    }
+}
+
+impl Drop for Replay {
+    fn drop(&mut self) {
+        self.release();
     }
 }

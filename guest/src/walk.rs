@@ -417,10 +417,13 @@ impl Walker {
             return None;
         }
         let mut level = None;
-        for (dir, handle) in &root.opened.ancestors {
+        // (Opened again one by one: a deep root keeps few open.)
+        let reopen = Reopen::new(self.ws.root_dir().ok()?);
+        for dir in &root.opened.ancestors {
             // An unreadable ancestor is no reason to fail: its rules are unknown.
-            if let Ok((names, _)) = handle.list() {
-                level = Some(Rc::new(self.level(dir, dir, handle, &names, level, problems)));
+            let handle = reopen.dir(if dir == "." { "" } else { dir }, |_, _, _| false);
+            if let Some((handle, (names, _))) = handle.ok().and_then(|h| Some((h.clone(), h.list().ok()?))) {
+                level = Some(Rc::new(self.level(dir, dir, &handle, &names, level, problems)));
             }
         }
         level
@@ -770,26 +773,36 @@ impl Walk {
             None => (self.walker.ws.root_dir().map_err(|_| changed(&self.stack[top].rel))?, ".".into(), path.clone()),
         };
         self.adopt(&at, &dir);
+        let mut failed = None;
         for name in rest.split('/').filter(|n| !n.is_empty() && *n != ".") {
-            dir = dir.open_dir(name).map_err(|e| WalkError {
-                message: format!("{}: {}", self.stack[top].rel, plain_io_message(&e)),
-                unreadable: true,
-            })?;
+            match dir.open_dir(name) {
+                Ok(opened) => dir = opened,
+                Err(e) => {
+                    let message = format!("{}: {}", self.stack[top].rel, plain_io_message(&e));
+                    failed = Some(WalkError { message, unreadable: true });
+                    break;
+                }
+            }
             at = join(&at, name);
             self.adopt(&at, &dir);
         }
-        let reopened = self.stack[top].dir.clone().ok_or_else(|| changed(&self.stack[top].rel))?;
         self.close_outer();
-        Ok(reopened)
+        match (failed, &self.stack[top].dir) {
+            (None, Some(dir)) => Ok(dir.clone()),
+            (failed, _) => Err(failed.unwrap_or_else(|| changed(&self.stack[top].rel))),
+        }
     }
 
     /// `dir`, opened again at `at`, back in the closed frame there if it is
     /// the directory that frame was, and among the innermost (see
     /// [`Walk::close_outer`]).
+    /// (With links followed, two frames can be the same directory.)
     fn adopt(&mut self, at: &str, dir: &Rc<Dir>) {
         let inner = self.stack.len().saturating_sub(OPEN_DIRS);
-        if let Some(frame) = self.stack[inner..].iter_mut().find(|f| f.dir.is_none() && f.place() == at) {
-            if frame.identity.is_some() && frame.identity == dir.identity().ok() {
+        let mut identity = None;
+        for frame in self.stack[inner..].iter_mut().filter(|f| f.dir.is_none() && f.place() == at) {
+            let identity = identity.get_or_insert_with(|| dir.identity().ok());
+            if frame.identity.is_some() && frame.identity == *identity {
                 frame.dir = Some(dir.clone());
             }
         }
@@ -1004,6 +1017,27 @@ mod tests {
             rest,
             [Err("a: replaced or moved while searching; the rest of it was left out".into()), Ok("b.txt".into())]
         );
+    }
+
+    #[test]
+    fn a_deep_walk_through_links_finds_each_directory_again() {
+        // With links followed, one directory can be two frames of the walk
+        // (`c/l` and `c/l/m/e` are both `c/d/e`); both are opened again.
+        let deep: Vec<String> = (0..OPEN_DIRS + 4).map(|i| format!("x{i}")).collect();
+        let deep = format!("c/d/e/{}", deep.join("/"));
+        let dir = tree(&[&format!("{deep}/f.txt"), "c/d/e/y.txt"]);
+        std::os::unix::fs::symlink("d/e", dir.path().join("c/l")).unwrap();
+        std::os::unix::fs::symlink("..", dir.path().join("c/d/e/m")).unwrap();
+        let ws = Workspace::new(dir.path());
+        let opts = WalkOptions { follow_symlinks: true, ..Default::default() };
+        let w = Rc::new(Walker::new(&ws, &opts).unwrap());
+        let roots = w.roots(&[".".to_string()]).unwrap();
+        let problems: Vec<String> = w.walk(&roots[0], None).filter_map(|e| e.err()).map(|e| e.message).collect();
+        assert!(problems.iter().all(|p| p.contains("loop")), "{problems:?}");
+        let files = walk_all(&ws, &opts, ".", None);
+        for want in ["c/d/e/y.txt", "c/l/y.txt", "c/l/m/e/y.txt", &format!("c/l/m/e/{}/f.txt", &deep[6..])] {
+            assert!(files.iter().any(|f| f == want), "{want} missing: {files:?}");
+        }
     }
 
     fn tree(files: &[&str]) -> tempfile::TempDir {

@@ -461,6 +461,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let mut cli = Cli::parse_from(search_by_default(args));
     let open_files = raise_descriptor_limit();
     if open_files < MIN_OPEN_FILES {
         eprintln!(
@@ -469,7 +470,6 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let mut cli = Cli::parse_from(search_by_default(args));
     if let Command::Search(args) = &mut cli.command {
         args.settle();
         args.given = args.paths.clone();

@@ -199,6 +199,7 @@ impl Listing {
                     self.replay.push(Step::Denied(left));
                 }
                 self.replay.keep(!out.timed_out);
+                self.replay.release();
             }
         }
         out.done = self.done;

@@ -15,7 +15,9 @@
 //! those, and where the comparison fails but the bytes around could hold
 //! one of the two signs, the line is a candidate all the same. The searcher
 //! confirms every candidate line with the regex itself (word boundaries
-//! and all), so the prefilter only has to miss nothing.
+//! and all), so the prefilter only has to miss nothing; where the query is
+//! just the literals (no whole-word rule), a line that holds one is a match
+//! already, and the regex is spared.
 
 use grep_matcher::{LineMatchKind, LineTerminator, Match, Matcher, NoError};
 use grep_regex::{RegexCaptures, RegexMatcher};
@@ -32,6 +34,8 @@ pub struct SearchMatcher {
 struct Literals {
     all: Vec<Literal>,
     ignore_case: bool,
+    /// The regex matches exactly where a literal is (no `-w`).
+    exact: bool,
 }
 
 /// A literal; where its two rarest bytes are (never `k` or `s`, and none
@@ -56,6 +60,7 @@ pub struct QueryKind {
     pub literal: bool,
     pub ignore_case: bool,
     pub multiline: bool,
+    pub word: bool,
 }
 
 impl SearchMatcher {
@@ -91,8 +96,11 @@ impl SearchMatcher {
                 Some(Literal { rare: first, second: rare.max(second), bytes, signs: (before, after) })
             })
             .collect();
-        let literals =
-            all.filter(|all| worth && !all.is_empty()).map(|all| Literals { all, ignore_case: kind.ignore_case });
+        let literals = all.filter(|all| worth && !all.is_empty()).map(|all| Literals {
+            all,
+            ignore_case: kind.ignore_case,
+            exact: !kind.word,
+        });
         SearchMatcher { regex, literals }
     }
 }
@@ -155,14 +163,17 @@ impl Matcher for SearchMatcher {
         let mut lo = 0;
         while lo < haystack.len() {
             let hi = (lo + STRETCH).min(haystack.len());
-            let mut best: Option<usize> = None;
+            let mut best: Option<(usize, bool)> = None;
             for lit in &set.all {
-                if let Some(c) = set.first(lit, haystack, lo, best.unwrap_or(hi)) {
+                if let Some(c) = set.first(lit, haystack, lo, best.map_or(hi, |b| b.0)) {
                     best = Some(best.map_or(c, |b| b.min(c)));
                 }
             }
-            if let Some(at) = best {
-                return Ok(Some(LineMatchKind::Candidate(at)));
+            if let Some((at, found)) = best {
+                return Ok(Some(match found && set.exact {
+                    true => LineMatchKind::Confirmed(at),
+                    false => LineMatchKind::Candidate(at),
+                }));
             }
             lo = hi;
         }
@@ -172,8 +183,9 @@ impl Matcher for SearchMatcher {
 
 impl Literals {
     /// The first offset, for starts in `from..to`, of a line where `lit`
-    /// may match.
-    fn first(&self, lit: &Literal, haystack: &[u8], mut from: usize, to: usize) -> Option<usize> {
+    /// may match, and whether it is there (not only maybe, see
+    /// [`Literals::candidate`]).
+    fn first(&self, lit: &Literal, haystack: &[u8], mut from: usize, to: usize) -> Option<(usize, bool)> {
         let fold = |i: usize| {
             let b = lit.bytes[i];
             if self.ignore_case && b.is_ascii_alphabetic() {
@@ -194,13 +206,13 @@ impl Literals {
     }
 
     /// An offset in the line where `lit` may match starting at `start`
-    /// (its rare bytes are where they would be).
-    fn candidate(&self, lit: &Literal, haystack: &[u8], start: usize) -> Option<usize> {
+    /// (its rare bytes are where they would be), and whether it does.
+    fn candidate(&self, lit: &Literal, haystack: &[u8], start: usize) -> Option<(usize, bool)> {
         let n = lit.bytes.len();
         let window = haystack.get(start..start + n);
         let same = |w: &[u8]| if self.ignore_case { w.eq_ignore_ascii_case(&lit.bytes) } else { w == lit.bytes };
         if window.is_some_and(same) {
-            return Some(start);
+            return Some((start, true));
         }
         // A KELVIN SIGN (E2 84 AA) or LONG S (C5 BF) where a `k` or `s`
         // could be, which moves the rare bytes along by two bytes each:
@@ -213,7 +225,7 @@ impl Literals {
             let hi = (at + n - lit.rare + 2 * lit.signs.1).min(haystack.len());
             let hi = memchr::memchr(b'\n', &haystack[at..hi]).map_or(hi, |i| at + i);
             if memchr::memchr2(0xe2, 0xc5, &haystack[lo..hi]).is_some() {
-                return Some(at);
+                return Some((at, false));
             }
         }
         None
@@ -293,7 +305,8 @@ mod tests {
 
     /// The candidate lines found the fast way are the regex's (and, for a
     /// literal with `k` or `s`, lines holding a KELVIN SIGN or LONG S
-    /// besides), on text with every case mix, near misses and non-ASCII.
+    /// besides), on text with every case mix, near misses and non-ASCII; a
+    /// line confirmed without the regex is one it matches.
     #[test]
     fn candidates_are_the_regex_matches() {
         let text = "errno\nERRNO x\nErrNo\nerrn\nrrno\nxerrnoy\nerr no\néerrnoé\n\u{212a}errno\nerrn\u{f6}\n".repeat(3);
@@ -306,7 +319,7 @@ mod tests {
                 .line_terminator(Some(b'\n'))
                 .build(query)
                 .unwrap();
-            let kind = QueryKind { literal: true, ignore_case: true, multiline: false };
+            let kind = QueryKind { literal: true, ignore_case: true, multiline: false, word: false };
             let fast = SearchMatcher::new(regex.clone(), query, kind);
             assert!(fast.literals.is_some(), "{query}");
             let (mut at, mut first_line) = (0, None);
@@ -315,7 +328,10 @@ mod tests {
                 let candidate = match fast.find_candidate_line(line.as_bytes()).unwrap() {
                     Some(LineMatchKind::Candidate(i)) => Some(i),
                     None => None,
-                    Some(LineMatchKind::Confirmed(_)) => panic!("only candidates"),
+                    Some(LineMatchKind::Confirmed(i)) => {
+                        assert!(matched, "{query}: {line:?} confirmed");
+                        Some(i)
+                    }
                 };
                 let signs = line.contains(['\u{212a}', '\u{17f}']);
                 assert!(candidate.is_none_or(|i| i < line.len()));
@@ -329,8 +345,8 @@ mod tests {
             // Over the whole text: the first candidate is in the first line
             // that has one.
             let cand = match fast.find_candidate_line(text.as_bytes()).unwrap() {
-                Some(LineMatchKind::Candidate(i)) => Some(i),
-                _ => None,
+                Some(LineMatchKind::Candidate(i) | LineMatchKind::Confirmed(i)) => Some(i),
+                None => None,
             };
             let first = regex.find(text.as_bytes()).unwrap().map(|m| m.start());
             match (cand, first_line) {
@@ -342,32 +358,40 @@ mod tests {
         }
         for query in ["sks", "é", "a\nb", ""] {
             let regex = RegexMatcherBuilder::new().case_insensitive(true).fixed_strings(true).build("x").unwrap();
-            let kind = QueryKind { literal: true, ignore_case: true, multiline: false };
+            let kind = QueryKind { literal: true, ignore_case: true, multiline: false, word: false };
             assert!(SearchMatcher::new(regex, query, kind).literals.is_none(), "{query:?}");
         }
     }
 
-    /// Alternations of words, either case: every line the regex matches
-    /// holds a candidate, and no other does (but lines with the signs).
+    /// Alternations of words, either case, also as whole words: every
+    /// line the regex matches holds a candidate, and no other does (but
+    /// lines with the signs, or the words inside others with `-w`); only
+    /// lines the regex matches are confirmed.
     #[test]
     fn alternations_find_the_regex_lines() {
         let text = "Create\ncreate x\nSTART\nstart\nrestart\nstop\nCrea te\nsta\u{17f}t\n_Create_\n".repeat(2);
-        for (query, ignore_case) in
-            [("Create|Start", false), ("create|start", true), ("a|Cr|x_", false), ("zz|yy", true)]
-        {
-            let regex = RegexMatcherBuilder::new()
-                .case_insensitive(ignore_case)
-                .line_terminator(Some(b'\n'))
-                .build(query)
-                .unwrap();
-            let kind = QueryKind { literal: false, ignore_case, multiline: false };
-            let fast = SearchMatcher::new(regex.clone(), query, kind);
-            assert!(fast.literals.is_some(), "{query}");
-            for line in text.split_inclusive('\n') {
-                let matched = regex.is_match(line.as_bytes()).unwrap();
-                let candidate = fast.find_candidate_line(line.as_bytes()).unwrap().is_some();
-                let signs = line.contains(['\u{212a}', '\u{17f}']);
-                assert!(matched == candidate || (candidate && signs && ignore_case), "{query}: {line:?}");
+        for word in [false, true] {
+            for (query, ignore_case) in
+                [("Create|Start", false), ("create|start", true), ("a|Cr|x_", false), ("zz|yy", true)]
+            {
+                let regex = RegexMatcherBuilder::new()
+                    .case_insensitive(ignore_case)
+                    .word(word)
+                    .line_terminator(Some(b'\n'))
+                    .build(query)
+                    .unwrap();
+                let kind = QueryKind { literal: false, ignore_case, multiline: false, word };
+                let fast = SearchMatcher::new(regex.clone(), query, kind);
+                assert!(fast.literals.is_some(), "{query}");
+                for line in text.split_inclusive('\n') {
+                    let matched = regex.is_match(line.as_bytes()).unwrap();
+                    let found = fast.find_candidate_line(line.as_bytes()).unwrap();
+                    let candidate = found.is_some();
+                    let signs = line.contains(['\u{212a}', '\u{17f}']);
+                    assert!(matched || !matches!(found, Some(LineMatchKind::Confirmed(_))), "{query}: {line:?}");
+                    assert!(matched || !candidate || word || (signs && ignore_case), "{query}: {line:?}");
+                    assert!(!matched || candidate, "{query} (-w {word}): {line:?} missed");
+                }
             }
         }
         // Not plain words, or one literal that heeds case: the regex's own way.
@@ -375,7 +399,7 @@ mod tests {
             [("a.b|c", false, false), ("(a|b)", false, true), ("abc", true, false), ("a|", false, true)]
         {
             let regex = RegexMatcherBuilder::new().build("x").unwrap();
-            let kind = QueryKind { literal, ignore_case, multiline: false };
+            let kind = QueryKind { literal, ignore_case, multiline: false, word: false };
             let fast = SearchMatcher::new(regex, query, kind);
             assert!(fast.literals.is_none(), "{query}");
         }

@@ -349,7 +349,12 @@ fn new_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
         CaseMode::Insensitive => true,
         CaseMode::Smart => !q.query.chars().any(char::is_uppercase),
     };
-    let kind = QueryKind { literal: q.mode == QueryMode::Literal, ignore_case: insensitive, multiline: q.multiline };
+    let kind = QueryKind {
+        literal: q.mode == QueryMode::Literal,
+        ignore_case: insensitive,
+        multiline: q.multiline,
+        word: q.word,
+    };
     Ok(SearchMatcher::new(regex, &q.query, kind))
 }
 
@@ -359,7 +364,7 @@ fn every_line_matcher() -> Result<SearchMatcher, SearchError> {
         .line_terminator(Some(b'\n'))
         .build("")
         .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
-    Ok(SearchMatcher::new(regex, "", QueryKind { literal: false, ignore_case: false, multiline: false }))
+    Ok(SearchMatcher::new(regex, "", QueryKind { literal: false, ignore_case: false, multiline: false, word: false }))
 }
 
 /// Why `query` does not compile, shown on the pattern as the caller wrote
