@@ -48,6 +48,9 @@ const RACY_NS: u64 = sandgrep_contract::limits::INDEX_RACY_MS * 1_000_000;
 /// Flags of a file in the table.
 const UNTRUSTED: u8 = 1;
 const BINARY: u8 = 2;
+/// Untrusted for as long as its metadata stays (too large, UTF-16,
+/// unreadable, another name): a refresh reads it again only once it changes.
+const LASTING: u8 = 4;
 
 #[derive(Clone, Debug)]
 struct FileRec {
@@ -489,7 +492,7 @@ fn build(
             if let Some(old) = old.as_ref() {
                 if let Ok(i) = old.files.binary_search_by(|f| f.path.as_str().cmp(&entry.rel)) {
                     let rec = &old.files[i];
-                    if rec.flags & UNTRUSTED == 0 && rec.same(&meta) {
+                    if rec.flags & (UNTRUSTED | LASTING) != UNTRUSTED && rec.same(&meta) {
                         kept.push((rec.clone(), Some(i)));
                         continue;
                     }
@@ -502,12 +505,15 @@ fn build(
                 changed_ns: meta.changed_ns,
                 flags: UNTRUSTED,
             };
+            let racy = meta.modified_ns.max(meta.changed_ns).saturating_add(RACY_NS) > now_ns();
+            // (Read while it was being written: read it again next time.)
+            let mut changing = false;
             if meta.size <= INDEX_FILESIZE && meta.changed_ns != 0 {
                 bytes.clear();
                 let read = entry.open().and_then(|mut f| f.read_to_end(&mut bytes));
                 let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
-                let racy = meta.modified_ns.max(meta.changed_ns).saturating_add(RACY_NS) > now_ns();
-                if read.is_ok() && !utf16 && bytes.len() as u64 == meta.size {
+                changing = read.is_ok() && bytes.len() as u64 != meta.size;
+                if read.is_ok() && !utf16 && !changing {
                     report.files_read += 1;
                     report.bytes_read += bytes.len() as u64;
                     // A binary file is skipped whatever the query: its bytes need no entries.
@@ -527,6 +533,9 @@ fn build(
                     let linked = meta.links > 1;
                     rec.flags = if racy || linked { UNTRUSTED } else { 0 } | if binary { BINARY } else { 0 };
                 }
+            }
+            if rec.flags & UNTRUSTED != 0 && !racy && !changing {
+                rec.flags |= LASTING;
             }
             kept.push((rec, None));
         }

@@ -268,6 +268,35 @@ fn a_file_with_another_name_is_always_read() {
 }
 
 #[test]
+fn a_refresh_with_nothing_changed_rewrites_nothing() {
+    // Files the index cannot trust whatever it reads (another name, too
+    // large, UTF-16) are read again only once they change: a long-lived
+    // host refreshing after unrelated changes must not rewrite the index
+    // each time because of them.
+    let big = vec![b'x'; INDEX_FILESIZE as usize + 1];
+    let (root, idx) = setup(&[("a.txt", b"one\n"), ("big.txt", &big), ("utf16.txt", b"\xff\xfet\0w\0o\0")]);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::hard_link(root.path().join("a.txt"), outside.path().join("a.txt")).unwrap();
+    write(root.path(), "b.txt", b"two\n");
+    std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(idx.path().join(FILE)).unwrap());
+    let first = ws.refresh_index().unwrap();
+    assert_eq!((first.files, first.files_read), (4, 2));
+    let written = inode();
+    let again = ws.refresh_index().unwrap();
+    assert_eq!((again.files, again.files_read, inode()), (4, 0, written));
+    // A change is read, and the index written anew.
+    write(root.path(), "b.txt", b"three\n");
+    std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    let changed = ws.refresh_index().unwrap();
+    assert_eq!(changed.files_read, 1);
+    assert_ne!(inode(), written);
+    let r = ws.search_text(text_request("nothing")).unwrap();
+    assert_eq!(r.stats.files_skipped_by_index, 1);
+}
+
+#[test]
 fn structural_searches_read_only_files_with_the_patterns_words() {
     let (root, idx) = setup(&[
         ("a.rs", b"fn main() { foo.bar(1); }\n"),
