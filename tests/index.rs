@@ -200,3 +200,25 @@ fn each_policy_keeps_its_own_index() {
         assert_eq!((&v["stats"]["index"], &v["stats"]["files_skipped_by_index"]), (&"served".into(), &1.into()), "{v}");
     }
 }
+
+#[test]
+fn the_index_of_a_workspace_that_is_gone_is_removed() {
+    // Indexes live in the user's cache, one per workspace: one whose
+    // workspace was removed goes at the next `sandgrep index` (of any
+    // workspace); the others stay.
+    let (gone, kept, other) = (Tree::new(), Tree::new(), Tree::new());
+    for t in [&gone, &kept, &other] {
+        t.write("a.txt", "text\n");
+    }
+    let (gone_dir, kept_dir) = (index(gone.path()), index(kept.path()));
+    let gone_path = std::fs::canonicalize(gone.path()).unwrap();
+    drop(gone);
+    assert!(gone_dir.is_dir());
+    let v = json(other.path(), &["index", "--json"]);
+    let pruned: Vec<&str> = v["pruned"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(pruned.contains(&gone_path.to_str().unwrap()), "{v}");
+    assert!(!gone_dir.exists() && kept_dir.join("index.v1").is_file());
+    // Removed once: the next refresh has nothing to remove.
+    let again = run(other.path(), &["index"]);
+    assert!(!String::from_utf8_lossy(&again.stdout).contains(gone_path.to_str().unwrap()));
+}

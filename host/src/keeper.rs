@@ -211,6 +211,7 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
             }
         };
         refresh();
+        refresher.prune_indexes();
         // Files written just before the first build were too new to trust
         // (`INDEX_RACY_MS`); once the tree has been quiet past that, a second
         // refresh reads them again and trusts them.

@@ -325,6 +325,9 @@ impl Sandbox {
     pub fn refresh_index_counted(&self, progress: Option<Arc<Progress>>) -> Result<IndexReport, Error> {
         let dir = self.index.as_deref().ok_or_else(|| Error::Setup("indexing is off (no cache directory)".into()))?;
         let lock = lock_index_dir(dir).map_err(|e| Error::Setup(format!("index directory {}: {e}", dir.display())))?;
+        // Whose index it is, so that it can go when the workspace does.
+        write_owner(dir, &self.workspace)
+            .map_err(|e| Error::Setup(format!("index directory {}: {e}", dir.display())))?;
         let p = &self.guest_policy;
         let long = Duration::from_secs(24 * 3600);
         let report = self
@@ -340,6 +343,32 @@ impl Sandbox {
 
     pub fn workspace(&self) -> &Path {
         &self.workspace
+    }
+
+    /// Removes the indexes (beside this workspace's) of workspaces that no
+    /// longer exist, unless something holds them; their workspaces, named.
+    pub fn prune_indexes(&self) -> Vec<PathBuf> {
+        let Some(all) = self.index.as_deref().and_then(Path::parent) else { return Vec::new() };
+        let Ok(dirs) = std::fs::read_dir(all) else { return Vec::new() };
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut pruned = Vec::new();
+        for dir in dirs.flatten().filter(|d| d.file_type().is_ok_and(|t| t.is_dir())).map(|d| d.path()) {
+            let Ok(owner) = read_owner(&dir) else { continue };
+            if Some(dir.as_path()) == self.index.as_deref()
+                || std::fs::symlink_metadata(&owner).map_or_else(|e| e.kind() != std::io::ErrorKind::NotFound, |_| true)
+            {
+                continue;
+            }
+            let lock = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(dir.join("lock"))
+                .and_then(|l| l.try_lock().map(|()| l).map_err(std::io::Error::other));
+            if lock.is_ok() && std::fs::remove_dir_all(&dir).is_ok() {
+                pruned.push(owner);
+            }
+        }
+        pruned
     }
 
     /// The index directory, when it holds an index: searches read it, they
@@ -648,6 +677,42 @@ fn lock_index_dir(dir: &Path) -> std::io::Result<std::fs::File> {
         .open(dir.join("lock"))?;
     lock.lock()?;
     Ok(lock)
+}
+
+/// The file of an index directory naming its workspace.
+const OWNER: &str = "workspace";
+
+/// Records `workspace` as the owner of the index directory `dir` (locked).
+fn write_owner(dir: &Path, workspace: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = workspace.as_os_str().as_bytes();
+    if read_owner(dir).is_ok_and(|owner| owner == workspace) {
+        return Ok(());
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(OWNER))?;
+    std::io::Write::write_all(&mut f, path)
+}
+
+/// The workspace an index directory is of (none for one made before
+/// owners were recorded).
+fn read_owner(dir: &Path) -> std::io::Result<PathBuf> {
+    use std::io::Read;
+    use std::os::unix::ffi::OsStringExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(dir.join(OWNER))?;
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    if !bytes.starts_with(b"/") {
+        return Err(std::io::Error::other("not a path"));
+    }
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
 }
 
 /// The index directory of `workspace` (canonical) in the user's cache: one

@@ -662,9 +662,11 @@ fn with_progress_line<T>(refresh: impl FnOnce(Option<Arc<Progress>>) -> T) -> T 
 fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::Result<Outcome> {
     let r = with_progress_line(|progress| sandbox.refresh_index_counted(progress)).map_err(io::Error::other)?;
     let dir = sandbox.index_path().map(|d| d.display().to_string()).unwrap_or_default();
+    let pruned: Vec<String> = sandbox.prune_indexes().iter().map(|p| p.display().to_string()).collect();
     if json {
         let mut v = sandgrep::json::to_value(&r);
         v["index_dir"] = dir.into();
+        v["pruned"] = pruned.into();
         serde_json::to_writer(&mut *out, &v)?;
         writeln!(out)?;
         return Ok(Outcome::Found);
@@ -682,6 +684,9 @@ fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::Result<Outc
         mib(r.index_bytes),
     )?;
     writeln!(out, "index: {dir}")?;
+    for gone in &pruned {
+        writeln!(out, "removed the index of {gone} (no longer there)")?;
+    }
     if let Some(why) = &r.rebuilt {
         writeln!(out, "({why})")?;
     }
