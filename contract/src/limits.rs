@@ -124,6 +124,9 @@ table! {
     OPEN_DIRS: usize = 16;
 
     // What the host decides (the library's `Policy`, the server's config).
+    /// Linear memory the helper instances a long-lived host keeps between
+    /// calls may hold, all its workspaces together (more are made per call).
+    HELPERS_MEMORY: u64 = 256 * MIB;
     /// Open files the host needs at the least (`ulimit -n`): below it, the
     /// command line refuses to start rather than fail in a search.
     MIN_OPEN_FILES: u64 = 64;

@@ -43,6 +43,7 @@ pub mod serve;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -226,21 +227,28 @@ impl Drop for CloseOnDrop<'_> {
     }
 }
 
-/// The most memory a helper instance may have grown to and still be kept:
-/// searching batches of files needs a few MiB; one that met a huge line is
-/// let go.
-const HELPER_MEMORY: usize = 64 << 20;
+/// The linear memory of the helper instances kept, all sandboxes of this
+/// process together (bounded by [`limits::HELPERS_MEMORY`]).
+static HELPERS_KEPT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// One instance kept for a long-lived host's calls, and its watcher's word
 /// on what changed.
 struct Session {
     kept: std::sync::Mutex<Option<engine::Kept>>,
     /// Instances without the index that searched files the kept one handed
-    /// out, for the next call (their matcher and memory ready).
-    helpers: std::sync::Mutex<Vec<engine::Kept>>,
+    /// out, for the next call (their matcher and memory ready), with their
+    /// memory as counted in [`HELPERS_KEPT`].
+    helpers: std::sync::Mutex<Vec<(engine::Kept, usize)>>,
     /// The index refresh the workspace is unchanged since, if the watcher
     /// can vouch for one.
     unchanged_since: Box<dyn Fn() -> Option<u64> + Send + Sync>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let helpers = self.helpers.get_mut().unwrap_or_else(|e| e.into_inner());
+        HELPERS_KEPT.fetch_sub(helpers.iter().map(|h| h.1).sum(), Ordering::Relaxed);
+    }
 }
 
 impl Sandbox {
@@ -611,7 +619,9 @@ impl Sandbox {
 
     /// `f` on an instance without the index: one a long-lived host kept
     /// from an earlier call if there is one free, else a new one (kept
-    /// after, one per job, unless its memory grew past [`HELPER_MEMORY`]).
+    /// after, one per job, while the process's kept helpers fit in
+    /// [`limits::HELPERS_MEMORY`] and each in a quarter of it: searching
+    /// batches of files needs a few MiB, one that met a huge line is let go).
     fn helper_call<T>(
         &self,
         timeout: Duration,
@@ -619,14 +629,24 @@ impl Sandbox {
     ) -> Result<T, Error> {
         let Some(session) = &self.session else { return self.fresh_call(None, timeout, f) };
         let pool = || session.helpers.lock().unwrap_or_else(|e| e.into_inner());
-        let mut slot = pool().pop();
+        let mut slot = pool().pop().map(|(helper, counted)| {
+            HELPERS_KEPT.fetch_sub(counted, Ordering::Relaxed);
+            helper
+        });
         let deadline = timeout + self.policy.deadline_grace;
         let memory = self.policy.memory_limit;
         let answer = self.runtime.call_kept(&mut slot, &self.workspace, None, memory, timeout, deadline, f);
-        if let Some(helper) = slot.filter(|h| h.memory() <= HELPER_MEMORY) {
+        if let Some(helper) = slot {
+            let memory = helper.memory();
             let mut pool = pool();
-            if pool.len() < self.jobs {
-                pool.push(helper);
+            let most = limits::HELPERS_MEMORY as usize;
+            if pool.len() < self.jobs
+                && memory <= most / 4
+                && HELPERS_KEPT.fetch_add(memory, Ordering::Relaxed) + memory <= most
+            {
+                pool.push((helper, memory));
+            } else {
+                HELPERS_KEPT.fetch_sub(memory, Ordering::Relaxed);
             }
         }
         answer?.map_err(Error::Search)
