@@ -6,7 +6,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
@@ -610,9 +610,35 @@ fn load_component(engine: &Engine, wasm: &[u8], key: Option<&str>) -> wasmtime::
     }
     let component = Component::new(engine, wasm)?;
     if let Ok(bytes) = component.serialize() {
-        let _ = write_atomically(&path, &bytes);
+        if write_atomically(&path, &bytes).is_ok() {
+            prune_artifacts(&path);
+        }
     }
     Ok(component)
+}
+
+/// Artifacts kept beside a new one (other builds of sandgrep in use): the
+/// most recently written; each is ~16 MiB, and every build makes its own.
+const OTHER_ARTIFACTS: usize = 3;
+
+/// Removes all but the newest [`OTHER_ARTIFACTS`] artifacts other than
+/// `new` from its directory (a build whose artifact goes compiles it again).
+fn prune_artifacts(new: &Path) {
+    let Some(dir) = new.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut others: Vec<(SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("sandgrep-") && name.ends_with(".cwasm") && e.path() != new
+        })
+        .filter_map(|e| Some((e.metadata().ok().filter(|m| m.is_file())?.modified().ok()?, e.path())))
+        .collect();
+    others.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, path) in others.into_iter().skip(OTHER_ARTIFACTS) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// The user's cache directory for sandgrep: `$SANDGREP_CACHE_DIR`, else
@@ -727,4 +753,27 @@ mod interrupt {
     }
 
     pub fn tick() {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_artifact_leaves_the_newest_others_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str, secs: u64| {
+            let path = dir.path().join(name);
+            let f = std::fs::File::create(&path).unwrap();
+            f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + secs)).unwrap();
+            path
+        };
+        let old: Vec<PathBuf> = (0..3).map(|i| at(&format!("sandgrep-0.1.0-{i:016x}.cwasm"), i)).collect();
+        let recent: Vec<PathBuf> = (3..6).map(|i| at(&format!("sandgrep-0.1.0-{i:016x}.cwasm"), i)).collect();
+        let unrelated = at("other.cwasm", 0);
+        let new = at("sandgrep-0.1.0-ffffffffffffffff.cwasm", 7);
+        prune_artifacts(&new);
+        assert!(old.iter().all(|p| !p.exists()));
+        assert!(recent.iter().chain([&unrelated, &new]).all(|p| p.exists()));
+    }
 }
