@@ -35,6 +35,9 @@ fn tree() -> Tree {
     t.write("ignored.txt", "foo ignored\n");
     t.write(".hidden.txt", "foo hidden\n");
     t.write("bin.dat", b"foo\0binary\n");
+    // Links: followed with -L only.
+    std::os::unix::fs::symlink("f0.txt", t.path().join("linked.txt")).unwrap();
+    std::os::unix::fs::symlink("src/deep", t.path().join("srclink")).unwrap();
     t
 }
 
@@ -103,6 +106,8 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--files"],
         &["--files", "src"],
         &["--files", "-g", "*1.txt"],
+        &["-L", "--files"],
+        &["-L", "-c", "foo"],
         &["nothing matches this"],
         &["-U", "-n", "bar\\n[0-9]+ foo"],
         &["^[0-9]+ x$"],

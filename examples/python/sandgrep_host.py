@@ -34,8 +34,8 @@ FIELDS = {
     },
     "list-files": {
         "root": None, "recursive": None, "include_globs": [], "exclude_globs": [], "include_dirs": False,
-        "include_metadata": False, "hidden": False, "no_ignore": False, "max_results": None, "skip": None,
-        "cursor": None,
+        "include_metadata": False, "hidden": False, "no_ignore": False, "follow_symlinks": False,
+        "max_results": None, "skip": None, "cursor": None,
     },
     "read-file": {
         "path": "", "range_type": None, "offset_bytes": None, "max_bytes": None, "start_line": None,

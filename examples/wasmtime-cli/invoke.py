@@ -29,7 +29,7 @@ FIELDS = {
                    ("skip", "opt")],
     "list-files": [("root", "opt"), ("recursive", "opt"), ("include_globs", "strs"), ("exclude_globs", "strs"),
                    ("include_dirs", "bool"), ("include_metadata", "bool"), ("hidden", "bool"), ("no_ignore", "bool"),
-                   ("max_results", "opt"), ("skip", "opt"), ("cursor", "opt")],
+                   ("follow_symlinks", "bool"), ("max_results", "opt"), ("skip", "opt"), ("cursor", "opt")],
     "read-file": [("path", "str"), ("range_type", "opt-enum"), ("offset_bytes", "opt"), ("max_bytes", "opt"),
                   ("start_line", "opt"), ("max_lines", "opt")],
 }

@@ -149,6 +149,7 @@ mod tests {
             include_metadata: false,
             hidden: false,
             no_ignore: false,
+            follow_symlinks: false,
             max_results: None,
             skip: None,
             cursor: None,

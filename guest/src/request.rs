@@ -247,7 +247,7 @@ impl ListQuery {
                 types: Vec::new(),
                 hidden: r.hidden,
                 no_ignore: r.no_ignore,
-                follow_symlinks: false,
+                follow_symlinks: r.follow_symlinks,
                 max_depth: if r.recursive.unwrap_or(true) { None } else { Some(1) },
             },
             include_dirs: r.include_dirs,

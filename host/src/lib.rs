@@ -780,6 +780,7 @@ impl ListFilesRequest {
             include_metadata: false,
             hidden: false,
             no_ignore: false,
+            follow_symlinks: false,
             max_results: None,
             skip: None,
             cursor: None,

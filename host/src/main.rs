@@ -101,6 +101,9 @@ struct LsArgs {
     /// Do not respect .gitignore, .ignore and .rgignore.
     #[arg(long)]
     no_ignore: bool,
+    /// Follow symbolic links (inside the workspace only).
+    #[arg(short = 'L', long)]
+    follow: bool,
     /// List directories too (shown with a trailing `/`).
     #[arg(long)]
     dirs: bool,
@@ -723,6 +726,7 @@ fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<Outc
     r.include_metadata = args.metadata;
     r.hidden = args.hidden;
     r.no_ignore = args.no_ignore;
+    r.follow_symlinks = args.follow;
     r.max_results = sat(args.max_results);
     r.skip = sat(args.skip);
     r.cursor = args.cursor.clone();
@@ -971,6 +975,7 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
         (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
         r.hidden = args.hidden;
         r.no_ignore = args.no_ignore;
+        r.follow_symlinks = args.follow;
         r.max_results = Some(LIST_RESULTS.max as u32);
         loop {
             let response = sandbox.list_files(&r).map_err(io::Error::other)?;
