@@ -35,6 +35,8 @@ fn tree() -> Tree {
     t.write("ignored.txt", "foo ignored\n");
     t.write(".hidden.txt", "foo hidden\n");
     t.write("bin.dat", b"foo\0binary\n");
+    // Empty matches fall inside `ſ` (two bytes) with `x|`.
+    t.write("utf8.txt", "ſkip foo\né\n");
     // Links: followed with -L only.
     std::os::unix::fs::symlink("f0.txt", t.path().join("linked.txt")).unwrap();
     std::os::unix::fs::symlink("src/deep", t.path().join("srclink")).unwrap();
@@ -106,6 +108,12 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--files"],
         &["--files", "src"],
         &["--files", "-g", "*1.txt"],
+        &["x|", "utf8.txt"],
+        &["-o", "x|", "utf8.txt"],
+        &["--color", "always", "-o", "x|", "utf8.txt"],
+        &["--count-matches", "foo"],
+        &["--count-matches", "-m", "2", "-w", "foo"],
+        &["-o", "-c", "-i", "foo"],
         &["-L", "--files"],
         &["-L", "-c", "foo"],
         &["nothing matches this"],

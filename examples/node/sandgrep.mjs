@@ -17,7 +17,7 @@ import { _setPreopens } from '@bytecodealliance/preview2-shim/filesystem';
 const U64 = new Set(['max_filesize', 'offset_bytes', 'max_bytes', 'start_line', 'max_lines']);
 const DEFAULTS = {
   'search-text': { query: '', word: false, multiline: false, paths: [], include_globs: [], exclude_globs: [],
-    types: [], hidden: false, no_ignore: false, follow_symlinks: false, invert_match: false,
+    types: [], hidden: false, no_ignore: false, follow_symlinks: false, invert_match: false, count_matches: false,
     streaming: false },
   'search-ast': { pattern: '', paths: [], include_globs: [], exclude_globs: [], hidden: false, no_ignore: false,
     follow_symlinks: false },

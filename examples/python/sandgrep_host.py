@@ -25,7 +25,7 @@ FIELDS = {
         "include_globs": [], "exclude_globs": [], "types": [], "hidden": False, "no_ignore": False,
         "follow_symlinks": False, "context_before": None, "context_after": None, "output": None,
         "max_results": None, "max_matches_per_file": None, "max_columns": None, "max_filesize": None,
-        "timeout_ms": None, "cursor": None, "skip": None, "invert_match": False, "streaming": False,
+        "timeout_ms": None, "cursor": None, "skip": None, "invert_match": False, "count_matches": False, "streaming": False,
     },
     "search-ast": {
         "pattern": "", "language": None, "paths": [], "include_globs": [], "exclude_globs": [], "hidden": False,

@@ -22,7 +22,7 @@ FIELDS = {
                     ("context_before", "opt"), ("context_after", "opt"), ("output", "opt-enum"),
                     ("max_results", "opt"), ("max_matches_per_file", "opt"), ("max_columns", "opt"),
                     ("max_filesize", "opt"), ("timeout_ms", "opt"), ("cursor", "opt"), ("skip", "opt"),
-                    ("invert_match", "bool"), ("streaming", "bool")],
+                    ("invert_match", "bool"), ("count_matches", "bool"), ("streaming", "bool")],
     "search-ast": [("pattern", "str"), ("language", "opt"), ("paths", "strs"), ("include_globs", "strs"),
                    ("exclude_globs", "strs"), ("hidden", "bool"), ("no_ignore", "bool"), ("follow_symlinks", "bool"),
                    ("max_results", "opt"), ("max_filesize", "opt"), ("timeout_ms", "opt"), ("cursor", "opt"),

@@ -37,6 +37,8 @@ pub struct TextQuery {
     pub max_columns: usize,
     /// The results are the lines that do not match.
     pub invert: bool,
+    /// A count is of matches, not of matching lines.
+    pub count_matches: bool,
     /// The caller streams every result: lines come as they are (a
     /// carriage return before the newline kept).
     pub streaming: bool,
@@ -144,6 +146,7 @@ impl TextQuery {
             per_file,
             max_columns,
             invert: r.invert_match,
+            count_matches: r.count_matches && output == OutputMode::Count,
             streaming: r.streaming,
             max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
@@ -157,13 +160,14 @@ impl TextQuery {
     /// one page, context, columns, timeout, skip) do not change the stream.
     pub fn stream_key(&self) -> String {
         format!(
-            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}",
+            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}",
             self.query,
             self.mode,
             self.case,
             self.word,
             self.multiline,
             self.invert,
+            self.count_matches,
             self.paths,
             self.walk,
             self.output,
@@ -326,6 +330,7 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         cursor: None,
         skip: None,
         invert_match: false,
+        count_matches: false,
         streaming: false,
     }
 }

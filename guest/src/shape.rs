@@ -33,6 +33,32 @@ fn floor_char(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// The valid UTF-8 character of `bytes` that `i` falls strictly inside, if
+/// any: its start and end.
+fn inside_char(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
+    (i.saturating_sub(3)..i).rev().find_map(|j| {
+        let len = match bytes[j] {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return None,
+        };
+        let end = j + len;
+        (end > i && end <= bytes.len() && std::str::from_utf8(&bytes[j..end]).is_ok()).then_some((j, end))
+    })
+}
+
+/// A span moved off the middle of a character (an empty match a byte into
+/// `ſ`, a byte pattern): an empty one to the character's start, another
+/// out to the whole characters, so that no character is split in two.
+fn whole_chars(bytes: &[u8], (s, e): (usize, usize)) -> (usize, usize) {
+    let start = inside_char(bytes, s).map_or(s, |c| c.0);
+    if s == e {
+        return (start, start);
+    }
+    (start, inside_char(bytes, e).map_or(e, |c| c.1))
+}
+
 /// The byte range of `line` to return so that it holds at most `max` bytes
 /// and shows the first span (centered when it fits).
 fn window(line: &[u8], first: Option<(usize, usize)>, max: usize) -> (usize, usize) {
@@ -57,7 +83,8 @@ pub fn match_text(bytes: &[u8], spans: &[(usize, usize)], max_columns: usize) ->
     }
     let mut subs = Vec::with_capacity(spans.len());
     let mut at = ws;
-    for &(s, e) in spans {
+    for &span in spans {
+        let (s, e) = whole_chars(bytes, span);
         let visible = if s == e { ws <= s && s <= we } else { e > ws && s < we };
         let (s, e) = (s.max(ws), e.min(we));
         if !visible || s < at {
@@ -197,6 +224,24 @@ mod tests {
         let (t, s) = match_text(b"let foo = foo();", &[(4, 7), (10, 13)], 500);
         assert_eq!(t, "let foo = foo();");
         assert_eq!(spans(&s, &t), ["foo", "foo"]);
+    }
+
+    #[test]
+    fn no_span_splits_a_character() {
+        // Empty matches at every byte of `ſkip` (`x|`): `ſ` stays whole, the
+        // match inside it at its start (as many matches as rg's).
+        let line = "ſkip".as_bytes();
+        let every: Vec<(usize, usize)> = (0..=line.len()).map(|i| (i, i)).collect();
+        let (t, s) = match_text(line, &every, 500);
+        assert_eq!(t, "ſkip");
+        let starts: Vec<u32> = s.iter().map(|s| s.start).collect();
+        assert_eq!(starts, [0, 0, 2, 3, 4, 5]);
+        // A byte pattern matching half of `é` shows all of it; a stray
+        // continuation byte (not UTF-8) is its own.
+        let (t, s) = match_text("aé".as_bytes(), &[(1, 2)], 500);
+        assert_eq!(spans(&s, &t), ["é"]);
+        let (t, s) = match_text(b"a\xbfb", &[(1, 2)], 500);
+        assert_eq!((t.as_str(), spans(&s, &t)), ("a\u{fffd}b", vec!["\u{fffd}".to_string()]));
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct SinkConfig<'m> {
     /// The results are the lines the query does not match.
     pub invert: bool,
     pub output: OutputMode,
+    /// A count is of matches (a per-file limit still counts lines).
+    pub count_matches: bool,
     pub before: usize,
     pub after: usize,
     pub max_columns: usize,
@@ -79,6 +81,8 @@ pub struct FileSink<'a, 'm> {
     min_line: u64,
     /// Results to collect from this file.
     limit: u64,
+    /// Results collected (lines; `results.count` may count matches).
+    taken: u64,
     /// When to stop early with what was found, if at all.
     deadline: Option<Instant>,
     /// Bytes of text this file may still return (the response's cap).
@@ -109,6 +113,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             buffer_redaction: BufferRedaction::default(),
             min_line,
             limit,
+            taken: 0,
             deadline,
             budget,
             recent: VecDeque::new(),
@@ -358,15 +363,20 @@ impl Sink for FileSink<'_, '_> {
                     None => !self.cfg.redact || self.visible(block, offset, buffer.0, buffer.1),
                 };
             if hit == self.cfg.invert {
-            } else if self.results.count >= self.limit || self.results.text_bytes > self.budget {
+            } else if self.taken >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
             } else {
                 // As `rg -c`: one per matching line; with -U, when the
-                // pattern can span lines, one per match.
+                // pattern can span lines, one per match (a per-file limit
+                // then counts matches too, as rg's does); with
+                // `count-matches`, one per match.
                 let multiline = self.cfg.output == OutputMode::Count
                     && !self.cfg.invert
                     && searcher.multi_line_with_matcher(self.cfg.matcher);
-                self.results.count += if multiline { self.matches_in(mat).max(1) } else { 1 };
+                let matches = multiline || self.cfg.count_matches && !self.cfg.invert;
+                let n = if matches { self.matches_in(mat).max(1) } else { 1 };
+                self.results.count += n;
+                self.taken += if multiline { n } else { 1 };
                 match (self.cfg.output, shaped) {
                     (OutputMode::Content, Some((shown, edits))) => {
                         let lines = mat.lines().count().max(1);

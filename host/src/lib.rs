@@ -850,6 +850,7 @@ impl SearchTextRequest {
             cursor: None,
             skip: None,
             invert_match: false,
+            count_matches: false,
             streaming: false,
         }
     }

@@ -290,11 +290,14 @@ struct SearchArgs {
     #[arg(short = 'L', long)]
     follow: bool,
     /// Print only the paths of files with matches (`-c` after it wins, as in rg).
-    #[arg(short = 'l', long, overrides_with = "count")]
+    #[arg(short = 'l', long, overrides_with_all = ["count", "count_matches"])]
     files_with_matches: bool,
-    /// Print the number of matching lines per file (with -U, of matches; `-l` after it wins).
-    #[arg(short = 'c', long, overrides_with = "files_with_matches")]
+    /// Print the number of matching lines per file (with -U or -o, of matches; `-l` after it wins).
+    #[arg(short = 'c', long, overrides_with_all = ["files_with_matches", "count_matches"])]
     count: bool,
+    /// Print the number of matches per file.
+    #[arg(long, overrides_with_all = ["files_with_matches", "count"])]
+    count_matches: bool,
     /// Print each match (not its whole line) on a line of its own.
     #[arg(short = 'o', long)]
     only_matching: bool,
@@ -425,6 +428,8 @@ impl SearchArgs {
         r.word = self.word_regexp;
         r.multiline = self.multiline;
         r.invert_match = self.invert_match;
+        // (As rg: -c with -o counts matches.)
+        r.count_matches = self.count_matches || self.count && self.only_matching;
         r.paths = self.paths.clone();
         (r.include_globs, r.exclude_globs) = split_globs(&self.globs);
         r.types = self.types.clone();
@@ -436,7 +441,7 @@ impl SearchArgs {
         r.context_after = sat(self.after_context.or(self.context).or(Some(0)));
         r.output = Some(if self.files_with_matches {
             OutputMode::FilesWithMatches
-        } else if self.count {
+        } else if self.count || self.count_matches {
             OutputMode::Count
         } else {
             OutputMode::Content
@@ -896,7 +901,7 @@ fn stream<W: Write>(
             printer.text_match(m)?;
         }
         for f in &r.files {
-            printer.file_count(f, args.count)?;
+            printer.file_count(f, args.count || args.count_matches)?;
         }
         *found |= !r.matches.is_empty() || !r.files.is_empty();
         let t = &mut printer.totals;

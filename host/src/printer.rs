@@ -134,7 +134,8 @@ impl<W: Write> Printer<W> {
     }
 
     fn paint(&self, color: &str, s: &str) -> String {
-        if self.style.color {
+        // (Nothing to color: rg writes no escapes either.)
+        if self.style.color && !s.is_empty() {
             format!("{color}{s}{RESET}")
         } else {
             s.to_string()

@@ -197,6 +197,7 @@ impl Searching {
             scan: self.every_line.as_ref().unwrap_or(&self.matcher),
             invert: q.invert,
             output: q.output,
+            count_matches: q.count_matches,
             before: q.before,
             after: q.after,
             max_columns: q.max_columns,
@@ -484,6 +485,7 @@ mod tests {
             cursor: None,
             skip: Some(skip),
             invert_match: false,
+            count_matches: false,
             streaming: false,
         }
     }
