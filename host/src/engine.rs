@@ -605,6 +605,8 @@ fn load_component(engine: &Engine, wasm: &[u8], key: Option<&str>) -> wasmtime::
         // the same configuration (the key covers both), in the user's own
         // cache directory.
         if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
+            // Used now: pruning keeps the artifacts last used (see `prune_artifacts`).
+            let _ = std::fs::File::open(&path).and_then(|f| f.set_modified(SystemTime::now()));
             return Ok(component);
         }
     }
@@ -618,7 +620,8 @@ fn load_component(engine: &Engine, wasm: &[u8], key: Option<&str>) -> wasmtime::
 }
 
 /// Artifacts kept beside a new one (other builds of sandgrep in use): the
-/// most recently written; each is ~16 MiB, and every build makes its own.
+/// most recently used (written or loaded); each is ~16 MiB, and every build
+/// makes its own.
 const OTHER_ARTIFACTS: usize = 3;
 
 /// Removes all but the newest [`OTHER_ARTIFACTS`] artifacts other than

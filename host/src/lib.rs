@@ -353,26 +353,28 @@ impl Sandbox {
         &self.workspace
     }
 
-    /// Removes the indexes (beside this workspace's) of workspaces that no
-    /// longer exist, unless something holds them; their workspaces, named.
+    /// Removes the indexes (beside this workspace's) of workspaces that are
+    /// gone and were not refreshed for [`GONE_DAYS`] days, unless something
+    /// holds them; their workspaces, named.
     pub fn prune_indexes(&self) -> Vec<PathBuf> {
         let Some(all) = self.index.as_deref().and_then(Path::parent) else { return Vec::new() };
         let Ok(dirs) = std::fs::read_dir(all) else { return Vec::new() };
-        use std::os::unix::fs::OpenOptionsExt;
         let mut pruned = Vec::new();
-        for dir in dirs.flatten().filter(|d| d.file_type().is_ok_and(|t| t.is_dir())).map(|d| d.path()) {
-            let Ok(owner) = read_owner(&dir) else { continue };
-            if Some(dir.as_path()) == self.index.as_deref()
-                || std::fs::symlink_metadata(&owner).map_or_else(|e| e.kind() != std::io::ErrorKind::NotFound, |_| true)
-            {
+        for (n, dir) in dirs.flatten().filter(|d| d.file_type().is_ok_and(|t| t.is_dir())).enumerate() {
+            let dir = dir.path();
+            if Some(dir.as_path()) == self.index.as_deref() || !is_index_name(&dir) || orphaned(&dir).is_none() {
                 continue;
             }
-            let lock = std::fs::OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(dir.join("lock"))
-                .and_then(|l| l.try_lock().map(|()| l).map_err(std::io::Error::other));
-            if lock.is_ok() && std::fs::remove_dir_all(&dir).is_ok() {
+            let Ok(lock) = open_regular(&dir.join("lock"), true) else { continue };
+            if lock.try_lock().is_err() {
+                continue;
+            }
+            // Looked at again now that it is ours, and moved out of the way
+            // before it goes: whoever indexes that path next makes a new one.
+            let Some(owner) = orphaned(&dir) else { continue };
+            let gone = all.join(format!(".gone-{}-{n}", std::process::id()));
+            if std::fs::rename(&dir, &gone).is_ok() {
+                let _ = std::fs::remove_dir_all(&gone);
                 pruned.push(owner);
             }
         }
@@ -693,14 +695,55 @@ fn lock_index_dir(dir: &Path) -> std::io::Result<std::fs::File> {
         .create(true)
         .truncate(false)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(dir.join("lock"))?;
+    if !lock.metadata()?.is_file() {
+        return Err(std::io::Error::other("its lock is not a regular file"));
+    }
     lock.lock()?;
     Ok(lock)
 }
 
 /// The file of an index directory naming its workspace.
 const OWNER: &str = "workspace";
+
+/// Days the index of a workspace that is gone is kept (a drive unmounted, a
+/// workspace only a container sees, may come back).
+const GONE_DAYS: u64 = 7;
+
+/// The workspace of the index directory `dir` if it is gone and the index
+/// was not written for [`GONE_DAYS`] days.
+fn orphaned(dir: &Path) -> Option<PathBuf> {
+    let owner = read_owner(dir).ok()?;
+    let gone = std::fs::symlink_metadata(&owner).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    let written = ["index.v1", "lock", OWNER]
+        .iter()
+        .filter_map(|f| std::fs::symlink_metadata(dir.join(f)).ok()?.modified().ok())
+        .max()?;
+    let old = written.elapsed().is_ok_and(|age| age > Duration::from_secs(GONE_DAYS * 24 * 3600));
+    (gone && old).then_some(owner)
+}
+
+/// Whether `dir` is named as [`index_dir`] names index directories.
+fn is_index_name(dir: &Path) -> bool {
+    let name = dir.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name.rsplit_once('-').is_some_and(|(_, hash)| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The regular file `path` of an index directory, opened without following
+/// a link or waiting on a FIFO.
+fn open_regular(path: &Path, write: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(f)
+}
 
 /// Records `workspace` as the owner of the index directory `dir` (locked).
 fn write_owner(dir: &Path, workspace: &Path) -> std::io::Result<()> {
@@ -715,7 +758,7 @@ fn write_owner(dir: &Path, workspace: &Path) -> std::io::Result<()> {
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(dir.join(OWNER))?;
     std::io::Write::write_all(&mut f, path)
 }
@@ -725,10 +768,8 @@ fn write_owner(dir: &Path, workspace: &Path) -> std::io::Result<()> {
 fn read_owner(dir: &Path) -> std::io::Result<PathBuf> {
     use std::io::Read;
     use std::os::unix::ffi::OsStringExt;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(dir.join(OWNER))?;
     let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)?;
+    open_regular(&dir.join(OWNER), false)?.take(libc::PATH_MAX as u64).read_to_end(&mut bytes)?;
     if !bytes.starts_with(b"/") {
         return Err(std::io::Error::other("not a path"));
     }
