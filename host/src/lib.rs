@@ -642,13 +642,12 @@ impl Sandbox {
             let memory = helper.memory();
             let mut pool = pool();
             let most = limits::HELPERS_MEMORY as usize;
-            if pool.len() < self.jobs
-                && memory <= most / 4
-                && HELPERS_KEPT.fetch_add(memory, Ordering::Relaxed) + memory <= most
-            {
-                pool.push((helper, memory));
-            } else {
-                HELPERS_KEPT.fetch_sub(memory, Ordering::Relaxed);
+            if pool.len() < self.jobs && memory <= most / 4 {
+                if HELPERS_KEPT.fetch_add(memory, Ordering::Relaxed) + memory <= most {
+                    pool.push((helper, memory));
+                } else {
+                    HELPERS_KEPT.fetch_sub(memory, Ordering::Relaxed);
+                }
             }
         }
         answer?.map_err(Error::Search)
@@ -894,5 +893,31 @@ impl SearchTextRequest {
             count_matches: false,
             streaming: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_helpers_count_their_memory_and_give_it_back() {
+        // (The only test of this binary that keeps helpers: the count is the
+        // process's.)
+        let t = tempfile::tempdir().unwrap();
+        for i in 0..600 {
+            std::fs::write(t.path().join(format!("f{i}.txt")), "a needle\n").unwrap();
+        }
+        let sandbox = Sandbox::open(t.path(), Policy::default()).unwrap().with_index(false).with_jobs(2);
+        let sandbox = sandbox.with_session(|| None);
+        for _ in 0..3 {
+            let request = SearchTextRequest { output: Some(OutputMode::Count), ..SearchTextRequest::new("needle") };
+            assert_eq!(sandbox.search_text(&request).unwrap().files.len(), 200);
+        }
+        let pool = sandbox.session.as_ref().unwrap().helpers.lock().unwrap().iter().map(|h| h.1).collect::<Vec<_>>();
+        assert!(!pool.is_empty() && pool.len() <= 2, "{pool:?}");
+        assert_eq!(HELPERS_KEPT.load(Ordering::Relaxed), pool.iter().sum::<usize>());
+        drop(sandbox);
+        assert_eq!(HELPERS_KEPT.load(Ordering::Relaxed), 0);
     }
 }
