@@ -188,9 +188,7 @@ impl Replay {
             keep_listing(self.key.clone(), record, reopen);
         }
     }
-}
 
-impl Replay {
     /// Closes the directories its entries were opened from (when the walk is
     /// over): a kept walk holds no descriptor between calls.
     pub fn release(&self) {
