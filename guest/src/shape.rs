@@ -33,19 +33,15 @@ fn floor_char(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The valid UTF-8 character of `bytes` that `i` falls strictly inside, if
-/// any: its start and end.
+/// The character of `bytes` that `i` falls strictly inside, if any (or the
+/// invalid sequence that decodes as one `�`, as lossy decoding groups
+/// them): its start and end.
 fn inside_char(bytes: &[u8], i: usize) -> Option<(usize, usize)> {
-    (i.saturating_sub(3)..i).rev().find_map(|j| {
-        let len = match bytes[j] {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => return None,
-        };
-        let end = j + len;
-        (end > i && end <= bytes.len() && std::str::from_utf8(&bytes[j..end]).is_ok()).then_some((j, end))
-    })
+    // (A character starts at a byte that does not continue one.)
+    let j = (i.saturating_sub(3)..i).rev().find(|&j| bytes[j] & 0xC0 != 0x80)?;
+    let first = bytes[j..(j + 4).min(bytes.len())].utf8_chunks().next()?;
+    let len = first.valid().chars().next().map_or(first.invalid().len(), char::len_utf8);
+    (j + len > i).then_some((j, j + len))
 }
 
 /// A span moved off the middle of a character (an empty match a byte into
@@ -242,6 +238,13 @@ mod tests {
         assert_eq!(spans(&s, &t), ["é"]);
         let (t, s) = match_text(b"a\xbfb", &[(1, 2)], 500);
         assert_eq!((t.as_str(), spans(&s, &t)), ("a\u{fffd}b", vec!["\u{fffd}".to_string()]));
+        // Whatever the spans, a line reads as lossy decoding reads it whole
+        // (`\xe2\x82`, a cut sequence, is one `�`).
+        let line = b"bad \xff\xfe foo \xe2\x82 x \xf0\x9f\x98";
+        let whole = String::from_utf8_lossy(line);
+        for spans in [(0..=line.len()).map(|i| (i, i)).collect::<Vec<_>>(), vec![(12, 13)], vec![(4, 5), (17, 19)]] {
+            assert_eq!(match_text(line, &spans, 500).0, whole, "{spans:?}");
+        }
     }
 
     #[test]
