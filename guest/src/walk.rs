@@ -859,8 +859,7 @@ impl Iterator for Walk {
                     match walker.follow(&rel, real.as_ref().unwrap_or(&rel)) {
                         Some(Ok(Opened { real: target, target: Target::Dir(dir), .. })) => {
                             // A loop: the link leads to a directory the walk is in.
-                            if self.stack.iter().any(|f| *f.real.as_ref().unwrap_or(&f.rel) == target) || target == "."
-                            {
+                            if self.stack.iter().any(|f| f.place() == target) || target == "." {
                                 return Some(Err(WalkError {
                                     message: format!("{rel}: symbolic link loop"),
                                     unreadable: true,

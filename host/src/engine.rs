@@ -638,7 +638,7 @@ fn prune_artifacts(new: &Path) {
         })
         .filter_map(|e| Some((e.metadata().ok().filter(|m| m.is_file())?.modified().ok()?, e.path())))
         .collect();
-    others.sort_by(|a, b| b.0.cmp(&a.0));
+    others.sort_by_key(|o| std::cmp::Reverse(o.0));
     for (_, path) in others.into_iter().skip(OTHER_ARTIFACTS) {
         let _ = std::fs::remove_file(path);
     }

@@ -365,7 +365,7 @@ impl Sandbox {
             if Some(dir.as_path()) == self.index.as_deref() || !is_index_name(&dir) || orphaned(&dir).is_none() {
                 continue;
             }
-            let Ok(lock) = open_regular(&dir.join("lock"), true) else { continue };
+            let Ok(lock) = open_regular(&dir.join("lock"), std::fs::OpenOptions::new().write(true)) else { continue };
             if lock.try_lock().is_err() {
                 continue;
             }
@@ -689,16 +689,10 @@ fn lock_index_dir(dir: &Path) -> std::io::Result<std::fs::File> {
     if std::fs::symlink_metadata(dir)?.file_type().is_symlink() {
         return Err(std::io::Error::other("is a symbolic link"));
     }
-    let lock = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(dir.join("lock"))?;
-    if !lock.metadata()?.is_file() {
-        return Err(std::io::Error::other("its lock is not a regular file"));
-    }
+    let lock = open_regular(
+        &dir.join("lock"),
+        std::fs::OpenOptions::new().write(true).create(true).truncate(false).mode(0o600),
+    )?;
     lock.lock()?;
     Ok(lock)
 }
@@ -729,15 +723,11 @@ fn is_index_name(dir: &Path) -> bool {
     name.rsplit_once('-').is_some_and(|(_, hash)| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// The regular file `path` of an index directory, opened without following
-/// a link or waiting on a FIFO.
-fn open_regular(path: &Path, write: bool) -> std::io::Result<std::fs::File> {
+/// The file `path` of an index directory opened with `opts`, without
+/// following a link or waiting on a FIFO: a regular file, or an error.
+fn open_regular(path: &Path, opts: &mut std::fs::OpenOptions) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(!write)
-        .write(write)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
+    let f = opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
     if !f.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
@@ -752,13 +742,10 @@ fn write_owner(dir: &Path, workspace: &Path) -> std::io::Result<()> {
     if read_owner(dir).is_ok_and(|owner| owner == workspace) {
         return Ok(());
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(dir.join(OWNER))?;
+    let mut f = open_regular(
+        &dir.join(OWNER),
+        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600),
+    )?;
     std::io::Write::write_all(&mut f, path)
 }
 
@@ -768,7 +755,9 @@ fn read_owner(dir: &Path) -> std::io::Result<PathBuf> {
     use std::io::Read;
     use std::os::unix::ffi::OsStringExt;
     let mut bytes = Vec::new();
-    open_regular(&dir.join(OWNER), false)?.take(libc::PATH_MAX as u64).read_to_end(&mut bytes)?;
+    open_regular(&dir.join(OWNER), std::fs::OpenOptions::new().read(true))?
+        .take(libc::PATH_MAX as u64)
+        .read_to_end(&mut bytes)?;
     if !bytes.starts_with(b"/") {
         return Err(std::io::Error::other("not a path"));
     }
