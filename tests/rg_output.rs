@@ -120,6 +120,8 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-U", "-n", "bar\\n[0-9]+ foo"],
         &["^[0-9]+ x$"],
         &["-n", "end$"],
+        &["-q", "foo"],
+        &["-q", "nothing matches this"],
     ];
     let mut differ = Vec::new();
     for args in sets {
@@ -148,12 +150,33 @@ fn stats_count_as_rgs_do() {
     let t = tree();
     // (Where a page boundary splits a file, sandgrep reads it again and its
     // bytes count twice: these fit one page.)
-    for args in [&["--stats", "bar"][..], &["--stats", "-n", "-w", "foo", "src"]] {
+    // rg counts matches and matched lines whatever it prints: -l, -c and -q
+    // included, every line a multi-line match spans, no match in a line -v
+    // shows.
+    let sets: &[&[&str]] = &[
+        &["--stats", "bar"],
+        &["--stats", "-n", "-w", "foo", "src"],
+        &["--stats", "-l", "bar"],
+        &["--stats", "-c", "bar"],
+        &["--stats", "--count-matches", "bar"],
+        &["--stats", "-o", "-c", "o", "src"],
+        &["--stats", "-q", "bar"],
+        &["--stats", "-v", "foo", "src"],
+        &["--stats", "-c", "-v", "foo", "src"],
+        &["--stats", "-U", "bar\\n[0-9]+ foo"],
+        &["--stats", "-U", "-c", "bar\\n[0-9]+ foo"],
+    ];
+    for args in sets {
         let (theirs, ours) = both(t.path(), args);
-        assert_eq!(ours.0.rsplit_once("\n\n").unwrap().0, theirs.0.rsplit_once("\n\n").unwrap().0, "{args:?}");
-        // The block, but for the two timings.
-        let block = |s: &str| s.rsplit_once("\n\n").unwrap().1.lines().take(6).collect::<Vec<_>>().join("\n");
-        assert_eq!(block(&ours.0), block(&theirs.0), "{args:?}");
+        // The output, and the block but for the two timings.
+        let split = |s: &str| {
+            let lines: Vec<&str> = s.split_inclusive('\n').collect();
+            let n = lines.len();
+            assert!(n >= 9 && lines[n - 9] == "\n", "{args:?}: {s}");
+            (lines[..n - 9].concat(), lines[n - 8..n - 2].concat())
+        };
+        assert_eq!(split(&ours.0), split(&theirs.0), "{args:?}");
+        assert_eq!(ours.1, theirs.1, "{args:?}");
         assert!(ours.0.ends_with(" seconds\n") && ours.0.contains(" seconds spent searching\n"));
     }
 }

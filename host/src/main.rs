@@ -337,6 +337,9 @@ struct SearchArgs {
     /// After the results, what was searched and found (as `rg --stats`).
     #[arg(long)]
     stats: bool,
+    /// Print nothing; exit 0 at the first match, 1 if none.
+    #[arg(short = 'q', long)]
+    quiet: bool,
     /// Continue after the result a previous call's cursor names.
     #[arg(long, value_name = "TOKEN")]
     cursor: Option<String>,
@@ -800,16 +803,19 @@ fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<Ou
 }
 
 fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    // -q: nothing printed but --stats.
+    let mut nothing = io::sink();
+    let mut shown: &mut dyn Write = if args.quiet { &mut nothing } else { &mut *out };
     if args.type_list {
         return type_list(out);
     }
     if args.files {
-        return files(sandbox, args, out);
+        return files(sandbox, args, &mut shown);
     }
     let mut request = args.request();
     if args.json {
         let response = sandbox.search_text(&request).map_err(io::Error::other)?;
-        json_line(out, &response)?;
+        json_line(&mut shown, &response)?;
         let found = !response.matches.is_empty() || !response.files.is_empty();
         return Ok(Outcome::of(found, response.timed_out));
     }
@@ -819,35 +825,34 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     }
     let started = std::time::Instant::now();
     request.streaming = true;
-    let mut printer = printer::Printer::new(out, style(args), printer::Names::new(&args.given, &args.paths));
-    let mut left = args.max_results.unwrap_or(u64::MAX);
-    let mut warnings: Vec<String> = Vec::new();
-    let (mut found, mut searching) = (false, 0u64);
-    // As rg, each path named is searched in turn (a cursor or skip belongs
-    // to the stream of all of them).
-    let each: Vec<Vec<String>> = if args.paths.len() > 1 && request.cursor.is_none() && request.skip.is_none() {
-        args.paths.iter().map(|p| vec![p.clone()]).collect()
-    } else {
-        vec![args.paths.clone()]
-    };
-    let mut timed_out = false;
-    let mut ending = None;
-    for paths in each {
-        if left == 0 || timed_out {
-            break;
-        }
-        request.paths = paths;
-        request.cursor = args.cursor.clone();
-        let (cut, cursor, stats) =
-            stream(sandbox, &mut request, args, &mut printer, &mut left, &mut warnings, &mut found, &mut searching)?;
-        timed_out = cut;
-        ending = Some(render::search_ending(cut, cursor.as_deref(), &stats, go_on));
+    let mut printer = printer::Printer::new(shown, style(args), printer::Names::new(&args.given, &args.paths));
+    let mut run = Run { left: args.max_results.unwrap_or(u64::MAX), ..Run::default() };
+    if args.quiet && !args.stats {
+        // The first file with a match answers.
+        request.output = Some(OutputMode::FilesWithMatches);
+        run.left = run.left.min(1);
     }
-    printer.flush()?;
+    let (timed_out, ending) = stream_paths(sandbox, &mut request, args, &mut printer, &mut run)?;
+    let (mut totals, printed) = printer.finish()?;
     if args.stats {
-        printer.stats(searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
+        if request.output != Some(OutputMode::Content) {
+            // rg counts matches and matched lines whatever it prints: they
+            // are counted from the lines, in a second search printing nothing.
+            let names = printer::Names::new(&args.given, &args.paths);
+            let mut counter = printer::Printer::new(io::sink(), style(args), names);
+            request.output = Some(OutputMode::Content);
+            request.count_matches = false;
+            let mut again = Run { left: u64::MAX, searching: run.searching, ..Run::default() };
+            stream_paths(sandbox, &mut request, args, &mut counter, &mut again)?;
+            totals = counter.finish()?.0;
+            run.searching = again.searching;
+        }
+        let printed = if args.quiet { 0 } else { printed };
+        printer::stats(out, &totals, printed, run.searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
     }
-    notes(&warnings, ending.flatten());
+    let found = run.found;
+    // (-q asked for one match: that others follow is no news.)
+    notes(&run.warnings, ending.filter(|_| !args.quiet || timed_out));
     if !found && !timed_out && args.fixed_strings && render::looks_like_regex(&request.query) {
         eprintln!(
             "sandgrep: no match for the literal text; it reads as a regular expression: drop -F to search it as one"
@@ -879,23 +884,60 @@ fn raise_descriptor_limit() -> u64 {
     u64::MAX
 }
 
-/// Prints every page of `request`'s stream (up to `left` results), and says
-/// how it ended: cut by time, the cursor past the last result printed.
-#[allow(clippy::too_many_arguments)]
+/// What a command's search has come to over its pages.
+#[derive(Default)]
+struct Run {
+    /// Results still to print.
+    left: u64,
+    warnings: Vec<String>,
+    found: bool,
+    /// The component's own time, in ms.
+    searching: u64,
+}
+
+/// Prints the stream of each path named in turn, as rg searches them (a
+/// cursor or skip belongs to the stream of all of them); whether time cut
+/// it, and what to say at its end.
+fn stream_paths<W: Write>(
+    sandbox: &Sandbox,
+    request: &mut SearchTextRequest,
+    args: &SearchArgs,
+    printer: &mut printer::Printer<W>,
+    run: &mut Run,
+) -> io::Result<(bool, Option<String>)> {
+    let each: Vec<Vec<String>> = if args.paths.len() > 1 && args.cursor.is_none() && args.skip.is_none() {
+        args.paths.iter().map(|p| vec![p.clone()]).collect()
+    } else {
+        vec![args.paths.clone()]
+    };
+    let (mut timed_out, mut ending) = (false, None);
+    for paths in each {
+        if run.left == 0 || timed_out {
+            break;
+        }
+        request.paths = paths;
+        request.cursor = args.cursor.clone();
+        request.skip = sat(args.skip);
+        let (cut, cursor, stats) = stream(sandbox, request, args, printer, run)?;
+        timed_out = cut;
+        ending = render::search_ending(cut, cursor.as_deref(), &stats, go_on);
+    }
+    Ok((timed_out, ending))
+}
+
+/// Prints every page of `request`'s stream (up to `run.left` results), and
+/// says how it ended: cut by time, the cursor past the last result printed.
 fn stream<W: Write>(
     sandbox: &Sandbox,
     request: &mut SearchTextRequest,
     args: &SearchArgs,
     printer: &mut printer::Printer<W>,
-    left: &mut u64,
-    warnings: &mut Vec<String>,
-    found: &mut bool,
-    searching: &mut u64,
+    run: &mut Run,
 ) -> io::Result<(bool, Option<String>, sandgrep::SearchStats)> {
     // Pages through the whole stream (each page bounded); a page cut by
     // the component's time limit goes on unless --timeout asked for one.
     loop {
-        request.max_results = Some((*left).min(MAX_RESULTS.max) as u32);
+        request.max_results = Some(run.left.min(MAX_RESULTS.max) as u32);
         let r = sandbox.search_text(request).map_err(io::Error::other)?;
         for m in &r.matches {
             printer.text_match(m)?;
@@ -903,7 +945,7 @@ fn stream<W: Write>(
         for f in &r.files {
             printer.file_count(f, args.count || args.count_matches)?;
         }
-        *found |= !r.matches.is_empty() || !r.files.is_empty();
+        run.found |= !r.matches.is_empty() || !r.files.is_empty();
         let t = &mut printer.totals;
         t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
         // A page that goes on in the file the last one ended in searched it again.
@@ -912,10 +954,10 @@ fn stream<W: Write>(
         }
         t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
         t.bytes_searched += r.stats.bytes_searched;
-        *searching += r.stats.elapsed_ms;
-        *left = left.saturating_sub(r.stats.matches_returned);
+        run.searching += r.stats.elapsed_ms;
+        run.left = run.left.saturating_sub(r.stats.matches_returned);
         let cut_by_time = r.timed_out && args.timeout_ms.is_some();
-        let goes_on = r.next_cursor.is_some() && *left > 0 && !cut_by_time;
+        let goes_on = r.next_cursor.is_some() && run.left > 0 && !cut_by_time;
         for w in r.warnings {
             // rg says nothing of the binary files it skips in a directory,
             // nor of the files -m cut short; a page full of text is no news
@@ -923,8 +965,8 @@ fn stream<W: Write>(
             let as_rg = w.ends_with(" binary file(s) skipped")
                 || w.contains("(max-matches-per-file)")
                 || goes_on && w.starts_with("output reached ");
-            if !as_rg && !warnings.contains(&w) {
-                warnings.push(w);
+            if !as_rg && !run.warnings.contains(&w) {
+                run.warnings.push(w);
             }
         }
         match r.next_cursor {
@@ -954,6 +996,7 @@ fn style(args: &SearchArgs) -> printer::Style {
         only_matching: args.only_matching,
         context: args.context.or(args.before_context).or(args.after_context).is_some_and(|n| n > 0),
         with_filename: if args.with_filename || args.no_filename { Some(args.with_filename) } else { None },
+        invert: args.invert_match,
     }
 }
 

@@ -24,6 +24,8 @@ pub struct Style {
     pub context: bool,
     /// `-H` / `--no-filename`; `None`: rg's rule (not for one file).
     pub with_filename: Option<bool>,
+    /// `-v`: the lines shown hold no match (rg's stats count none).
+    pub invert: bool,
 }
 
 const PATH: &str = "\x1b[0m\x1b[35m";
@@ -153,8 +155,11 @@ impl<W: Write> Printer<W> {
 
     /// One match of content output, with its context.
     pub fn text_match(&mut self, m: &TextMatch) -> io::Result<()> {
-        self.totals.matched_lines += 1;
-        self.totals.matches += m.submatches.len().max(1) as u64;
+        // As rg: every line a match spans, and no match in a line -v shows
+        // (a match hidden in a secret still counts one).
+        let ends_at_line_start = m.end_column == 1 && m.end_line > m.line;
+        self.totals.matched_lines += m.end_line.max(m.line) - m.line + 1 - u64::from(ends_at_line_start);
+        self.totals.matches += if self.style.invert { 0 } else { m.submatches.len().max(1) as u64 };
         if self.file.as_ref().is_none_or(|(p, _)| *p != m.path) {
             self.end_file()?;
             self.totals.files_matched += 1;
@@ -191,7 +196,6 @@ impl<W: Write> Printer<W> {
             start = end + 1;
         }
         // After-context follows the match's last line (see `render::merged`).
-        let ends_at_line_start = m.end_column == 1 && m.end_line > m.line;
         let end = (m.end_line - u64::from(ends_at_line_start)).max(m.line + lines.len() as u64 - 1);
         for (i, text) in m.context_after.iter().enumerate() {
             self.pend(end + 1 + i as u64, Pending::Context(text.clone()), false);
@@ -318,18 +322,19 @@ impl<W: Write> Printer<W> {
         self.out.write_all(line.as_bytes())
     }
 
-    /// rg's `--stats` block.
-    pub fn stats(&mut self, searching: f64, total: f64) -> io::Result<()> {
-        let t = &self.totals;
-        let s = format!(
-            "\n{} matches\n{} matched lines\n{} files contained matches\n{} files searched\n{} bytes printed\n{} bytes searched\n{searching:.6} seconds spent searching\n{total:.6} seconds\n",
-            t.matches, t.matched_lines, t.files_matched, t.files_searched, self.bytes_printed, t.bytes_searched
-        );
-        self.out.write_all(s.as_bytes())
-    }
-
-    pub fn flush(&mut self) -> io::Result<()> {
+    /// Prints what is pending; what was counted, and the bytes printed.
+    pub fn finish(mut self) -> io::Result<(Totals, u64)> {
         self.end_file()?;
-        self.out.flush()
+        self.out.flush()?;
+        Ok((self.totals, self.bytes_printed))
     }
+}
+
+/// rg's `--stats` block.
+pub fn stats(out: &mut impl Write, t: &Totals, bytes_printed: u64, searching: f64, total: f64) -> io::Result<()> {
+    write!(
+        out,
+        "\n{} matches\n{} matched lines\n{} files contained matches\n{} files searched\n{bytes_printed} bytes printed\n{} bytes searched\n{searching:.6} seconds spent searching\n{total:.6} seconds\n",
+        t.matches, t.matched_lines, t.files_matched, t.files_searched, t.bytes_searched
+    )
 }
