@@ -55,6 +55,11 @@ fn both(root: &Path, args: &[&str]) -> ((String, Option<i32>), (String, Option<i
 #[test]
 fn piped_output_is_rgs_byte_for_byte() {
     let t = tree();
+    // Pattern files for -f, outside the tree.
+    let outside = Tree::new();
+    outside.write("patterns", "qux\n[0-9]+ x$\n").write("none", "");
+    let patterns = outside.path().join("patterns").display().to_string();
+    let no_patterns = outside.path().join("none").display().to_string();
     let sets: &[&[&str]] = &[
         &["foo"],
         &["-n", "foo"],
@@ -122,6 +127,30 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-n", "end$"],
         &["-q", "foo"],
         &["-q", "nothing matches this"],
+        &["--vimgrep", "foo"],
+        &["--vimgrep", "-o", "-C", "1", "baz"],
+        &["--vimgrep", "--color", "always", "foo", "src"],
+        &["-0", "-C", "1", "qux"],
+        &["-0", "-l", "bar"],
+        &["-0", "-c", "--heading", "bar"],
+        &["-0", "--files", "src"],
+        &["--trim", "-n", "--column", "foo"],
+        &["--trim", "--color", "always", "-C", "1", "baz"],
+        &["-x", "[0-9]+ bar"],
+        &["-x", "-F", "-i", "2 FOO"],
+        &["-x", "-e", "0 qux", "-e", "1 x"],
+        &["-f", &patterns, "-n"],
+        &["-f", &patterns, "-e", "qux", "src"],
+        &["-f", &no_patterns],
+        &["-M", "9", "-C", "1", "bar"],
+        &["--max-columns", "9", "-n", "--column", "-v", "foo"],
+        &["--max-columns", "9", "--color", "always", "foo", "src"],
+        &["--max-columns", "9", "--vimgrep", "foo", "src"],
+        &["-p", "qux"],
+        &["--no-config", "--no-ignore-global", "--line-buffered", "-c", "bar"],
+        &["-U", "--multiline-dotall", "-c", "bar.[0-9]"],
+        &["-n", "foo", "src/f1.txt", "./src/f1.txt", "src"],
+        &["-l", "foo", "src", "."],
     ];
     let mut differ = Vec::new();
     for args in sets {

@@ -220,7 +220,7 @@ fn parse_range(s: &str) -> Result<(u64, Option<u64>), String> {
 #[derive(Args)]
 struct SearchArgs {
     /// The pattern (a Rust regex; a literal string with -F).
-    #[arg(value_name = "PATTERN", required_unless_present_any = ["regexp", "files", "type_list"])]
+    #[arg(value_name = "PATTERN", required_unless_present_any = ["regexp", "pattern_files", "files", "type_list"])]
     pattern: Option<String>,
     /// Files or directories to search, relative to the workspace.
     #[arg(value_name = "PATH")]
@@ -250,6 +250,15 @@ struct SearchArgs {
     /// Let matches span lines.
     #[arg(short = 'U', long)]
     multiline: bool,
+    /// With -U, `.` matches line ends too.
+    #[arg(long)]
+    multiline_dotall: bool,
+    /// Only lines the pattern matches whole.
+    #[arg(short = 'x', long)]
+    line_regexp: bool,
+    /// Patterns from FILE, one per line (`-`: standard input), as with -e.
+    #[arg(short = 'f', long = "file", value_name = "PATTERNFILE")]
+    pattern_files: Vec<std::path::PathBuf>,
     /// Include files matching GLOB; `!GLOB` excludes.
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     globs: Vec<String>,
@@ -271,8 +280,8 @@ struct SearchArgs {
     /// Results in all (text output: every result unless given; --json: one page).
     #[arg(long, value_name = "N")]
     max_results: Option<u64>,
-    /// Longest line shown; longer lines are cut to a window around the match.
-    #[arg(long, value_name = "N")]
+    /// Lines of N bytes or more are left out (as rg; --json: cut to a window around the match).
+    #[arg(short = 'M', long, value_name = "N")]
     max_columns: Option<u64>,
     /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -340,6 +349,32 @@ struct SearchArgs {
     /// Print nothing; exit 0 at the first match, 1 if none.
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Each match as `path:line:column:line` (vim's format; no context).
+    #[arg(long)]
+    vimgrep: bool,
+    /// Leave out leading whitespace of printed lines.
+    #[arg(long)]
+    trim: bool,
+    /// A NUL byte after each path printed (for `xargs -0`).
+    #[arg(short = '0', long)]
+    null: bool,
+    /// No warnings about files that could not be searched.
+    #[arg(long)]
+    no_messages: bool,
+    /// --color always --heading --line-number.
+    #[arg(short = 'p', long)]
+    pretty: bool,
+    /// Accepted as rg's, and nothing to change: sandgrep reads no config
+    /// file and no global gitignore (nothing outside the workspace), and
+    /// writes each line whole.
+    #[arg(long, hide = true)]
+    no_config: bool,
+    #[arg(long, hide = true)]
+    no_ignore_global: bool,
+    #[arg(long, hide = true)]
+    line_buffered: bool,
+    #[arg(long, hide = true)]
+    block_buffered: bool,
     /// Continue after the result a previous call's cursor names.
     #[arg(long, value_name = "TOKEN")]
     cursor: Option<String>,
@@ -389,8 +424,14 @@ fn split_globs(globs: &[String]) -> (Vec<String>, Vec<String>) {
 
 impl SearchArgs {
     /// With `-e` (or `--files`), every positional argument is a path.
-    fn settle(&mut self) {
-        if !self.regexp.is_empty() || self.files || self.type_list {
+    fn settle(&mut self) -> io::Result<()> {
+        for file in &self.pattern_files {
+            let text =
+                if file.as_os_str() == "-" { io::read_to_string(io::stdin()) } else { std::fs::read_to_string(file) };
+            let text = text.map_err(|e| io::Error::other(format!("{}: {e}", file.display())))?;
+            self.regexp.extend(text.lines().map(str::to_string));
+        }
+        if !self.regexp.is_empty() || !self.pattern_files.is_empty() || self.files || self.type_list {
             if let Some(p) = self.pattern.take() {
                 self.paths.insert(0, p);
             }
@@ -401,12 +442,13 @@ impl SearchArgs {
         if self.unrestricted >= 2 {
             self.hidden = true;
         }
+        Ok(())
     }
 
     /// The query: the pattern, or the `-e` patterns as one alternation.
     fn query(&self) -> (String, QueryMode) {
         let mode = if self.fixed_strings { QueryMode::Literal } else { QueryMode::Regex };
-        match (self.regexp.as_slice(), &self.pattern) {
+        let (query, mode) = match (self.regexp.as_slice(), &self.pattern) {
             ([one], _) => (one.clone(), mode),
             ([], Some(p)) => (p.clone(), mode),
             ([], None) => (String::new(), mode),
@@ -414,7 +456,18 @@ impl SearchArgs {
                 let each = |p: &String| if self.fixed_strings { regex_syntax::escape(p) } else { format!("(?:{p})") };
                 (many.iter().map(each).collect::<Vec<_>>().join("|"), QueryMode::Regex)
             }
+        };
+        if !self.line_regexp && !(self.multiline && self.multiline_dotall) {
+            return (query, mode);
         }
+        let mut query = if mode == QueryMode::Literal { regex_syntax::escape(&query) } else { query };
+        if self.line_regexp {
+            query = format!("^(?:{query})$");
+        }
+        if self.multiline && self.multiline_dotall {
+            query = format!("(?s:{query})");
+        }
+        (query, QueryMode::Regex)
     }
 
     fn request(&self) -> SearchTextRequest {
@@ -482,7 +535,10 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     if let Command::Search(args) = &mut cli.command {
-        args.settle();
+        if let Err(e) = args.settle() {
+            eprintln!("sandgrep: {e}");
+            return ExitCode::from(2);
+        }
         args.given = args.paths.clone();
     }
     cli.paths_in_workspace();
@@ -819,12 +875,16 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
         let found = !response.matches.is_empty() || !response.files.is_empty();
         return Ok(Outcome::of(found, response.timed_out));
     }
-    // As rg: a per-file limit of none finds nothing.
-    if args.max_count == Some(0) {
+    // As rg: a per-file limit of none finds nothing, nor do no patterns
+    // (an empty -f file).
+    if args.max_count == Some(0) || args.regexp.is_empty() && !args.pattern_files.is_empty() {
         return Ok(Outcome::Nothing);
     }
     let started = std::time::Instant::now();
     request.streaming = true;
+    // Lines longer than --max-columns are left out, as rg does (see
+    // `printer::Style`), so they come whole.
+    request.max_columns = None;
     let mut printer = printer::Printer::new(shown, style(args), printer::Names::new(&args.given, &args.paths));
     let mut run = Run { left: args.max_results.unwrap_or(u64::MAX), ..Run::default() };
     if args.quiet && !args.stats {
@@ -852,6 +912,9 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     }
     let found = run.found;
     // (-q asked for one match: that others follow is no news.)
+    if args.no_messages {
+        run.warnings.clear();
+    }
     notes(&run.warnings, ending.filter(|_| !args.quiet || timed_out));
     if !found && !timed_out && args.fixed_strings && render::looks_like_regex(&request.query) {
         eprintln!(
@@ -911,9 +974,13 @@ fn stream_paths<W: Write>(
         vec![args.paths.clone()]
     };
     let (mut timed_out, mut ending) = (false, None);
-    for paths in each {
+    let one_by_one = each.len() > 1;
+    for (i, paths) in each.into_iter().enumerate() {
         if run.left == 0 || timed_out {
             break;
+        }
+        if one_by_one {
+            printer.next_root(i)?;
         }
         request.paths = paths;
         request.cursor = args.cursor.clone();
@@ -984,19 +1051,35 @@ fn stream<W: Write>(
 fn style(args: &SearchArgs) -> printer::Style {
     use std::io::IsTerminal;
     let tty = io::stdout().is_terminal();
+    // --vimgrep: every match with its line and column, under its path, no
+    // headings.
+    let vim = args.vimgrep;
+    let color = match args.color.as_str() {
+        _ if args.pretty => true,
+        "always" | "ansi" => true,
+        "never" => false,
+        _ => tty && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
+    };
     printer::Style {
-        color: match args.color.as_str() {
-            "always" | "ansi" => true,
-            "never" => false,
-            _ => tty && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
-        },
-        heading: if args.heading || args.no_heading { args.heading } else { tty },
-        line_numbers: !args.no_line_number && (args.line_number || args.column || tty),
-        column: args.column,
+        color,
+        heading: !vim && (args.pretty || if args.heading || args.no_heading { args.heading } else { tty }),
+        line_numbers: vim || !args.no_line_number && (args.line_number || args.column || args.pretty || tty),
+        column: args.column || vim,
         only_matching: args.only_matching,
         context: args.context.or(args.before_context).or(args.after_context).is_some_and(|n| n > 0),
-        with_filename: if args.with_filename || args.no_filename { Some(args.with_filename) } else { None },
+        with_filename: if vim {
+            Some(!args.no_filename)
+        } else if args.with_filename || args.no_filename {
+            Some(args.with_filename)
+        } else {
+            None
+        },
         invert: args.invert_match,
+        vimgrep: vim,
+        trim: args.trim,
+        null: args.null,
+        // (rg counts a long line's matches where it finds each anyway.)
+        max_columns: args.max_columns.map(|n| (n, color || args.column || vim || args.stats)),
     }
 }
 
@@ -1028,12 +1111,15 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
         loop {
             let response = sandbox.list_files(&r).map_err(io::Error::other)?;
             for e in &response.entries {
-                writeln!(out, "{}", render::path(&names.show(&e.path)))?;
+                write!(out, "{}{}", render::path(&names.show(&e.path)), if args.null { '\0' } else { '\n' })?;
             }
             found |= !response.entries.is_empty();
             // As rg's --files: nothing said of the files the denylist withholds.
-            let warnings: Vec<String> =
-                response.warnings.into_iter().filter(|w| !w.contains("withheld by the secrets denylist")).collect();
+            let warnings: Vec<String> = response
+                .warnings
+                .into_iter()
+                .filter(|w| !args.no_messages && !w.contains("withheld by the secrets denylist"))
+                .collect();
             notes(&warnings, None);
             match response.next_cursor {
                 Some(c) => r.cursor = Some(c),

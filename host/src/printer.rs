@@ -26,6 +26,22 @@ pub struct Style {
     pub with_filename: Option<bool>,
     /// `-v`: the lines shown hold no match (rg's stats count none).
     pub invert: bool,
+    /// `--vimgrep`: the line again for each match in it, under the match's column.
+    pub vimgrep: bool,
+    /// `--trim`: no leading whitespace on printed lines.
+    pub trim: bool,
+    /// `-0`: a NUL byte, not `:`, `-` or a newline, after each path.
+    pub null: bool,
+    /// `--max-columns`: lines longer (their terminator counted) are left
+    /// out, with how many matches they hold if so (as rg says it when it
+    /// has found each match for colors, columns or stats).
+    pub max_columns: Option<(u64, bool)>,
+}
+
+/// `text` without its leading ASCII whitespace (`--trim`), and how much went.
+fn trimmed(text: &str, trim: bool) -> (&str, usize) {
+    let rest = if trim { text.trim_start_matches(|c: char| c.is_ascii_whitespace()) } else { text };
+    (rest, text.len() - rest.len())
 }
 
 const PATH: &str = "\x1b[0m\x1b[35m";
@@ -46,6 +62,8 @@ enum Pending {
 pub struct Names {
     /// (as given, as a workspace path: no `./`, no trailing `/`, "" for the root).
     roots: Vec<(String, String)>,
+    /// The root being searched, when they are searched one by one.
+    current: Option<usize>,
 }
 
 impl Names {
@@ -61,7 +79,7 @@ impl Names {
                 p.to_string()
             }
         };
-        Names { roots: given.iter().zip(workspace).map(|(g, w)| (g.clone(), norm(w))).collect() }
+        Names { roots: given.iter().zip(workspace).map(|(g, w)| (g.clone(), norm(w))).collect(), current: None }
     }
 
     /// One file named, and `path` is it: rg leaves the name out.
@@ -70,7 +88,8 @@ impl Names {
     }
 
     pub fn show(&self, path: &str) -> String {
-        for (given, w) in &self.roots {
+        let current = self.current.and_then(|i| self.roots.get(i));
+        for (given, w) in current.into_iter().chain(&self.roots) {
             if path == w {
                 return given.clone();
             }
@@ -168,7 +187,7 @@ impl<W: Write> Printer<W> {
                 if self.printed {
                     self.write("\n")?;
                 }
-                let line = format!("{}\n", self.paint(PATH, &name));
+                let line = format!("{}{}", self.paint(PATH, &name), if self.style.null { '\0' } else { '\n' });
                 self.write(&line)?;
             }
             self.file = Some((m.path.clone(), name));
@@ -227,6 +246,14 @@ impl<W: Write> Printer<W> {
         Ok(())
     }
 
+    /// The search of the `i`th path named begins (rg prints a file named
+    /// twice twice, under each name).
+    pub fn next_root(&mut self, i: usize) -> io::Result<()> {
+        self.end_file()?;
+        self.names.current = Some(i);
+        Ok(())
+    }
+
     /// Prints what is queued of the current file.
     pub fn end_file(&mut self) -> io::Result<()> {
         self.flush_before(u64::MAX)?;
@@ -251,7 +278,7 @@ impl<W: Write> Printer<W> {
             let mut s = String::new();
             if filenames && !p.style.heading {
                 s.push_str(&p.paint(PATH, &name));
-                s.push(sep);
+                s.push(if p.style.null { '\0' } else { sep });
             }
             if p.style.line_numbers {
                 s.push_str(&p.paint(NUMBER, &n.to_string()));
@@ -265,58 +292,89 @@ impl<W: Write> Printer<W> {
         };
         match line {
             Pending::Context(text) => {
-                let s = format!("{}{}\n", prefix(self, '-', None), render::line(&text));
+                let shown = match self.omitted(&text, &[]) {
+                    Some(_) => "[Omitted long context line]".into(),
+                    None => render::line(trimmed(&text, self.style.trim).0),
+                };
+                let s = format!("{}{shown}\n", prefix(self, '-', None));
                 self.write(&s)
             }
             Pending::Match { column, spans, text } if self.style.only_matching && !spans.is_empty() => {
                 let first = spans[0].0;
                 for (s, e) in spans {
-                    let piece = render::line(&text[s..e]).into_owned();
+                    let piece = render::line(trimmed(&text[s..e], self.style.trim).0).into_owned();
                     let column = column.map(|c| c + (s - first) as u64);
                     let line = format!("{}{}\n", prefix(self, ':', column), self.paint(MATCH, &piece));
                     self.write(&line)?;
                 }
                 Ok(())
             }
-            Pending::Match { column, spans, text } => {
-                let mut s = prefix(self, ':', column);
-                if self.style.color && !spans.is_empty() {
-                    // Matches that touch are one colored run, as rg draws them.
-                    let mut runs: Vec<(usize, usize)> = Vec::new();
-                    for &(a, b) in &spans {
-                        match runs.last_mut() {
-                            Some(last) if last.1 == a => last.1 = b,
-                            _ => runs.push((a, b)),
-                        }
-                    }
-                    let cuts: Vec<usize> = runs.iter().flat_map(|&(a, b)| [a, b]).collect();
-                    for (i, piece) in render::escape_pieces(&text, Field::Line, &cuts).into_iter().enumerate() {
-                        // Odd pieces are the matches (empty ones are not drawn).
-                        if i % 2 == 1 && !piece.is_empty() {
-                            s.push_str(&self.paint(MATCH, &piece));
-                        } else {
-                            s.push_str(&piece);
-                        }
-                    }
-                } else {
-                    s.push_str(&render::line(&text));
+            Pending::Match { column, spans, text } if self.style.vimgrep && !spans.is_empty() => {
+                let first = spans[0].0;
+                for &(s, e) in &spans {
+                    // (Each line colors its own match.)
+                    let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &[(s, e)]));
+                    let column = column.map(|c| c + (s - first) as u64);
+                    let line = format!("{}{shown}\n", prefix(self, ':', column));
+                    self.write(&line)?;
                 }
-                s.push('\n');
+                Ok(())
+            }
+            Pending::Match { column, spans, text } => {
+                let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &spans));
+                let s = format!("{}{shown}\n", prefix(self, ':', column));
                 self.write(&s)
             }
         }
     }
 
+    /// What rg prints for a matching line longer than --max-columns.
+    fn omitted(&self, text: &str, spans: &[(usize, usize)]) -> Option<String> {
+        let (max, counted) = self.style.max_columns?;
+        (text.len() as u64 + 1 > max).then(|| match spans.len() {
+            n if counted && n > 0 => format!("[Omitted long line with {n} matches]"),
+            _ => "[Omitted long matching line]".into(),
+        })
+    }
+
+    /// A matching line as printed: its matches colored when colors are on.
+    fn matched_line(&self, text: &str, spans: &[(usize, usize)]) -> String {
+        let (text, cut) = trimmed(text, self.style.trim);
+        let spans: Vec<(usize, usize)> =
+            spans.iter().filter(|&&(_, e)| e >= cut).map(|&(a, e)| (a.max(cut) - cut, e - cut)).collect();
+        if !self.style.color || spans.is_empty() {
+            return render::line(text).into_owned();
+        }
+        // Matches that touch are one colored run, as rg draws them.
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        for (a, b) in spans {
+            match runs.last_mut() {
+                Some(last) if last.1 == a => last.1 = b,
+                _ => runs.push((a, b)),
+            }
+        }
+        let cuts: Vec<usize> = runs.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let mut s = String::new();
+        for (i, piece) in render::escape_pieces(text, Field::Line, &cuts).into_iter().enumerate() {
+            // Odd pieces are the matches (empty ones are not drawn).
+            if i % 2 == 1 && !piece.is_empty() {
+                s.push_str(&self.paint(MATCH, &piece));
+            } else {
+                s.push_str(&piece);
+            }
+        }
+        s
+    }
+
     /// One file of `-l` (no count) or `-c` output.
     pub fn file_count(&mut self, f: &FileCount, count: bool) -> io::Result<()> {
-        // (rg's --stats counts these lines as no bytes printed.)
-        self.totals.matched_lines += f.count;
-        self.totals.matches += f.count;
-        self.totals.files_matched += 1;
+        // (rg's --stats counts these lines as no bytes printed; its counts
+        // come from a search of the lines.)
         let name = self.paint(PATH, &self.shown_name(&f.path));
         let line = match (count, self.filenames(&f.path)) {
+            (false, _) if self.style.null => format!("{name}\0"),
             (false, _) => format!("{name}\n"),
-            (true, true) => format!("{name}:{}\n", f.count),
+            (true, true) => format!("{name}{}{}\n", if self.style.null { '\0' } else { ':' }, f.count),
             (true, false) => format!("{}\n", f.count),
         };
         self.out.write_all(line.as_bytes())
