@@ -51,7 +51,7 @@ enum Command {
     /// Search file contents (regex and case-sensitive by default, as rg).
     // (A flag given twice is taken once, its last value wins: as rg.)
     #[command(args_override_self = true)]
-    Search(SearchArgs),
+    Search(Box<SearchArgs>),
     /// List files, gitignore-aware (as `rg --files`), sorted by path.
     #[command(args_override_self = true)]
     Ls(LsArgs),
@@ -457,7 +457,7 @@ impl SearchArgs {
                 (many.iter().map(each).collect::<Vec<_>>().join("|"), QueryMode::Regex)
             }
         };
-        if !self.line_regexp && !(self.multiline && self.multiline_dotall) {
+        if !(self.line_regexp || self.multiline && self.multiline_dotall) {
             return (query, mode);
         }
         let mut query = if mode == QueryMode::Literal { regex_syntax::escape(&query) } else { query };
