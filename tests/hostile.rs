@@ -196,8 +196,10 @@ fn fifos_and_sockets_do_not_hang() {
     let _sock = std::os::unix::net::UnixListener::bind(t.path().join("sock")).unwrap();
     let out = quick(t.path(), &["search", "--column", "needle"]);
     assert_eq!(stdout(&out), "a.txt:1:1:needle\n");
+    // A FIFO named is not searched: no file was (an error, as in rg).
     let out = quick(t.path(), &["search", "-L", "needle", "pipe"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no files were searched"), "{}", stderr(&out));
     for p in ["pipe", "sock"] {
         let out = quick(t.path(), &["read", p]);
         assert_eq!(out.status.code(), Some(2));

@@ -23,9 +23,9 @@ FIELDS = {
     "search-text": {
         "query": "", "mode": None, "case": None, "word": False, "multiline": False, "paths": [],
         "include_globs": [], "exclude_globs": [], "types": [], "hidden": False, "no_ignore": False,
-        "follow_symlinks": False, "context_before": None, "context_after": None, "output": None,
+        "follow_symlinks": False, "max_depth": None, "context_before": None, "context_after": None, "output": None,
         "max_results": None, "max_matches_per_file": None, "max_columns": None, "max_filesize": None,
-        "timeout_ms": None, "cursor": None, "skip": None, "invert_match": False, "count_matches": False, "streaming": False,
+        "timeout_ms": None, "cursor": None, "skip": None, "invert_match": False, "count_matches": False, "replace": None, "streaming": False,
     },
     "search-ast": {
         "pattern": "", "language": None, "paths": [], "include_globs": [], "exclude_globs": [], "hidden": False,
@@ -35,7 +35,7 @@ FIELDS = {
     "list-files": {
         "root": None, "recursive": None, "include_globs": [], "exclude_globs": [], "include_dirs": False,
         "include_metadata": False, "hidden": False, "no_ignore": False, "follow_symlinks": False,
-        "max_results": None, "skip": None, "cursor": None,
+        "types": [], "max_depth": None, "max_results": None, "skip": None, "cursor": None,
     },
     "read-file": {
         "path": "", "range_type": None, "offset_bytes": None, "max_bytes": None, "start_line": None,

@@ -150,6 +150,8 @@ mod tests {
             hidden: false,
             no_ignore: false,
             follow_symlinks: false,
+            types: vec![],
+            max_depth: None,
             max_results: None,
             skip: None,
             cursor: None,

@@ -39,6 +39,8 @@ pub struct TextQuery {
     pub invert: bool,
     /// A count is of matches, not of matching lines.
     pub count_matches: bool,
+    /// Each match shown replaced by this (`rg -r`).
+    pub replace: Option<String>,
     /// The caller streams every result: lines come as they are (a
     /// carriage return before the newline kept).
     pub streaming: bool,
@@ -104,6 +106,7 @@ impl TextQuery {
         check_count("include-globs", r.include_globs.len(), MAX_GLOBS)?;
         check_count("exclude-globs", r.exclude_globs.len(), MAX_GLOBS)?;
         check_count("types", r.types.len(), MAX_TYPES)?;
+        check_query("replace", r.replace.as_deref().unwrap_or_default())?;
         let output = r.output.unwrap_or(OutputMode::Content);
         if r.invert_match && r.multiline {
             return Err(SearchError::InvalidArgument("invert-match selects lines: it cannot be multiline".into()));
@@ -137,7 +140,7 @@ impl TextQuery {
                 hidden: r.hidden,
                 no_ignore: r.no_ignore,
                 follow_symlinks: r.follow_symlinks,
-                max_depth: None,
+                max_depth: r.max_depth.map(|d| d as usize),
             },
             before: clamp("context-before", r.context_before, uncapped(CONTEXT), warnings) as usize,
             after: clamp("context-after", r.context_after, uncapped(CONTEXT), warnings) as usize,
@@ -147,6 +150,7 @@ impl TextQuery {
             max_columns,
             invert: r.invert_match,
             count_matches: r.count_matches && output == OutputMode::Count,
+            replace: r.replace,
             streaming: r.streaming,
             max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
@@ -243,16 +247,18 @@ impl ListQuery {
     pub fn from_request(r: ListFilesRequest, warnings: &mut Vec<String>) -> Result<ListQuery, SearchError> {
         check_count("include-globs", r.include_globs.len(), MAX_GLOBS)?;
         check_count("exclude-globs", r.exclude_globs.len(), MAX_GLOBS)?;
+        check_count("types", r.types.len(), MAX_TYPES)?;
+        let one_level = (!r.recursive.unwrap_or(true)).then_some(1);
         Ok(ListQuery {
             root: r.root.unwrap_or_else(|| ".".into()),
             walk: WalkOptions {
                 include_globs: r.include_globs,
                 exclude_globs: r.exclude_globs,
-                types: Vec::new(),
+                types: r.types,
                 hidden: r.hidden,
                 no_ignore: r.no_ignore,
                 follow_symlinks: r.follow_symlinks,
-                max_depth: if r.recursive.unwrap_or(true) { None } else { Some(1) },
+                max_depth: r.max_depth.map(|d| d as usize).into_iter().chain(one_level).min(),
             },
             include_dirs: r.include_dirs,
             include_metadata: r.include_metadata,
@@ -319,6 +325,7 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         hidden: false,
         no_ignore: false,
         follow_symlinks: false,
+        max_depth: None,
         context_before: None,
         context_after: None,
         output: None,
@@ -331,6 +338,7 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         skip: None,
         invert_match: false,
         count_matches: false,
+        replace: None,
         streaming: false,
     }
 }

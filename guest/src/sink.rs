@@ -8,7 +8,7 @@ use std::io;
 use std::time::Instant;
 
 use crate::search::SearchMatcher;
-use grep_matcher::Matcher;
+use grep_matcher::{Captures, Matcher};
 use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
 
 use crate::fs::FileAt;
@@ -28,6 +28,8 @@ pub struct SinkConfig<'m> {
     pub output: OutputMode,
     /// A count is of matches (a per-file limit still counts lines).
     pub count_matches: bool,
+    /// Matches shown replaced by this (`rg -r`).
+    pub replace: Option<&'m [u8]>,
     pub before: usize,
     pub after: usize,
     pub max_columns: usize,
@@ -239,23 +241,41 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// bytes the matcher saw — a carriage return before the newline kept —
     /// with the marks `edits` made). Spans and columns are found in that
     /// text, clear of the marks: where a match falls inside a secret, or how
-    /// long the secret was, does not show.
-    fn record_match(&mut self, line: u64, lines_in_block: usize, mut shown: Vec<u8>, edits: Vec<Edit>) {
+    /// long the secret was, does not show. With `broken`, the block's last
+    /// line break (not in `shown`) may end a match: it is found with it, and
+    /// shown up to it (as rg).
+    fn record_match(&mut self, line: u64, lines_in_block: usize, mut shown: Vec<u8>, edits: Vec<Edit>, broken: bool) {
         let marks = marks(&edits);
         let mut spans = Vec::new();
         if !self.cfg.invert {
+            let body = shown.len();
+            if broken {
+                shown.push(b'\n');
+            }
             let _ = self.cfg.matcher.find_iter(&shown, |m| {
-                if marks.iter().all(|&(a, z)| m.end() < a || m.start() > z) {
-                    spans.push((m.start(), m.end()));
+                if m.start() <= body && marks.iter().all(|&(a, z)| m.end() < a || m.start() > z) {
+                    spans.push((m.start(), m.end().min(body)));
                 }
                 true
             });
+            shown.truncate(body);
         }
         if !self.cfg.keep_cr && shown.last() == Some(&b'\r') {
             shown.pop();
             for span in &mut spans {
                 *span = (span.0.min(shown.len()), span.1.min(shown.len()));
             }
+        }
+        let (column, end_line, end_column) = match (spans.first(), spans.last()) {
+            (Some(&(s, _)), Some(&(_, e))) => {
+                let (_, col) = line_col(&shown, line, s);
+                let (el, ec) = line_col(&shown, line, e);
+                (col, el, ec)
+            }
+            _ => (1, line, 1),
+        };
+        if let Some(replacement) = self.cfg.replace {
+            (shown, spans) = replaced(self.cfg.matcher, &shown, &spans, replacement);
         }
         let (text, mut submatches) = match_text(&shown, &spans, self.cfg.max_columns.saturating_mul(lines_in_block));
         // One match may not take more than what is left of the response.
@@ -267,14 +287,6 @@ impl<'a, 'm> FileSink<'a, 'm> {
             self.results.more = true;
         }
         submatches.retain(|s| s.end as usize <= text.len());
-        let (column, end_line, end_column) = match (spans.first(), spans.last()) {
-            (Some(&(s, _)), Some(&(_, e))) => {
-                let (_, col) = line_col(&shown, line, s);
-                let (el, ec) = line_col(&shown, line, e);
-                (col, el, ec)
-            }
-            _ => (1, line, 1),
-        };
         let context_before = self.context_before(line);
         let last_line = line + lines_in_block as u64 - 1;
         let m = TextMatch {
@@ -380,7 +392,8 @@ impl Sink for FileSink<'_, '_> {
                 match (self.cfg.output, shaped) {
                     (OutputMode::Content, Some((shown, edits))) => {
                         let lines = mat.lines().count().max(1);
-                        self.record_match(line, lines, shown, edits)
+                        let broken = block.ends_with(b"\n") && searcher.multi_line_with_matcher(self.cfg.matcher);
+                        self.record_match(line, lines, shown, edits, broken)
                     }
                     (OutputMode::Content, None) => unreachable!("content is always shaped"),
                     (OutputMode::FilesWithMatches, _) => return Ok(false),
@@ -439,6 +452,35 @@ fn marks(edits: &[Edit]) -> Vec<(usize, usize)> {
 /// in the file itself, so whether a line is a hit depends on its redacted
 /// text alone — never on what the marks hide (`REDACTED|guess` finds
 /// nothing, whatever the guess).
+/// `bytes` with each match (`spans`) replaced by `replacement`, its groups
+/// filled in (as `rg -r`), and where the replacements are. A match whose
+/// groups cannot be found again stays as it was.
+fn replaced(
+    matcher: &SearchMatcher,
+    bytes: &[u8],
+    spans: &[(usize, usize)],
+    replacement: &[u8],
+) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let Ok(mut caps) = matcher.new_captures() else { return (bytes.to_vec(), spans.to_vec()) };
+    let (mut out, mut at) = (Vec::with_capacity(bytes.len()), 0);
+    let mut moved = Vec::with_capacity(spans.len());
+    for &(s, e) in spans {
+        out.extend_from_slice(&bytes[at..s]);
+        let start = out.len();
+        let same = matches!(matcher.captures_at(bytes, s, &mut caps), Ok(true))
+            && caps.get(0).is_some_and(|m| (m.start(), m.end()) == (s, e));
+        if same {
+            caps.interpolate(|name| matcher.capture_index(name), bytes, replacement, &mut out);
+        } else {
+            out.extend_from_slice(&bytes[s..e]);
+        }
+        moved.push((start, out.len()));
+        at = e;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    (out, moved)
+}
+
 fn clear_match(matcher: &SearchMatcher, shown: &[u8], marks: &[(usize, usize)]) -> bool {
     let mut clear = false;
     let _ = matcher.find_iter(shown, |m| {

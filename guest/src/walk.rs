@@ -332,13 +332,19 @@ impl Walker {
         if !opts.types.is_empty() {
             tb.add_defaults();
         }
+        // `TYPE` selects, `!TYPE` leaves out (rg's -t and -T).
         for t in &opts.types {
-            if !tb.definitions().iter().any(|d| d.name() == t) {
+            let name = t.strip_prefix('!').unwrap_or(t);
+            if !tb.definitions().iter().any(|d| d.name() == name) {
                 return Err(SearchError::InvalidArgument(format!(
-                    "unknown file type {t:?} (ripgrep's type names, e.g. rust, py, js, ts, go, java, c, cpp, json, md)"
+                    "unknown file type {name:?} (ripgrep's type names, e.g. rust, py, js, ts, go, java, c, cpp, json, md)"
                 )));
             }
-            tb.select(t);
+            if name.len() < t.len() {
+                tb.negate(name);
+            } else {
+                tb.select(name);
+            }
         }
         let types = tb.build().map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
         let (ws, opts) = (ws.clone(), opts.clone());

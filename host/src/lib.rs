@@ -810,6 +810,8 @@ impl ListFilesRequest {
             hidden: false,
             no_ignore: false,
             follow_symlinks: false,
+            types: Vec::new(),
+            max_depth: None,
             max_results: None,
             skip: None,
             cursor: None,
@@ -868,6 +870,7 @@ impl SearchTextRequest {
             hidden: false,
             no_ignore: false,
             follow_symlinks: false,
+            max_depth: None,
             context_before: None,
             context_after: None,
             output: None,
@@ -880,6 +883,7 @@ impl SearchTextRequest {
             skip: None,
             invert_match: false,
             count_matches: false,
+            replace: None,
             streaming: false,
         }
     }

@@ -12,7 +12,7 @@ mod printer;
 use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, MIN_OPEN_FILES, READ_BYTES, READ_LINES};
 use sandgrep::{
     render, CaseMode, ListFilesRequest, OutputMode, Policy, Progress, QueryMode, RangeType, ReadFileRequest, Sandbox,
-    SearchAstRequest, SearchTextRequest,
+    SearchAstRequest, SearchError, SearchTextRequest,
 };
 
 /// Where `--help` lists the options every subcommand takes (after its own).
@@ -242,7 +242,7 @@ struct SearchArgs {
     #[arg(short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
     smart_case: bool,
     /// Match whole words only.
-    #[arg(short = 'w', long)]
+    #[arg(short = 'w', long, overrides_with = "line_regexp")]
     word_regexp: bool,
     /// Select the lines that do not match.
     #[arg(short = 'v', long)]
@@ -254,7 +254,7 @@ struct SearchArgs {
     #[arg(long)]
     multiline_dotall: bool,
     /// Only lines the pattern matches whole.
-    #[arg(short = 'x', long)]
+    #[arg(short = 'x', long, overrides_with = "word_regexp")]
     line_regexp: bool,
     /// Patterns from FILE, one per line (`-`: standard input), as with -e.
     #[arg(short = 'f', long = "file", value_name = "PATTERNFILE")]
@@ -265,14 +265,20 @@ struct SearchArgs {
     /// Only search files of this ripgrep type (rust, py, js, ...; see --type-list).
     #[arg(short = 't', long = "type", value_name = "TYPE")]
     types: Vec<String>,
+    /// Leave out files of this type.
+    #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
+    types_not: Vec<String>,
+    /// Descend at most NUM directories below each path (0: only the paths named).
+    #[arg(long, alias = "maxdepth", value_name = "NUM")]
+    max_depth: Option<u32>,
     /// Lines of context after each match.
-    #[arg(short = 'A', long, value_name = "N")]
+    #[arg(short = 'A', long, value_name = "N", overrides_with = "context")]
     after_context: Option<u64>,
     /// Lines of context before each match.
-    #[arg(short = 'B', long, value_name = "N")]
+    #[arg(short = 'B', long, value_name = "N", overrides_with = "context")]
     before_context: Option<u64>,
-    /// Lines of context before and after each match.
-    #[arg(short = 'C', long, value_name = "N")]
+    /// Lines of context before and after each match (-A or -B after it replaces it).
+    #[arg(short = 'C', long, value_name = "N", overrides_with_all = ["after_context", "before_context"])]
     context: Option<u64>,
     /// Matching lines per file.
     #[arg(short = 'm', long = "max-count", value_name = "PER_FILE")]
@@ -298,14 +304,14 @@ struct SearchArgs {
     /// Follow symbolic links (escapes are still refused).
     #[arg(short = 'L', long)]
     follow: bool,
-    /// Print only the paths of files with matches (`-c` after it wins, as in rg).
-    #[arg(short = 'l', long, overrides_with_all = ["count", "count_matches"])]
+    /// Print only the paths of files with matches (a count, -c, wins over it, as in rg 13).
+    #[arg(short = 'l', long)]
     files_with_matches: bool,
-    /// Print the number of matching lines per file (with -U or -o, of matches; `-l` after it wins).
-    #[arg(short = 'c', long, overrides_with_all = ["files_with_matches", "count_matches"])]
+    /// Print the number of matching lines per file (with -U or -o, of matches).
+    #[arg(short = 'c', long, overrides_with = "count_matches")]
     count: bool,
     /// Print the number of matches per file.
-    #[arg(long, overrides_with_all = ["files_with_matches", "count"])]
+    #[arg(long, overrides_with = "count")]
     count_matches: bool,
     /// Print each match (not its whole line) on a line of its own.
     #[arg(short = 'o', long)]
@@ -349,9 +355,12 @@ struct SearchArgs {
     /// Print nothing; exit 0 at the first match, 1 if none.
     #[arg(short = 'q', long)]
     quiet: bool,
-    /// Each match as `path:line:column:line` (vim's format; no context).
+    /// Each match as `path:line:column:line` (vim's format).
     #[arg(long)]
     vimgrep: bool,
+    /// Print each match replaced by TEXT (`$1`, `$name`, `${name}`: its groups; `$$`: a dollar).
+    #[arg(short = 'r', long, value_name = "TEXT", allow_hyphen_values = true)]
+    replace: Option<String>,
     /// Leave out leading whitespace of printed lines.
     #[arg(long)]
     trim: bool,
@@ -470,6 +479,20 @@ impl SearchArgs {
         (query, QueryMode::Regex)
     }
 
+    /// Lines of context before and after, as rg 13 reads -A, -B and -C (the
+    /// one given last replaces the other; -C only when above 0).
+    fn contexts(&self) -> (u64, u64) {
+        match self.context {
+            Some(c) if c > 0 => (c, c),
+            _ => (self.before_context.unwrap_or(0), self.after_context.unwrap_or(0)),
+        }
+    }
+
+    /// -t's types, and -T's as `!TYPE`.
+    fn all_types(&self) -> Vec<String> {
+        self.types.iter().cloned().chain(self.types_not.iter().map(|t| format!("!{t}"))).collect()
+    }
+
     fn request(&self) -> SearchTextRequest {
         let (query, mode) = self.query();
         let mut r = SearchTextRequest::new(query);
@@ -488,17 +511,19 @@ impl SearchArgs {
         r.count_matches = self.count_matches || self.count && self.only_matching;
         r.paths = self.paths.clone();
         (r.include_globs, r.exclude_globs) = split_globs(&self.globs);
-        r.types = self.types.clone();
+        r.types = self.all_types();
+        r.max_depth = self.max_depth;
+        r.replace = self.replace.clone();
         r.hidden = self.hidden;
         r.no_ignore = self.no_ignore;
         r.follow_symlinks = self.follow;
         // As rg: no context unless asked for.
-        r.context_before = sat(self.before_context.or(self.context).or(Some(0)));
-        r.context_after = sat(self.after_context.or(self.context).or(Some(0)));
-        r.output = Some(if self.files_with_matches {
-            OutputMode::FilesWithMatches
-        } else if self.count || self.count_matches {
+        let (before, after) = self.contexts();
+        (r.context_before, r.context_after) = (sat(Some(before)), sat(Some(after)));
+        r.output = Some(if self.count || self.count_matches {
             OutputMode::Count
+        } else if self.files_with_matches {
+            OutputMode::FilesWithMatches
         } else {
             OutputMode::Content
         });
@@ -911,11 +936,20 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
         printer::stats(out, &totals, printed, run.searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
     }
     let found = run.found;
-    // (-q asked for one match: that others follow is no news.)
     if args.no_messages {
         run.warnings.clear();
     }
+    // (-q asked for one match: that others follow is no news.)
     notes(&run.warnings, ending.filter(|_| !args.quiet || timed_out));
+    if run.errored && !(args.quiet && found) {
+        return Ok(Outcome::Partial);
+    }
+    if totals.files_searched + totals.files_left == 0 && !timed_out {
+        // As rg: a search that no file reached (past the filters) is an error.
+        return Err(io::Error::other(
+            "no files were searched: the paths, globs, types, depth or ignore rules left out every file",
+        ));
+    }
     if !found && !timed_out && args.fixed_strings && render::looks_like_regex(&request.query) {
         eprintln!(
             "sandgrep: no match for the literal text; it reads as a regular expression: drop -F to search it as one"
@@ -956,6 +990,8 @@ struct Run {
     found: bool,
     /// The component's own time, in ms.
     searching: u64,
+    /// A path named could not be searched (said on stderr; the others were).
+    errored: bool,
 }
 
 /// Prints the stream of each path named in turn, as rg searches them (a
@@ -985,7 +1021,17 @@ fn stream_paths<W: Write>(
         request.paths = paths;
         request.cursor = args.cursor.clone();
         request.skip = sat(args.skip);
-        let (cut, cursor, stats) = stream(sandbox, request, args, printer, run)?;
+        let (cut, cursor, stats) = match stream(sandbox, request, args, printer, run) {
+            // As rg: a path that cannot be searched is said, the rest are.
+            Err(e) if one_by_one && e.kind() == io::ErrorKind::NotFound => {
+                if !args.no_messages {
+                    eprintln!("sandgrep: {}", render::path(&e.to_string()));
+                }
+                run.errored = true;
+                continue;
+            }
+            r => r?,
+        };
         timed_out = cut;
         ending = render::search_ending(cut, cursor.as_deref(), &stats, go_on);
     }
@@ -1005,7 +1051,12 @@ fn stream<W: Write>(
     // the component's time limit goes on unless --timeout asked for one.
     loop {
         request.max_results = Some(run.left.min(MAX_RESULTS.max) as u32);
-        let r = sandbox.search_text(request).map_err(io::Error::other)?;
+        let r = sandbox.search_text(request).map_err(|e| match e {
+            sandgrep::Error::Search(
+                SearchError::NotFound(_) | SearchError::OutsideWorkspace(_) | SearchError::Denied(_),
+            ) => io::Error::new(io::ErrorKind::NotFound, e),
+            e => io::Error::other(e),
+        })?;
         for m in &r.matches {
             printer.text_match(m)?;
         }
@@ -1021,6 +1072,7 @@ fn stream<W: Write>(
         }
         t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
         t.bytes_searched += r.stats.bytes_searched;
+        t.files_left += r.stats.skipped.too_large + r.stats.skipped.unreadable;
         run.searching += r.stats.elapsed_ms;
         run.left = run.left.saturating_sub(r.stats.matches_returned);
         let cut_by_time = r.timed_out && args.timeout_ms.is_some();
@@ -1052,21 +1104,22 @@ fn style(args: &SearchArgs) -> printer::Style {
     use std::io::IsTerminal;
     let tty = io::stdout().is_terminal();
     // --vimgrep: every match with its line and column, under its path, no
-    // headings.
+    // headings, no colors unless asked; -p: what a terminal gets, unless
+    // told otherwise.
     let vim = args.vimgrep;
     let color = match args.color.as_str() {
-        _ if args.pretty => true,
         "always" | "ansi" => true,
         "never" => false,
-        _ => tty && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
+        _ => !vim && (tty || args.pretty) && std::env::var_os("TERM").is_some_and(|t| t != "dumb"),
     };
+    let (before, after) = args.contexts();
     printer::Style {
         color,
-        heading: !vim && (args.pretty || if args.heading || args.no_heading { args.heading } else { tty }),
-        line_numbers: vim || !args.no_line_number && (args.line_number || args.column || args.pretty || tty),
+        heading: !vim && if args.heading || args.no_heading { args.heading } else { tty || args.pretty },
+        line_numbers: !args.no_line_number && (vim || args.line_number || args.column || args.pretty || tty),
         column: args.column || vim,
         only_matching: args.only_matching,
-        context: args.context.or(args.before_context).or(args.after_context).is_some_and(|n| n > 0),
+        context: before > 0 || after > 0,
         with_filename: if vim {
             Some(!args.no_filename)
         } else if args.with_filename || args.no_filename {
@@ -1079,7 +1132,7 @@ fn style(args: &SearchArgs) -> printer::Style {
         trim: args.trim,
         null: args.null,
         // (rg counts a long line's matches where it finds each anyway.)
-        max_columns: args.max_columns.map(|n| (n, color || args.column || vim || args.stats)),
+        max_columns: args.max_columns.filter(|&n| n > 0).map(|n| (n, color || args.column || vim || args.stats)),
     }
 }
 
@@ -1095,9 +1148,6 @@ fn type_list(out: &mut impl Write) -> io::Result<Outcome> {
 
 /// `--files`: every file a search would look at, as `rg --files`.
 fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
-    if !args.types.is_empty() {
-        return Err(io::Error::other("--files takes globs (-g), not types (-t)"));
-    }
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
     let names = printer::Names::new(&args.given, &args.paths);
     let mut found = false;
@@ -1107,6 +1157,8 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
         r.hidden = args.hidden;
         r.no_ignore = args.no_ignore;
         r.follow_symlinks = args.follow;
+        r.types = args.all_types();
+        r.max_depth = args.max_depth;
         r.max_results = Some(LIST_RESULTS.max as u32);
         loop {
             let response = sandbox.list_files(&r).map_err(io::Error::other)?;

@@ -50,10 +50,11 @@ const MATCH: &str = "\x1b[0m\x1b[1m\x1b[31m";
 const PLAIN: &str = "\x1b[0m";
 const RESET: &str = "\x1b[0m";
 
-/// A line waiting to be printed: a match's (its 1-based column and the byte
-/// spans of its matches) or context.
+/// A line waiting to be printed: a match's (the 1-based column it is shown
+/// under, the byte spans of its matches and the column each is shown under
+/// alone) or context.
 enum Pending {
-    Match { column: Option<u64>, spans: Vec<(usize, usize)>, text: String },
+    Match { column: Option<u64>, spans: Vec<(usize, usize)>, columns: Vec<u64>, text: String },
     Context(String),
 }
 
@@ -114,6 +115,8 @@ pub struct Totals {
     pub bytes_searched: u64,
     /// The file the last page ended in.
     pub last_path: String,
+    /// Files left out as too large or unreadable (not by a filter).
+    pub files_left: u64,
 }
 
 pub struct Printer<W: Write> {
@@ -150,7 +153,9 @@ impl<W: Write> Printer<W> {
     }
 
     fn write(&mut self, s: &str) -> io::Result<()> {
-        self.bytes_printed += s.len() as u64;
+        // (rg's count leaves colors out.)
+        let colors: usize = s.split('\x1b').skip(1).map(|c| c.find('m').map_or(0, |m| m + 2)).sum();
+        self.bytes_printed += (s.len() - colors) as u64;
         self.out.write_all(s.as_bytes())
     }
 
@@ -183,10 +188,11 @@ impl<W: Write> Printer<W> {
             self.end_file()?;
             self.totals.files_matched += 1;
             let name = self.shown_name(&m.path);
+            // (Files are apart under headings, named or not.)
+            if self.style.heading && self.printed {
+                self.write("\n")?;
+            }
             if self.style.heading && self.filenames(&m.path) {
-                if self.printed {
-                    self.write("\n")?;
-                }
                 let line = format!("{}{}", self.paint(PATH, &name), if self.style.null { '\0' } else { '\n' });
                 self.write(&line)?;
             }
@@ -197,21 +203,37 @@ impl<W: Write> Printer<W> {
         for (i, text) in m.context_before.iter().enumerate() {
             self.pend(first + i as u64, Pending::Context(text.clone()), false);
         }
-        // The match's lines, each with the spans inside it.
+        // The match's lines, each with the spans inside it and their columns
+        // as rg prints them: a match's own (--vimgrep), its distance from the
+        // first match of the lines plus that one's (-o), and every line of
+        // several under the first match's column.
         let mut start = 0;
         let lines: Vec<&str> = m.text.split('\n').collect();
+        let first_match = m.submatches.first().map_or(0, |s| s.start as u64);
         for (i, text) in lines.iter().enumerate() {
             let end = start + text.len();
-            let spans = m
+            let (spans, columns): (Vec<(usize, usize)>, Vec<u64>) = m
                 .submatches
                 .iter()
                 .map(|s| (s.start as usize, s.end as usize))
                 .filter(|&(s, e)| s < end && e > start || s == e && s >= start && s <= end)
-                .map(|(s, e)| (s.max(start) - start, e.min(end) - start))
-                .collect();
-            let column = if i == 0 { m.column } else { 1 };
-            let column = (!m.submatches.is_empty()).then_some(column);
-            self.pend(m.line + i as u64, Pending::Match { column, spans, text: text.to_string() }, true);
+                // (--vimgrep: a match under the line it starts on only.)
+                .filter(|&(s, _)| !self.style.vimgrep || s >= start)
+                .map(|(s, e)| {
+                    let column = match self.style.vimgrep && i > 0 {
+                        true => (s - start) as u64 + 1,
+                        false => m.column + s as u64 - first_match,
+                    };
+                    ((s.max(start) - start, e.min(end) - start), column)
+                })
+                .unzip();
+            if self.style.vimgrep && i > 0 && spans.is_empty() {
+                start = end + 1;
+                continue;
+            }
+            let column = (!m.submatches.is_empty()).then_some(m.column);
+            let line = Pending::Match { column, spans, columns, text: text.to_string() };
+            self.pend(m.line + i as u64, line, true);
             start = end + 1;
         }
         // After-context follows the match's last line (see `render::merged`).
@@ -299,28 +321,29 @@ impl<W: Write> Printer<W> {
                 let s = format!("{}{shown}\n", prefix(self, '-', None));
                 self.write(&s)
             }
-            Pending::Match { column, spans, text } if self.style.only_matching && !spans.is_empty() => {
-                let first = spans[0].0;
-                for (s, e) in spans {
-                    let piece = render::line(trimmed(&text[s..e], self.style.trim).0).into_owned();
-                    let column = column.map(|c| c + (s - first) as u64);
+            Pending::Match { column, spans, columns, text } if self.style.only_matching && !spans.is_empty() => {
+                for ((s, e), c) in spans.into_iter().zip(columns) {
+                    let piece = match self.style.max_columns {
+                        Some((max, _)) if (e - s) as u64 > max => "[Omitted long matching line]".into(),
+                        _ => render::line(trimmed(&text[s..e], self.style.trim).0).into_owned(),
+                    };
+                    let column = column.map(|_| c);
                     let line = format!("{}{}\n", prefix(self, ':', column), self.paint(MATCH, &piece));
                     self.write(&line)?;
                 }
                 Ok(())
             }
-            Pending::Match { column, spans, text } if self.style.vimgrep && !spans.is_empty() => {
-                let first = spans[0].0;
-                for &(s, e) in &spans {
+            Pending::Match { column, spans, columns, text } if self.style.vimgrep && !spans.is_empty() => {
+                for (&(s, e), c) in spans.iter().zip(columns) {
                     // (Each line colors its own match.)
                     let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &[(s, e)]));
-                    let column = column.map(|c| c + (s - first) as u64);
+                    let column = column.map(|_| c);
                     let line = format!("{}{shown}\n", prefix(self, ':', column));
                     self.write(&line)?;
                 }
                 Ok(())
             }
-            Pending::Match { column, spans, text } => {
+            Pending::Match { column, spans, text, .. } => {
                 let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &spans));
                 let s = format!("{}{shown}\n", prefix(self, ':', column));
                 self.write(&s)

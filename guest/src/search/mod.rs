@@ -198,6 +198,7 @@ impl Searching {
             invert: q.invert,
             output: q.output,
             count_matches: q.count_matches,
+            replace: q.replace.as_deref().map(str::as_bytes),
             before: q.before,
             after: q.after,
             max_columns: q.max_columns,
@@ -474,6 +475,7 @@ mod tests {
             hidden: true,
             no_ignore: false,
             follow_symlinks: false,
+            max_depth: None,
             context_before: Some(context),
             context_after: Some(context),
             output: Some(output),
@@ -486,6 +488,7 @@ mod tests {
             skip: Some(skip),
             invert_match: false,
             count_matches: false,
+            replace: None,
             streaming: false,
         }
     }

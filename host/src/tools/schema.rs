@@ -82,7 +82,7 @@ list_files. When has_more is true, pass next_cursor as cursor for the next page.
                 "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"], "default": "content", "description": "content: hits with context; files_with_matches: paths only; count: matching lines per file."},
                 "word": {"type": "boolean", "default": false, "description": "Whole words only."},
                 "multiline": {"type": "boolean", "default": false, "description": "Let a match span lines ((?s) makes . cross them)."},
-                "types": {"type": "array", "items": {"type": "string"}, "description": "ripgrep file types, e.g. [\"rust\", \"py\", \"ts\"]."},
+                "types": {"type": "array", "items": {"type": "string"}, "description": "ripgrep file types, e.g. [\"rust\", \"py\", \"ts\"]; \"!TYPE\" leaves one out."},
                 "max_matches_per_file": int(PER_FILE, ""),
                 "hidden": {"type": "boolean", "default": false, "description": "Search dotfiles and dot-directories."},
                 "no_ignore": {"type": "boolean", "default": false, "description": "Do not apply .gitignore/.ignore/.rgignore."},
