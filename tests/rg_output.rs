@@ -184,6 +184,12 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-n", "-C", "0", "-A", "2", "qux"],
         &["qux", "missing.txt", "src"],
         &["-q", "qux", "missing.txt", "src"],
+        &["--files-without-match", "qux"],
+        &["--files-without-match", "foo", "src", "last.txt"],
+        &["-l", "--files-without-match", "-v", "o"],
+        &["--files-without-match", "-c", "qux"],
+        &["-c", "--include-zero", "qux"],
+        &["--count-matches", "--include-zero", "-0", "qux", "src"],
     ];
     let mut differ = Vec::new();
     for args in sets {

@@ -1,6 +1,7 @@
 //! The `sandgrep` command line: ripgrep-style flags in, ripgrep-style text or
 //! one JSON object out. Exit status: 0 found, 1 nothing found, 2 error.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,10 +10,10 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 
 mod printer;
-use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, MIN_OPEN_FILES, READ_BYTES, READ_LINES};
+use sandgrep::limits::{Limit, LIST_RESULTS, MAX_FILESIZE, MAX_RESULTS, MIN_OPEN_FILES, READ_BYTES, READ_LINES};
 use sandgrep::{
-    render, CaseMode, ListFilesRequest, OutputMode, Policy, Progress, QueryMode, RangeType, ReadFileRequest, Sandbox,
-    SearchAstRequest, SearchError, SearchTextRequest,
+    render, CaseMode, FileCount, ListFilesRequest, OutputMode, Policy, Progress, QueryMode, RangeType, ReadFileRequest,
+    Sandbox, SearchAstRequest, SearchError, SearchTextRequest,
 };
 
 /// Where `--help` lists the options every subcommand takes (after its own).
@@ -305,8 +306,14 @@ struct SearchArgs {
     #[arg(short = 'L', long)]
     follow: bool,
     /// Print only the paths of files with matches (a count, -c, wins over it, as in rg 13).
-    #[arg(short = 'l', long)]
+    #[arg(short = 'l', long, overrides_with = "files_without_match")]
     files_with_matches: bool,
+    /// Print only the paths of files searched without a match.
+    #[arg(long, overrides_with = "files_with_matches")]
+    files_without_match: bool,
+    /// With -c, files without a match too (count 0).
+    #[arg(long)]
+    include_zero: bool,
     /// Print the number of matching lines per file (with -U or -o, of matches).
     #[arg(short = 'c', long, overrides_with = "count_matches")]
     count: bool,
@@ -893,6 +900,10 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     if args.files {
         return files(sandbox, args, &mut shown);
     }
+    let counting = args.count || args.count_matches;
+    if !args.json && (args.files_without_match && !counting || args.include_zero && counting) {
+        return with_unmatched(sandbox, args, &mut shown);
+    }
     let mut request = args.request();
     if args.json {
         let response = sandbox.search_text(&request).map_err(io::Error::other)?;
@@ -1133,6 +1144,75 @@ fn style(args: &SearchArgs) -> printer::Style {
         null: args.null,
         // (rg counts a long line's matches where it finds each anyway.)
         max_columns: args.max_columns.filter(|&n| n > 0).map(|n| (n, color || args.column || vim || args.stats)),
+    }
+}
+
+/// `--files-without-match`, and `-c --include-zero`: the files a search
+/// reads, each with what the search found in it. They are the files a
+/// listing with the search's filters names, but for those past the size
+/// limit and the binary ones (not empty, yet no line: a search of every
+/// line leaves them out).
+fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    let mut printer = printer::Printer::new(out, style(args), printer::Names::new(&args.given, &args.paths));
+    let max_filesize = args.max_filesize.unwrap_or(MAX_FILESIZE.default);
+    let mut request = args.request();
+    request.streaming = true;
+    request.output = Some(if args.include_zero { OutputMode::Count } else { OutputMode::FilesWithMatches });
+    let mut every_line = args.request();
+    (every_line.query, every_line.mode, every_line.invert_match) = (String::new(), Some(QueryMode::Regex), false);
+    (every_line.word, every_line.multiline) = (false, false);
+    every_line.output = Some(OutputMode::FilesWithMatches);
+    let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
+    let (mut found, mut printed) = (false, false);
+    for (i, root) in roots.iter().enumerate() {
+        printer.next_root(i)?;
+        let counts = file_counts(sandbox, &mut request, root)?;
+        let text = file_counts(sandbox, &mut every_line, root)?;
+        found |= !counts.is_empty();
+        let mut list = ListFilesRequest::new(root.clone());
+        (list.include_globs, list.exclude_globs) = split_globs(&args.globs);
+        list.hidden = args.hidden;
+        list.no_ignore = args.no_ignore;
+        list.follow_symlinks = args.follow;
+        list.types = args.all_types();
+        list.max_depth = args.max_depth;
+        list.include_metadata = true;
+        list.max_results = Some(LIST_RESULTS.max as u32);
+        loop {
+            let response = sandbox.list_files(&list).map_err(io::Error::other)?;
+            let searched = |e: &sandgrep::FileEntry| {
+                e.size.is_none_or(|s| s <= max_filesize && (s == 0 || text.contains_key(&e.path)))
+            };
+            for e in response.entries.into_iter().filter(searched) {
+                let count = counts.get(&e.path).copied();
+                if args.include_zero || count.is_none() {
+                    printer.file_count(&FileCount { path: e.path, count: count.unwrap_or(0) }, args.include_zero)?;
+                    printed = true;
+                }
+            }
+            match response.next_cursor {
+                Some(c) => list.cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    printer.finish()?;
+    // (As rg: exit 0 when a file without a match was printed, or with
+    // --include-zero when anything matched.)
+    Ok(Outcome::of(if args.include_zero { found } else { printed }, false))
+}
+
+/// Each file `request` finds under `root`, with its count.
+fn file_counts(sandbox: &Sandbox, request: &mut SearchTextRequest, root: &str) -> io::Result<HashMap<String, u64>> {
+    (request.paths, request.cursor) = (vec![root.to_string()], None);
+    let mut counts = HashMap::new();
+    loop {
+        let r = sandbox.search_text(request).map_err(io::Error::other)?;
+        counts.extend(r.files.into_iter().map(|f| (f.path, f.count)));
+        match r.next_cursor {
+            Some(c) => request.cursor = Some(c),
+            None => return Ok(counts),
+        }
     }
 }
 
