@@ -190,6 +190,9 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--files-without-match", "-c", "qux"],
         &["-c", "--include-zero", "qux"],
         &["--count-matches", "--include-zero", "-0", "qux", "src"],
+        &["--iglob", "*.TXT", "-c", "bar"],
+        &["--glob-case-insensitive", "-g", "SRC/**", "-g", "!*[0-1].TXT", "-l", "foo"],
+        &["--iglob", "!{F,L}[0-9A-Z]*", "--files"],
     ];
     let mut differ = Vec::new();
     for args in sets {

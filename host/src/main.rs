@@ -263,6 +263,12 @@ struct SearchArgs {
     /// Include files matching GLOB; `!GLOB` excludes.
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     globs: Vec<String>,
+    /// As -g, matching either case.
+    #[arg(long = "iglob", value_name = "GLOB")]
+    iglobs: Vec<String>,
+    /// Every -g glob matches either case.
+    #[arg(long)]
+    glob_case_insensitive: bool,
     /// Only search files of this ripgrep type (rust, py, js, ...; see --type-list).
     #[arg(short = 't', long = "type", value_name = "TYPE")]
     types: Vec<String>,
@@ -432,6 +438,72 @@ fn parse_size(s: &str) -> Result<u64, String> {
     Ok(n.saturating_mul(mult))
 }
 
+/// `glob` matching either case (rg's --iglob): each letter a class of both
+/// (`*.RS` → `*.[rR][sS]`), each class with its letters' other case.
+fn either_case(glob: &str) -> String {
+    let other = |c: char| {
+        let (mut lower, mut upper) = (c.to_lowercase(), c.to_uppercase());
+        match (lower.next(), lower.next(), upper.next(), upper.next()) {
+            (Some(l), None, Some(u), None) if l != u => Some(if l == c { u } else { l }),
+            _ => None,
+        }
+    };
+    let (mut out, mut chars) = (String::new(), glob.chars().peekable());
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e) if other(e).is_some() => out.extend(['[', e, other(e).unwrap(), ']']),
+                Some(e) => out.extend(['\\', e]),
+                None => out.push('\\'),
+            },
+            '[' => {
+                // The class as written, then the other case of its letters
+                // and ranges of letters.
+                let mut class = String::from('[');
+                if let Some(&n) = chars.peek().filter(|&&n| n == '!' || n == '^') {
+                    class.push(n);
+                    chars.next();
+                }
+                let (mut body, mut closed) = (Vec::new(), false);
+                while let Some(k) = chars.next() {
+                    if k == ']' && !body.is_empty() {
+                        closed = true;
+                        break;
+                    }
+                    body.push(k);
+                }
+                class.extend(&body);
+                if !closed {
+                    // (Not a class: as written, for the glob's own error.)
+                    out.push_str(&class);
+                    continue;
+                }
+                let mut i = 0;
+                while i < body.len() {
+                    match (body.get(i + 1), body.get(i + 2).and_then(|&z| other(z)), other(body[i])) {
+                        (Some('-'), Some(z), Some(a)) => {
+                            class.extend([a, '-', z]);
+                            i += 3;
+                        }
+                        (_, _, Some(a)) => {
+                            class.push(a);
+                            i += 1;
+                        }
+                        _ => i += 1,
+                    }
+                }
+                class.push(']');
+                out.push_str(&class);
+            }
+            c => match other(c) {
+                Some(o) => out.extend(['[', c, o, ']']),
+                None => out.push(c),
+            },
+        }
+    }
+    out
+}
+
 /// rg's `-g`: `GLOB` includes, `!GLOB` excludes.
 fn split_globs(globs: &[String]) -> (Vec<String>, Vec<String>) {
     let (ex, inc): (Vec<&String>, Vec<&String>) = globs.iter().partition(|g| g.starts_with('!'));
@@ -451,6 +523,13 @@ impl SearchArgs {
             if let Some(p) = self.pattern.take() {
                 self.paths.insert(0, p);
             }
+        }
+        if self.glob_case_insensitive {
+            self.iglobs.splice(0..0, std::mem::take(&mut self.globs));
+        }
+        for g in std::mem::take(&mut self.iglobs) {
+            let (not, glob) = g.strip_prefix('!').map_or(("", g.as_str()), |rest| ("!", rest));
+            self.globs.push(format!("{not}{}", either_case(glob)));
         }
         if self.unrestricted >= 1 {
             self.no_ignore = true;
