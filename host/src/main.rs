@@ -465,7 +465,7 @@ fn either_case(glob: &str) -> String {
                     chars.next();
                 }
                 let (mut body, mut closed) = (Vec::new(), false);
-                while let Some(k) = chars.next() {
+                for k in chars.by_ref() {
                     if k == ']' && !body.is_empty() {
                         closed = true;
                         break;
