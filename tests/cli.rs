@@ -315,7 +315,7 @@ fn a_late_nul_makes_a_file_binary_whatever_the_caps() {
 fn a_count_cut_by_the_timeout_is_not_returned_half_done() {
     let t = Tree::new();
     t.write("a.txt", "hit\n").write("b.txt", "hit\n".repeat(2_000_000));
-    let mut counts = Vec::new();
+    let (mut counts, mut warnings) = (Vec::new(), String::new());
     let mut cursor: Option<String> = None;
     loop {
         let mut args = vec!["search", "--json", "-c", "--timeout", "5", "hit"];
@@ -326,12 +326,20 @@ fn a_count_cut_by_the_timeout_is_not_returned_half_done() {
         for f in v["files"].as_array().unwrap() {
             counts.push((f["path"].as_str().unwrap().to_string(), f["count"].as_u64().unwrap()));
         }
+        warnings += &v["warnings"].to_string();
         match v["next_cursor"].as_str() {
             Some(c) => cursor = Some(c.to_string()),
             None => break,
         }
     }
-    assert_eq!(counts, [("a.txt".to_string(), 1), ("b.txt".to_string(), 2_000_000)]);
+    // Whole, or (on a machine so busy that the call's first file cannot
+    // be read to its end in its time) left out and said so: never a part.
+    if counts.len() == 1 {
+        assert!(warnings.contains("b.txt: not searched to its end"), "{counts:?} {warnings}");
+        assert_eq!(counts, [("a.txt".to_string(), 1)]);
+    } else {
+        assert_eq!(counts, [("a.txt".to_string(), 1), ("b.txt".to_string(), 2_000_000)], "{warnings}");
+    }
 }
 
 #[test]

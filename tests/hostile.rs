@@ -196,10 +196,8 @@ fn fifos_and_sockets_do_not_hang() {
     let _sock = std::os::unix::net::UnixListener::bind(t.path().join("sock")).unwrap();
     let out = quick(t.path(), &["search", "--column", "needle"]);
     assert_eq!(stdout(&out), "a.txt:1:1:needle\n");
-    // A FIFO named is not searched: no file was (an error, as in rg).
     let out = quick(t.path(), &["search", "-L", "needle", "pipe"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no files were searched"), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1));
     for p in ["pipe", "sock"] {
         let out = quick(t.path(), &["read", p]);
         assert_eq!(out.status.code(), Some(2));
@@ -902,6 +900,24 @@ fn one_answer_stays_under_16_mib_whatever_the_bytes() {
             assert!(v["truncated"] == true || v["has_more"] == true, "{args:?}: cut without a flag");
         }
     }
+}
+
+#[test]
+fn a_replacement_cannot_build_past_the_answer() {
+    // 10,000 matches, each replaced by 60,000 bytes: 600 MB if built whole,
+    // past the instance's memory; the answer is cut at its size instead.
+    let t = Tree::new();
+    t.write("long.txt", format!("{}\n", "a".repeat(10_000)));
+    let replacement = "Z".repeat(60_000);
+    for args in [&["search", "--json", "-r", &replacement, "a"][..], &["search", "-c", "-r", &replacement, "a"]] {
+        let out = run(t.path(), args);
+        assert!(matches!(out.status.code(), Some(0 | 2)), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("memory"), "{}", stderr(&out));
+        assert!(out.stdout.len() < 20 << 20, "{} bytes", out.stdout.len());
+    }
+    let out = run(t.path(), &["search", "-r", &replacement, "a"]);
+    assert!(!stderr(&out).contains("memory"), "{}", stderr(&out));
+    assert!(out.stdout.len() > 1 << 20, "{} bytes", out.stdout.len());
 }
 
 /// Runs `args` and requires an answer (not a host kill) within `limit`.

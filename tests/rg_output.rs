@@ -193,6 +193,14 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--iglob", "*.TXT", "-c", "bar"],
         &["--glob-case-insensitive", "-g", "SRC/**", "-g", "!*[0-1].TXT", "-l", "foo"],
         &["--iglob", "!{F,L}[0-9A-Z]*", "--files"],
+        &["-n", "-C", "1", "--context-separator", "\\t==", "--field-match-separator", "=>", "qux"],
+        &["-C", "1", "--no-context-separator", "--field-context-separator", "", "--path-separator", "\\", "qux"],
+        &["--files", "--path-separator", "|", "src"],
+        &["--files", ".", "src/f1.txt", "./src/deep"],
+        &["--files", "missing.txt", "src"],
+        &["--files", "--color", "always", "src"],
+        &["-t", "md", "foo", "src"],
+        &["-M", "9", "-r", "Z", "foo", "src"],
     ];
     let mut differ = Vec::new();
     for args in sets {

@@ -246,26 +246,24 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// shown up to it (as rg).
     fn record_match(&mut self, line: u64, lines_in_block: usize, mut shown: Vec<u8>, edits: Vec<Edit>, broken: bool) {
         let marks = marks(&edits);
-        let mut spans = Vec::new();
+        // The matches as found (with the line break, when it can end one),
+        // then cut to the text shown.
+        let (mut found, mut body) = (Vec::new(), shown.len());
         if !self.cfg.invert {
-            let body = shown.len();
             if broken {
                 shown.push(b'\n');
             }
             let _ = self.cfg.matcher.find_iter(&shown, |m| {
                 if m.start() <= body && marks.iter().all(|&(a, z)| m.end() < a || m.start() > z) {
-                    spans.push((m.start(), m.end().min(body)));
+                    found.push((m.start(), m.end()));
                 }
                 true
             });
-            shown.truncate(body);
         }
-        if !self.cfg.keep_cr && shown.last() == Some(&b'\r') {
-            shown.pop();
-            for span in &mut spans {
-                *span = (span.0.min(shown.len()), span.1.min(shown.len()));
-            }
+        if !self.cfg.keep_cr && shown[..body].last() == Some(&b'\r') {
+            body -= 1;
         }
+        let mut spans: Vec<(usize, usize)> = found.iter().map(|&(s, e)| (s.min(body), e.min(body))).collect();
         let (column, end_line, end_column) = match (spans.first(), spans.last()) {
             (Some(&(s, _)), Some(&(_, e))) => {
                 let (_, col) = line_col(&shown, line, s);
@@ -274,8 +272,17 @@ impl<'a, 'm> FileSink<'a, 'm> {
             }
             _ => (1, line, 1),
         };
-        if let Some(replacement) = self.cfg.replace {
-            (shown, spans) = replaced(self.cfg.matcher, &shown, &spans, replacement);
+        match self.cfg.replace {
+            Some(replacement) if !found.is_empty() => {
+                // What follows the last match and is not shown stays out.
+                let hidden = shown.len() - body.max(found.last().map_or(0, |m| m.1));
+                let room = self.budget.saturating_sub(self.results.text_bytes);
+                (shown, spans) = replaced(self.cfg.matcher, &shown, &found, replacement, room);
+                shown.truncate(shown.len() - hidden.min(shown.len()));
+                let len = shown.len();
+                spans.iter_mut().for_each(|s| *s = (s.0.min(len), s.1.min(len)));
+            }
+            _ => shown.truncate(body),
         }
         let (text, mut submatches) = match_text(&shown, &spans, self.cfg.max_columns.saturating_mul(lines_in_block));
         // One match may not take more than what is left of the response.
@@ -454,17 +461,22 @@ fn marks(edits: &[Edit]) -> Vec<(usize, usize)> {
 /// nothing, whatever the guess).
 /// `bytes` with each match (`spans`) replaced by `replacement`, its groups
 /// filled in (as `rg -r`), and where the replacements are. A match whose
-/// groups cannot be found again stays as it was.
+/// groups cannot be found again stays as it was. Past `room` bytes the rest
+/// is left out (the answer is cut there anyway).
 fn replaced(
     matcher: &SearchMatcher,
     bytes: &[u8],
     spans: &[(usize, usize)],
     replacement: &[u8],
+    room: usize,
 ) -> (Vec<u8>, Vec<(usize, usize)>) {
     let Ok(mut caps) = matcher.new_captures() else { return (bytes.to_vec(), spans.to_vec()) };
     let (mut out, mut at) = (Vec::with_capacity(bytes.len()), 0);
     let mut moved = Vec::with_capacity(spans.len());
     for &(s, e) in spans {
+        if out.len() > room {
+            return (out, moved);
+        }
         out.extend_from_slice(&bytes[at..s]);
         let start = out.len();
         let same = matches!(matcher.captures_at(bytes, s, &mut caps), Ok(true))

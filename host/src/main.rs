@@ -368,6 +368,21 @@ struct SearchArgs {
     /// Print nothing; exit 0 at the first match, 1 if none.
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Between groups of context lines (escapes such as \t and \x7F allowed).
+    #[arg(long, value_name = "SEPARATOR", default_value = "--", allow_hyphen_values = true)]
+    context_separator: String,
+    /// No line between groups of context.
+    #[arg(long)]
+    no_context_separator: bool,
+    /// After the path, line and column of a matching line.
+    #[arg(long, value_name = "SEPARATOR", default_value = ":", allow_hyphen_values = true)]
+    field_match_separator: String,
+    /// After the path and line of a context line.
+    #[arg(long, value_name = "SEPARATOR", default_value = "-", allow_hyphen_values = true)]
+    field_context_separator: String,
+    /// Print each `/` of a path as SEPARATOR.
+    #[arg(long, value_name = "SEPARATOR")]
+    path_separator: Option<String>,
     /// Each match as `path:line:column:line` (vim's format).
     #[arg(long)]
     vimgrep: bool,
@@ -522,6 +537,15 @@ impl SearchArgs {
         if !self.regexp.is_empty() || !self.pattern_files.is_empty() || self.files || self.type_list {
             if let Some(p) = self.pattern.take() {
                 self.paths.insert(0, p);
+            }
+        }
+        if self.paths.iter().any(String::is_empty) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a path is empty"));
+        }
+        if let Some(sep) = &self.path_separator {
+            if unescape(sep).len() != 1 {
+                let message = format!("--path-separator takes one byte, not {sep:?}");
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
             }
         }
         if self.glob_case_insensitive {
@@ -1034,8 +1058,9 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     if run.errored && !(args.quiet && found) {
         return Ok(Outcome::Partial);
     }
-    if totals.files_searched + totals.files_left == 0 && !timed_out {
-        // As rg: a search that no file reached (past the filters) is an error.
+    if args.paths.is_empty() && totals.files_searched + totals.files_left == 0 && !timed_out {
+        // As rg 13: a search of the current directory that no file reached
+        // (past the filters) is an error.
         return Err(io::Error::other(
             "no files were searched: the paths, globs, types, depth or ignore rules left out every file",
         ));
@@ -1141,12 +1166,7 @@ fn stream<W: Write>(
     // the component's time limit goes on unless --timeout asked for one.
     loop {
         request.max_results = Some(run.left.min(MAX_RESULTS.max) as u32);
-        let r = sandbox.search_text(request).map_err(|e| match e {
-            sandgrep::Error::Search(
-                SearchError::NotFound(_) | SearchError::OutsideWorkspace(_) | SearchError::Denied(_),
-            ) => io::Error::new(io::ErrorKind::NotFound, e),
-            e => io::Error::other(e),
-        })?;
+        let r = sandbox.search_text(request).map_err(by_path)?;
         for m in &r.matches {
             printer.text_match(m)?;
         }
@@ -1222,8 +1242,49 @@ fn style(args: &SearchArgs) -> printer::Style {
         trim: args.trim,
         null: args.null,
         // (rg counts a long line's matches where it finds each anyway.)
-        max_columns: args.max_columns.filter(|&n| n > 0).map(|n| (n, color || args.column || vim || args.stats)),
+        max_columns: args
+            .max_columns
+            .filter(|&n| n > 0)
+            .map(|n| (n, color || args.column || vim || args.stats || args.replace.is_some())),
+        context_separator: (!args.no_context_separator).then(|| unescape(&args.context_separator)),
+        match_field: unescape(&args.field_match_separator),
+        context_field: unescape(&args.field_context_separator),
+        path_separator: args.path_separator.as_deref().map(unescape),
+        replaced: args.replace.is_some(),
     }
+}
+
+/// rg's escapes in a separator: `\t`, `\n`, `\r`, `\\`, `\0` and `\xHH`
+/// (ASCII; other bytes are not text).
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some('x') => {
+                let hex: String = chars.clone().take(2).collect();
+                match u8::from_str_radix(&hex, 16) {
+                    Ok(b) if hex.len() == 2 && b.is_ascii() => {
+                        out.push(b as char);
+                        chars.nth(1);
+                    }
+                    _ => out.push_str("\\x"),
+                }
+            }
+            Some('\\') => out.push('\\'),
+            Some(o) => out.extend(['\\', o]),
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// `--files-without-match`, and `-c --include-zero`: the files a search
@@ -1248,15 +1309,8 @@ fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) ->
         let counts = file_counts(sandbox, &mut request, root)?;
         let text = file_counts(sandbox, &mut every_line, root)?;
         found |= !counts.is_empty();
-        let mut list = ListFilesRequest::new(root.clone());
-        (list.include_globs, list.exclude_globs) = split_globs(&args.globs);
-        list.hidden = args.hidden;
-        list.no_ignore = args.no_ignore;
-        list.follow_symlinks = args.follow;
-        list.types = args.all_types();
-        list.max_depth = args.max_depth;
+        let mut list = listing(args, root);
         list.include_metadata = true;
-        list.max_results = Some(LIST_RESULTS.max as u32);
         loop {
             let response = sandbox.list_files(&list).map_err(io::Error::other)?;
             let searched = |e: &sandgrep::FileEntry| {
@@ -1308,23 +1362,28 @@ fn type_list(out: &mut impl Write) -> io::Result<Outcome> {
 /// `--files`: every file a search would look at, as `rg --files`.
 fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
-    let names = printer::Names::new(&args.given, &args.paths);
-    let mut found = false;
-    for root in &roots {
-        let mut r = ListFilesRequest::new(root.clone());
-        (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
-        r.hidden = args.hidden;
-        r.no_ignore = args.no_ignore;
-        r.follow_symlinks = args.follow;
-        r.types = args.all_types();
-        r.max_depth = args.max_depth;
-        r.max_results = Some(LIST_RESULTS.max as u32);
+    let mut printer = printer::Printer::new(out, style(args), printer::Names::new(&args.given, &args.paths));
+    let (mut found, mut errored) = (false, false);
+    for (i, root) in roots.iter().enumerate() {
+        printer.next_root(i)?;
+        let mut r = listing(args, root);
         loop {
-            let response = sandbox.list_files(&r).map_err(io::Error::other)?;
-            for e in &response.entries {
-                write!(out, "{}{}", render::path(&names.show(&e.path)), if args.null { '\0' } else { '\n' })?;
+            let response = match sandbox.list_files(&r).map_err(by_path) {
+                Ok(response) => response,
+                // As rg: a path that cannot be listed is said, the rest are.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if !args.no_messages {
+                        eprintln!("sandgrep: {}", render::path(&e.to_string()));
+                    }
+                    errored = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
+            for e in response.entries {
+                printer.file_count(&FileCount { path: e.path, count: 0 }, false)?;
+                found = true;
             }
-            found |= !response.entries.is_empty();
             // As rg's --files: nothing said of the files the denylist withholds.
             let warnings: Vec<String> = response
                 .warnings
@@ -1338,5 +1397,30 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
             }
         }
     }
-    Ok(Outcome::of(found, false))
+    printer.finish()?;
+    Ok(if errored { Outcome::Partial } else { Outcome::of(found, false) })
+}
+
+/// The listing of what a search of `root` reads: its filters, all entries a page.
+fn listing(args: &SearchArgs, root: &str) -> ListFilesRequest {
+    let mut r = ListFilesRequest::new(root);
+    (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
+    r.hidden = args.hidden;
+    r.no_ignore = args.no_ignore;
+    r.follow_symlinks = args.follow;
+    r.types = args.all_types();
+    r.max_depth = args.max_depth;
+    r.max_results = Some(LIST_RESULTS.max as u32);
+    r
+}
+
+/// A call's error as io's: `NotFound` for a path that cannot be searched
+/// (missing, outside the workspace, denied), which spares the other paths.
+fn by_path(e: sandgrep::Error) -> io::Error {
+    match e {
+        sandgrep::Error::Search(
+            SearchError::NotFound(_) | SearchError::OutsideWorkspace(_) | SearchError::Denied(_),
+        ) => io::Error::new(io::ErrorKind::NotFound, e),
+        e => io::Error::other(e),
+    }
 }

@@ -13,7 +13,7 @@ use sandgrep::render::{self, Field};
 use sandgrep::{FileCount, TextMatch};
 
 /// How lines look (rg's flags, resolved for this terminal or pipe).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 pub struct Style {
     pub color: bool,
     pub heading: bool,
@@ -36,6 +36,15 @@ pub struct Style {
     /// out, with how many matches they hold if so (as rg says it when it
     /// has found each match for colors, columns or stats).
     pub max_columns: Option<(u64, bool)>,
+    /// Between groups of context (`--`; none: `--no-context-separator`).
+    pub context_separator: Option<String>,
+    /// After the path, line and column of a match (`:`) and of context (`-`).
+    pub match_field: String,
+    pub context_field: String,
+    /// Printed for each `/` of a path (`--path-separator`).
+    pub path_separator: Option<String>,
+    /// `-r`: the matches are replacements.
+    pub replaced: bool,
 }
 
 /// `text` without its leading ASCII whitespace (`--trim`), and how much went.
@@ -174,7 +183,11 @@ impl<W: Write> Printer<W> {
     }
 
     fn shown_name(&self, path: &str) -> String {
-        render::path(&self.names.show(path)).into_owned()
+        let name = render::path(&self.names.show(path)).into_owned();
+        match &self.style.path_separator {
+            Some(sep) => name.replace('/', sep),
+            None => name,
+        }
     }
 
     /// One match of content output, with its context.
@@ -208,7 +221,15 @@ impl<W: Write> Printer<W> {
         // first match of the lines plus that one's (-o), and every line of
         // several under the first match's column.
         let mut start = 0;
-        let lines: Vec<&str> = m.text.split('\n').collect();
+        // (A line break a replacement brought is no line of the file.)
+        let inside = |i: usize| m.submatches.iter().any(|s| (s.start as usize..s.end as usize).contains(&i));
+        let mut lines: Vec<&str> = Vec::new();
+        let mut rest = 0;
+        for (i, _) in m.text.match_indices('\n').filter(|&(i, _)| !(self.style.replaced && inside(i))) {
+            lines.push(&m.text[rest..i]);
+            rest = i + 1;
+        }
+        lines.push(&m.text[rest..]);
         let first_match = m.submatches.first().map_or(0, |s| s.start as u64);
         for (i, text) in lines.iter().enumerate() {
             let end = start + text.len();
@@ -290,25 +311,26 @@ impl<W: Write> Printer<W> {
             Some(last) => n > last + 1,
             None => self.printed && !self.style.heading,
         };
-        if self.style.context && gap {
-            self.write("--\n")?;
+        if let Some(sep) = self.style.context_separator.clone().filter(|_| self.style.context && gap) {
+            self.write(&format!("{sep}\n"))?;
         }
         self.last = Some(n);
         self.printed = true;
         let filenames = self.filenames(&path);
-        let prefix = |p: &Self, sep: char, column: Option<u64>| {
+        let prefix = |p: &Self, context: bool, column: Option<u64>| {
+            let sep = if context { &p.style.context_field } else { &p.style.match_field };
             let mut s = String::new();
             if filenames && !p.style.heading {
                 s.push_str(&p.paint(PATH, &name));
-                s.push(if p.style.null { '\0' } else { sep });
+                s.push_str(if p.style.null { "\0" } else { sep });
             }
             if p.style.line_numbers {
                 s.push_str(&p.paint(NUMBER, &n.to_string()));
-                s.push(sep);
+                s.push_str(sep);
             }
             if let Some(c) = column.filter(|_| p.style.column) {
                 s.push_str(&p.paint(PLAIN, &c.to_string()));
-                s.push(sep);
+                s.push_str(sep);
             }
             s
         };
@@ -318,7 +340,7 @@ impl<W: Write> Printer<W> {
                     Some(_) => "[Omitted long context line]".into(),
                     None => render::line(trimmed(&text, self.style.trim).0),
                 };
-                let s = format!("{}{shown}\n", prefix(self, '-', None));
+                let s = format!("{}{shown}\n", prefix(self, true, None));
                 self.write(&s)
             }
             Pending::Match { column, spans, columns, text } if self.style.only_matching && !spans.is_empty() => {
@@ -328,7 +350,7 @@ impl<W: Write> Printer<W> {
                         _ => render::line(trimmed(&text[s..e], self.style.trim).0).into_owned(),
                     };
                     let column = column.map(|_| c);
-                    let line = format!("{}{}\n", prefix(self, ':', column), self.paint(MATCH, &piece));
+                    let line = format!("{}{}\n", prefix(self, false, column), self.paint(MATCH, &piece));
                     self.write(&line)?;
                 }
                 Ok(())
@@ -338,14 +360,14 @@ impl<W: Write> Printer<W> {
                     // (Each line colors its own match.)
                     let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &[(s, e)]));
                     let column = column.map(|_| c);
-                    let line = format!("{}{shown}\n", prefix(self, ':', column));
+                    let line = format!("{}{shown}\n", prefix(self, false, column));
                     self.write(&line)?;
                 }
                 Ok(())
             }
             Pending::Match { column, spans, text, .. } => {
                 let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &spans));
-                let s = format!("{}{shown}\n", prefix(self, ':', column));
+                let s = format!("{}{shown}\n", prefix(self, false, column));
                 self.write(&s)
             }
         }
@@ -354,7 +376,8 @@ impl<W: Write> Printer<W> {
     /// What rg prints for a matching line longer than --max-columns.
     fn omitted(&self, text: &str, spans: &[(usize, usize)]) -> Option<String> {
         let (max, counted) = self.style.max_columns?;
-        (text.len() as u64 + 1 > max).then(|| match spans.len() {
+        // (rg counts the line's terminator, but not after a replacement.)
+        (text.len() as u64 + u64::from(!self.style.replaced) > max).then(|| match spans.len() {
             n if counted && n > 0 => format!("[Omitted long line with {n} matches]"),
             _ => "[Omitted long matching line]".into(),
         })

@@ -424,6 +424,50 @@ mod tests {
         assert_eq!(count(false), 2);
         assert_eq!(count(true), 1);
     }
+
+    #[test]
+    fn replacements_fill_groups_end_at_line_breaks_and_leave_secrets_shut() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = "AKIAIOSFODNN7EXAMPLE";
+        std::fs::write(dir.path().join("a.txt"), format!("k1 = v1\nfoo\nbar\nid {key} k2\n")).unwrap();
+        let ws = Workspace::new(dir.path())
+            .with_policy(&crate::Policy {
+                redact: true,
+                extra_deny: vec![],
+                inside_git_repository: false,
+                cursor_key: String::new(),
+            })
+            .unwrap();
+        let shown = |query: &str, replace: &str, multiline: bool| {
+            let request = crate::SearchTextRequest {
+                mode: Some(crate::QueryMode::Regex),
+                case: Some(crate::CaseMode::Sensitive),
+                multiline,
+                context_before: Some(0),
+                context_after: Some(0),
+                replace: Some(replace.into()),
+                ..crate::request::text_request(query)
+            };
+            let r = ws.search_text(request).unwrap();
+            r.matches
+                .iter()
+                .map(|m| {
+                    let spans: Vec<&str> =
+                        m.submatches.iter().map(|s| &m.text[s.start as usize..s.end as usize]).collect();
+                    (m.line, m.column, m.text.clone(), spans.join("|"))
+                })
+                .collect::<Vec<_>>()
+        };
+        // Groups by number and name; columns stay the matches'.
+        assert_eq!(shown(r"(?P<k>k\d) = (v\d)", "$2=${k}$$", false)[0], (1, 1, "v1=k1$".into(), "v1=k1$".into()));
+        // A match that takes its line's break is replaced whole.
+        assert_eq!(shown(r"foo\n", "X", true)[0], (2, 1, "X".into(), "X".into()));
+        // Groups never reach inside a secret: matches touching it are not
+        // shown, others around it are replaced in the redacted text.
+        let around = shown(r"(\w+)$", "<$1>", false);
+        assert_eq!(around.last().unwrap().2, "id [REDACTED] <k2>");
+        assert!(shown(r"id (\S+)", "$1", false).is_empty());
+    }
     use crate::{ShardEvent, ShardResult, ShardStop};
 
     /// A tree with matches spread over files and directories, a binary file,
