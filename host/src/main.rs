@@ -467,8 +467,10 @@ fn either_case(glob: &str) -> String {
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
-                Some(e) if other(e).is_some() => out.extend(['[', e, other(e).unwrap(), ']']),
-                Some(e) => out.extend(['\\', e]),
+                Some(e) => match other(e) {
+                    Some(o) => out.extend(['[', e, o, ']']),
+                    None => out.extend(['\\', e]),
+                },
                 None => out.push('\\'),
             },
             '[' => {

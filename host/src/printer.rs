@@ -130,7 +130,7 @@ pub struct Totals {
 
 pub struct Printer<W: Write> {
     out: W,
-    pub bytes_printed: u64,
+    bytes_printed: u64,
     style: Style,
     names: Names,
     /// Whether results carry the file's name (decided at the first one).
