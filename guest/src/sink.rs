@@ -263,7 +263,16 @@ impl<'a, 'm> FileSink<'a, 'm> {
         if !self.cfg.keep_cr && shown[..body].last() == Some(&b'\r') {
             body -= 1;
         }
-        let mut spans: Vec<(usize, usize)> = found.iter().map(|&(s, e)| (s.min(body), e.min(body))).collect();
+        // (Cut in place but where a replacement needs the matches as found.)
+        let clip = |(s, e): (usize, usize)| (s.min(body), e.min(body));
+        let mut spans = match self.cfg.replace {
+            Some(_) => found.iter().copied().map(clip).collect(),
+            None => {
+                let mut spans = std::mem::take(&mut found);
+                spans.iter_mut().for_each(|s| *s = clip(*s));
+                spans
+            }
+        };
         let (column, end_line, end_column) = match (spans.first(), spans.last()) {
             (Some(&(s, _)), Some(&(_, e))) => {
                 let (_, col) = line_col(&shown, line, s);

@@ -163,7 +163,10 @@ impl<W: Write> Printer<W> {
 
     fn write(&mut self, s: &str) -> io::Result<()> {
         // (rg's count leaves colors out.)
-        let colors: usize = s.split('\x1b').skip(1).map(|c| c.find('m').map_or(0, |m| m + 2)).sum();
+        let colors = match self.style.color {
+            true => s.split('\x1b').skip(1).map(|c| c.find('m').map_or(0, |m| m + 2)).sum(),
+            false => 0,
+        };
         self.bytes_printed += (s.len() - colors) as u64;
         self.out.write_all(s.as_bytes())
     }
@@ -311,8 +314,9 @@ impl<W: Write> Printer<W> {
             Some(last) => n > last + 1,
             None => self.printed && !self.style.heading,
         };
-        if let Some(sep) = self.style.context_separator.clone().filter(|_| self.style.context && gap) {
-            self.write(&format!("{sep}\n"))?;
+        if let Some(sep) = self.style.context_separator.as_ref().filter(|_| self.style.context && gap) {
+            let line = format!("{sep}\n");
+            self.write(&line)?;
         }
         self.last = Some(n);
         self.printed = true;
