@@ -280,6 +280,19 @@ fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 
+/// The first two letters of each keyword (lower case), a bit per pair.
+static KEYWORD_STARTS: [u64; 1024] = {
+    let starts: [&[u8; 2]; 10] = [b"ac", b"au", b"ap", b"be", b"cr", b"ke", b"pa", b"pw", b"se", b"to"];
+    let mut bits = [0u64; 1024];
+    let mut k = 0;
+    while k < starts.len() {
+        let pair = (starts[k][0] as usize) << 8 | starts[k][1] as usize;
+        bits[pair >> 6] |= 1 << (pair & 63);
+        k += 1;
+    }
+    bits
+};
+
 /// The keywords of secret-named keys in `text`, leftmost first, as the
 /// pattern `access|auth|api|credential|creds|key|pass(w(or)?d|phrase)?|pwd|
 /// secret|token|bearer` (ASCII case aside) would find them; plain code, so
@@ -287,9 +300,15 @@ fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
 fn keywords(text: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut i = 0;
     std::iter::from_fn(move || {
-        while i < text.len() {
+        // (Every keyword is 3 bytes or more: its first two, either case,
+        // are looked up before any is compared.)
+        while i + 1 < text.len() {
             let at = i;
             i += 1;
+            let pair = usize::from(text[at] | 0x20) << 8 | usize::from(text[i] | 0x20);
+            if KEYWORD_STARTS[pair >> 6] >> (pair & 63) & 1 == 0 {
+                continue;
+            }
             // By first letter, in the pattern's order (`password` before `pass`).
             let words: &[&[u8]] = match text[at] | 0x20 {
                 b'a' => &[b"access", b"auth", b"api"],
@@ -372,7 +391,11 @@ fn harmless_name(name: &[u8]) -> bool {
     let ends = |i: usize| !name.get(i).is_some_and(|c| c.is_ascii_lowercase());
     let sep = |i: usize| usize::from(matches!(name.get(i), Some(b'_' | b'.' | b'-')));
     let plural = |i: usize| usize::from(name.get(i).is_some_and(|c| c.eq_ignore_ascii_case(&b's')));
-    if words(ANYWHERE).any(|w| contains_ci(name, w)) {
+    // (The list split once; the name lowered once.)
+    static ANYWHERE_WORDS: OnceLock<Vec<&'static [u8]>> = OnceLock::new();
+    let lower = name.to_ascii_lowercase();
+    let anywhere = ANYWHERE_WORDS.get_or_init(|| words(ANYWHERE).collect());
+    if anywhere.iter().any(|w| lower.windows(w.len()).any(|x| x == *w)) {
         return true;
     }
     for i in 0..name.len() {
@@ -2269,6 +2292,17 @@ mod tests {
             "passwordHash",
         ] {
             assert!(!harmless_name(name.as_bytes()), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_keyword_is_found_in_any_case() {
+        let all = "access auth api bearer credential creds key password passwd passphrase pass pwd secret token";
+        for w in all.split(' ') {
+            for w in [w.to_string(), w.to_ascii_uppercase(), w[..1].to_ascii_uppercase() + &w[1..]] {
+                let text = format!("x.{w}=1");
+                assert_eq!(keywords(text.as_bytes()).next(), Some((2, 2 + w.len())), "{w}");
+            }
         }
     }
 
