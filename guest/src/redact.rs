@@ -2256,7 +2256,11 @@ mod tests {
             "token_url",
             "tokenType",
             "max_tokens",
+            "maxTokens",
             "next_page_token",
+            "pageToken",
+            "PublicKey",
+            "sort-key",
             "password_length",
             "secret_name",
             "csrf_token",
@@ -2304,136 +2308,6 @@ mod tests {
                 assert_eq!(keywords(text.as_bytes()).next(), Some((2, 2 + w.len())), "{w}");
             }
         }
-    }
-
-    #[test]
-    fn harmless_names_are_decided_as_before() {
-        // Names of parts from every word list, joined every way, in every case.
-        let parts: Vec<&str> = "key keys token tokens access api auth secret credential password passwd pass pwd \
-            public primary max next page id url type file name length size author rapid random capital keyboard \
-            monkey csrf prompt store path bearer creds x db my_ a ToKen KeyS Api"
-            .split_ascii_whitespace()
-            .collect();
-        let mut seed = 5u64;
-        let mut next = move |n: usize| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % n
-        };
-        for _ in 0..200_000 {
-            let mut name = String::new();
-            for k in 0..1 + next(3) {
-                if k > 0 {
-                    name.push_str(["", "_", "-", ".", "__"][next(5)]);
-                }
-                let part = parts[next(parts.len())];
-                name.push_str(&match next(3) {
-                    0 => part.to_ascii_uppercase(),
-                    1 => part[..1].to_ascii_uppercase() + &part[1..],
-                    _ => part.to_string(),
-                });
-            }
-            assert_eq!(harmless_name(name.as_bytes()), harmless_name_before(name.as_bytes()), "{name}");
-        }
-    }
-
-    /// `harmless_name` as it was (a word list scanned at every position),
-    /// to check the faster one against.
-    fn harmless_name_before(name: &[u8]) -> bool {
-        // Anywhere in the name.
-        const ANYWHERE: &str =
-            "authorit unauthori accessib accessor keyboard keyword keystroke keyframe keypress keycode \
-            keypad keyup keydown keymap keying keyspace keyof monkey donkey turkey hockey jockey whiskey lackey hotkey \
-            issuerkeyhash usersecretsid csrf xsrf tokeniz tokenis withcredentials";
-        // Words before `key`/`keys` or `token`/`tokens` that end the name's word.
-        const BEFORE: [(&str, &str); 2] = [
-            (
-                "key",
-                "public pub primary foreign sort partition hash bucket cache idempotency schema sequence natural lookup \
-                index idx unique composite row column object i18n translation shard routing dedup dedupe react dict map \
-                group event message node",
-            ),
-            (
-                "token",
-                "max min num total prompt completion output input next prev page pagination continuation sync cancel \
-                cancellation stop special bos eos pad unk sep mask cls public",
-            ),
-        ];
-        // Words after a keyword (and an `s`, and a separator) that end a word.
-        const PASSWORD: &str =
-            "length len policy field input label hint prompt reset strength min max regex pattern rule \
-            rules validator placeholder file path env command cmd manager store encoder type mode expiry expires \
-            expiration required visible visibility forgot update";
-        const AFTER: [(&str, &str); 8] = [
-            ("access", "id ids level log mode type control modifier list right rights policy count time"),
-            (
-                "api",
-                "id ids name names version ver url uri endpoint host base path prefix group server port doc docs spec \
-                route module status",
-            ),
-            (
-                "key",
-                "alias id ids length len mesh name names pair selector signature size store storetype tab file path type \
-                vault usage algorithm alg format spec prefix count bits version ref arn url uri location dir directory fn \
-                func function field column index up down left right press pressed code event binding bindings handler \
-                listener",
-            ),
-            (
-                "secret",
-                "length len name names size ref arn manager store provider path file dir mount volume type version count",
-            ),
-            (
-                "token",
-                "url uri endpoint file path type count length len index idx kind name names id ids expire expires expiry \
-                expiration ttl lifetime limit size stream start end pos position span list budget usage",
-            ),
-            ("credential", "id ids url uri endpoint file path provider type source helper process store scope"),
-            ("password", PASSWORD),
-            ("passwd", PASSWORD),
-        ];
-        let words = |list: &'static str| list.split_ascii_whitespace().map(str::as_bytes);
-        let at = |i: usize, w: &[u8]| name.len() >= i + w.len() && name[i..i + w.len()].eq_ignore_ascii_case(w);
-        // A word ends where no lowercase letter follows (a capital starts the
-        // next word of a camelCase name).
-        let ends = |i: usize| !name.get(i).is_some_and(|c| c.is_ascii_lowercase());
-        let sep = |i: usize| usize::from(matches!(name.get(i), Some(b'_' | b'.' | b'-')));
-        let plural = |i: usize| usize::from(name.get(i).is_some_and(|c| c.eq_ignore_ascii_case(&b's')));
-        if words(ANYWHERE).any(|w| contains_ci(name, w)) {
-            return true;
-        }
-        for i in 0..name.len() {
-            if at(i, b"author") && !name.get(i + 6).is_some_and(|c| c.eq_ignore_ascii_case(&b'i')) {
-                return true;
-            }
-            let word_start = i == 0 || !name[i - 1].is_ascii_alphabetic();
-            if word_start && (at(i, b"rapid") || at(i, b"capital")) {
-                return true;
-            }
-            if at(i, b"random") && at(i + 6 + sep(i + 6), b"access") {
-                return true;
-            }
-            for (stem, before) in BEFORE {
-                for w in words(before).filter(|w| at(i, w)) {
-                    let j = i + w.len() + sep(i + w.len());
-                    if at(j, stem.as_bytes()) && ends(j + stem.len() + plural(j + stem.len())) {
-                        return true;
-                    }
-                }
-            }
-            for (stem, after) in AFTER {
-                if !at(i, stem.as_bytes()) {
-                    continue;
-                }
-                let mut j = i + stem.len();
-                if !at(j, b"size") {
-                    j += plural(j);
-                }
-                j += sep(j);
-                if words(after).any(|w| at(j, w) && ends(j + w.len())) {
-                    return true;
-                }
-            }
-        }
-        false
     }
 
     #[test]
