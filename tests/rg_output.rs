@@ -247,6 +247,8 @@ fn stats_count_as_rgs_do() {
         &["--stats", "-U", "bar\\n"],
         &["--stats", "--color", "always", "bar", "src"],
         &["--stats", "bar", "missing.txt", "src"],
+        &["--stats", "--files-without-match", "qux", "src"],
+        &["--stats", "-c", "--include-zero", "qux", "src", "last.txt"],
     ];
     for args in sets {
         let (theirs, ours) = both(t.path(), args);

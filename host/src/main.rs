@@ -1037,16 +1037,7 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     let (mut totals, printed) = printer.finish()?;
     if args.stats {
         if request.output != Some(OutputMode::Content) {
-            // rg counts matches and matched lines whatever it prints: they
-            // are counted from the lines, in a second search printing nothing.
-            let names = printer::Names::new(&args.given, &args.paths);
-            let mut counter = printer::Printer::new(io::sink(), style(args), names);
-            request.output = Some(OutputMode::Content);
-            request.count_matches = false;
-            let mut again = Run { left: u64::MAX, searching: run.searching, ..Run::default() };
-            stream_paths(sandbox, &mut request, args, &mut counter, &mut again)?;
-            totals = counter.finish()?.0;
-            run.searching = again.searching;
+            totals = counted(sandbox, args, &mut request, &mut run.searching)?;
         }
         let printed = if args.quiet { 0 } else { printed };
         printer::stats(out, &totals, printed, run.searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
@@ -1096,6 +1087,23 @@ fn raise_descriptor_limit() -> u64 {
     }
     #[cfg(not(unix))]
     u64::MAX
+}
+
+/// What `--stats` says of a search whatever it prints: rg counts matches
+/// and matched lines, so they are counted from the lines, in a second
+/// search printing nothing.
+fn counted(
+    sandbox: &Sandbox,
+    args: &SearchArgs,
+    request: &mut SearchTextRequest,
+    searching: &mut u64,
+) -> io::Result<printer::Totals> {
+    let mut counter = printer::Printer::new(io::sink(), style(args), printer::Names::new(&args.given, &args.paths));
+    (request.output, request.count_matches, request.streaming) = (Some(OutputMode::Content), false, true);
+    let mut run = Run { left: u64::MAX, searching: *searching, ..Run::default() };
+    stream_paths(sandbox, request, args, &mut counter, &mut run)?;
+    *searching = run.searching;
+    Ok(counter.finish()?.0)
 }
 
 /// What a command's search has come to over its pages.
@@ -1295,7 +1303,8 @@ fn unescape(s: &str) -> String {
 /// limit and the binary ones (not empty, yet no line: a search of every
 /// line leaves them out).
 fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
-    let mut printer = printer::Printer::new(out, style(args), printer::Names::new(&args.given, &args.paths));
+    let started = std::time::Instant::now();
+    let mut printer = printer::Printer::new(&mut *out, style(args), printer::Names::new(&args.given, &args.paths));
     let max_filesize = args.max_filesize.unwrap_or(MAX_FILESIZE.default);
     let mut request = args.request();
     request.streaming = true;
@@ -1332,6 +1341,11 @@ fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) ->
         }
     }
     printer.finish()?;
+    if args.stats {
+        let mut searching = 0;
+        let totals = counted(sandbox, args, &mut args.request(), &mut searching)?;
+        printer::stats(out, &totals, 0, searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
+    }
     // (As rg: exit 0 when a file without a match was printed, or with
     // --include-zero when anything matched.)
     Ok(Outcome::of(if args.include_zero { found } else { printed }, false))
