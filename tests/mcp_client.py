@@ -39,10 +39,11 @@ async def check_sdk():
             assert st["properties"]["context_lines"]["default"] == 2
             for name in ["query", "mode", "case_sensitive", "root", "include_globs", "exclude_globs",
                          "max_results", "context_lines", "skip", "cursor", "output_mode", "word",
-                         "multiline", "types", "max_matches_per_file", "hidden", "no_ignore"]:
+                         "multiline", "types", "max_depth", "max_matches_per_file", "hidden", "no_ignore"]:
                 assert name in st["properties"], name
             for name in ["root", "recursive", "include_globs", "exclude_globs", "max_results",
-                         "include_dirs", "include_metadata", "skip", "cursor", "hidden", "no_ignore"]:
+                         "include_dirs", "include_metadata", "skip", "cursor", "hidden", "no_ignore", "types",
+                         "max_depth"]:
                 assert name in tools["list_files"].input_schema["properties"], name
             for name in ["path", "range_type", "offset_bytes", "max_bytes", "start_line", "max_lines"]:
                 assert name in tools["read_file"].input_schema["properties"], name
@@ -182,6 +183,16 @@ async def check_sdk():
             assert r2.structured_content["entries"][0]["path"] == "notes.txt"
             r = await s.call_tool("list_files", {"root": "../"})
             assert r.is_error and "outside the workspace" in text_of(r)
+            # By type (or not), and by depth.
+            r = await s.call_tool("list_files", {"types": ["rust"]})
+            assert [e["path"] for e in r.structured_content["entries"]] == ["src/a.rs", "src/b.rs"], text_of(r)
+            r = await s.call_tool("list_files", {"types": ["!rust"], "max_depth": 1})
+            assert [e["path"] for e in r.structured_content["entries"]] == ["bin.dat", "notes.txt"], text_of(r)
+            found = lambda r: [f["path"] for f in r.structured_content["files"]]
+            r = await s.call_tool("search_text", {"query": "e", "output_mode": "files_with_matches"})
+            assert "src/a.rs" in found(r) and "notes.txt" in found(r), text_of(r)
+            r = await s.call_tool("search_text", {"query": "e", "max_depth": 1, "output_mode": "files_with_matches"})
+            assert "src/a.rs" not in found(r) and "notes.txt" in found(r), text_of(r)
 
             # read_file: lines, bytes, inference, continuation, errors.
             r = await s.call_tool("read_file", {"path": "src/a.rs", "start_line": 2, "max_lines": 2})

@@ -53,6 +53,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
     r.word = a.bool("word")?.unwrap_or(false);
     r.multiline = a.bool("multiline")?.unwrap_or(false);
     r.types = a.strings("types")?;
+    r.max_depth = a.u32("max_depth")?;
     r.max_matches_per_file = a.u32("max_matches_per_file")?;
     r.hidden = a.bool("hidden")?.unwrap_or(false);
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
@@ -153,6 +154,8 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     r.cursor = a.string("cursor")?;
     r.hidden = a.bool("hidden")?.unwrap_or(false);
     r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
+    r.types = a.strings("types")?;
+    r.max_depth = a.u32("max_depth")?;
     let response = sandbox.list_files(&r).map_err(ToolError::Failed)?;
     let nothing = match (response.entries.is_empty(), response.timed_out) {
         (false, _) => None,

@@ -2,8 +2,8 @@
 //! JSON Schemas of its arguments and result, and the instructions for agents.
 
 use sandgrep_contract::limits::{
-    Limit, CONTEXT, LIST_RESULTS, MAX_GLOBS, MAX_PATHS, MAX_QUERY_BYTES, MAX_RESULTS, PER_FILE, READ_BYTES, READ_LINES,
-    TIMEOUT_MS,
+    Limit, CONTEXT, LIST_RESULTS, MAX_GLOBS, MAX_PATHS, MAX_QUERY_BYTES, MAX_RESULTS, MAX_TYPES, PER_FILE, READ_BYTES,
+    READ_LINES, TIMEOUT_MS,
 };
 use serde_json::{json, Value};
 
@@ -44,6 +44,16 @@ fn search_page(mut page: Value) -> Value {
     page
 }
 
+/// ripgrep file types to keep (or, as `!TYPE`, leave out).
+fn types() -> Value {
+    strings(MAX_TYPES, "ripgrep file types, e.g. [\"rust\", \"py\", \"ts\"]; \"!TYPE\" leaves one out.")
+}
+
+/// How deep below the root to go.
+fn depth() -> Value {
+    json!({"type": "integer", "minimum": 0, "description": "Levels below root to descend (0: root itself, 1: its entries). Default: all."})
+}
+
 /// The text of a query or pattern.
 fn query(description: &str) -> Value {
     json!({"type": "string", "minLength": 1, "maxLength": MAX_QUERY_BYTES, "description": description})
@@ -82,7 +92,8 @@ list_files. When has_more is true, pass next_cursor as cursor for the next page.
                 "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"], "default": "content", "description": "content: hits with context; files_with_matches: paths only; count: matching lines per file."},
                 "word": {"type": "boolean", "default": false, "description": "Whole words only."},
                 "multiline": {"type": "boolean", "default": false, "description": "Let a match span lines ((?s) makes . cross them)."},
-                "types": {"type": "array", "items": {"type": "string"}, "description": "ripgrep file types, e.g. [\"rust\", \"py\", \"ts\"]; \"!TYPE\" leaves one out."},
+                "types": types(),
+                "max_depth": depth(),
                 "max_matches_per_file": int(PER_FILE, ""),
                 "hidden": {"type": "boolean", "default": false, "description": "Search dotfiles and dot-directories."},
                 "no_ignore": {"type": "boolean", "default": false, "description": "Do not apply .gitignore/.ignore/.rgignore."},
@@ -173,7 +184,9 @@ has_more is true, pass next_cursor as cursor (or raise skip) for the next page."
                 "skip": {"type": "integer", "minimum": 0, "default": 0},
                 "cursor": {"type": "string", "description": "next_cursor of the previous page of the same listing."},
                 "hidden": {"type": "boolean", "default": false},
-                "no_ignore": {"type": "boolean", "default": false}
+                "no_ignore": {"type": "boolean", "default": false},
+                "types": types(),
+                "max_depth": depth()
             }
         }),
         output_schema: json!({
