@@ -201,6 +201,9 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--files", "--color", "always", "src"],
         &["-t", "md", "foo", "src"],
         &["-M", "9", "-r", "Z", "foo", "src"],
+        &["--include-zero", "-c", "qux", "src", "missing.txt", "docs"],
+        &["--files-without-match", "--max-depth", "0", "foo"],
+        &["-H", "--field-match-separator", "\\xC3\\xA9", "--path-separator", "", "qux", "src"],
     ];
     let mut differ = Vec::new();
     for args in sets {

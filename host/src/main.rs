@@ -456,12 +456,11 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// `glob` matching either case (rg's --iglob): each letter a class of both
 /// (`*.RS` → `*.[rR][sS]`), each class with its letters' other case.
 fn either_case(glob: &str) -> String {
-    let other = |c: char| {
-        let (mut lower, mut upper) = (c.to_lowercase(), c.to_uppercase());
-        match (lower.next(), lower.next(), upper.next(), upper.next()) {
-            (Some(l), None, Some(u), None) if l != u => Some(if l == c { u } else { l }),
-            _ => None,
-        }
+    // (ASCII letters only, as rg's: globs match bytes.)
+    let other = |c: char| match c {
+        'a'..='z' => Some(c.to_ascii_uppercase()),
+        'A'..='Z' => Some(c.to_ascii_lowercase()),
+        _ => None,
     };
     let (mut out, mut chars) = (String::new(), glob.chars().peekable());
     while let Some(c) = chars.next() {
@@ -544,8 +543,10 @@ impl SearchArgs {
         if self.paths.iter().any(String::is_empty) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a path is empty"));
         }
+        // (As rg: an empty one is the default.)
+        self.path_separator = self.path_separator.take().filter(|sep| !sep.is_empty());
         if let Some(sep) = &self.path_separator {
-            if unescape(sep).len() != 1 {
+            if unescaped(sep).len() != 1 {
                 let message = format!("--path-separator takes one byte, not {sep:?}");
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
             }
@@ -1054,9 +1055,7 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     if args.paths.is_empty() && totals.files_searched + totals.files_left == 0 && !timed_out {
         // As rg 13: a search of the current directory that no file reached
         // (past the filters) is an error.
-        return Err(io::Error::other(
-            "no files were searched: the paths, globs, types, depth or ignore rules left out every file",
-        ));
+        return Err(io::Error::other(NOTHING_SEARCHED));
     }
     if !found && !timed_out && args.fixed_strings && render::looks_like_regex(&request.query) {
         eprintln!(
@@ -1088,6 +1087,9 @@ fn raise_descriptor_limit() -> u64 {
     #[cfg(not(unix))]
     u64::MAX
 }
+
+const NOTHING_SEARCHED: &str =
+    "no files were searched: the paths, globs, types, depth or ignore rules left out every file";
 
 /// What `--stats` says of a search whatever it prints: rg counts matches
 /// and matched lines, so they are counted from the lines, in a second
@@ -1265,33 +1267,40 @@ fn style(args: &SearchArgs) -> printer::Style {
 }
 
 /// rg's escapes in a separator: `\t`, `\n`, `\r`, `\\`, `\0` and `\xHH`
-/// (ASCII; other bytes are not text).
+/// (a byte; bytes that are not UTF-8 show as `�`).
 fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
+    String::from_utf8_lossy(&unescaped(s)).into_owned()
+}
+
+fn unescaped(s: &str) -> Vec<u8> {
+    let (mut out, mut bytes) = (Vec::new(), s.bytes());
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
             continue;
         }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('0') => out.push('\0'),
-            Some('x') => {
-                let hex: String = chars.clone().take(2).collect();
-                match u8::from_str_radix(&hex, 16) {
-                    Ok(b) if hex.len() == 2 && b.is_ascii() => {
-                        out.push(b as char);
-                        chars.nth(1);
+        match bytes.next() {
+            Some(b't') => out.push(b'\t'),
+            Some(b'n') => out.push(b'\n'),
+            Some(b'r') => out.push(b'\r'),
+            Some(b'0') => out.push(0),
+            Some(b'\\') => out.push(b'\\'),
+            Some(b'x') => {
+                let hex: Vec<u8> = bytes.clone().take(2).collect();
+                match std::str::from_utf8(&hex)
+                    .ok()
+                    .filter(|h| h.len() == 2)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                {
+                    Some(v) => {
+                        out.push(v);
+                        bytes.nth(1);
                     }
-                    _ => out.push_str("\\x"),
+                    None => out.extend(b"\\x"),
                 }
             }
-            Some('\\') => out.push('\\'),
-            Some(o) => out.extend(['\\', o]),
-            None => out.push('\\'),
+            Some(o) => out.extend([b'\\', o]),
+            None => out.push(b'\\'),
         }
     }
     out
@@ -1315,19 +1324,32 @@ fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) ->
     every_line.output = Some(OutputMode::FilesWithMatches);
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
     let (mut found, mut printed) = (false, false);
+    let (mut errored, mut listed) = (false, false);
     for (i, root) in roots.iter().enumerate() {
         printer.next_root(i)?;
-        let counts = file_counts(sandbox, &mut request, root)?;
-        let text = file_counts(sandbox, &mut every_line, root)?;
+        let counted = file_counts(sandbox, &mut request, root)
+            .and_then(|counts| Ok((counts, file_counts(sandbox, &mut every_line, root)?)));
+        let (counts, text) = match counted {
+            // As rg: a path that cannot be searched is said, the rest are.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if !args.no_messages {
+                    eprintln!("sandgrep: {}", render::path(&e.to_string()));
+                }
+                errored = true;
+                continue;
+            }
+            r => r?,
+        };
         found |= !counts.is_empty();
         let mut list = listing(args, root);
         list.include_metadata = true;
         loop {
-            let response = sandbox.list_files(&list).map_err(io::Error::other)?;
+            let response = sandbox.list_files(&list).map_err(by_path)?;
             let searched = |e: &sandgrep::FileEntry| {
                 e.size.is_none_or(|s| s <= max_filesize && (s == 0 || text.contains_key(&e.path)))
             };
             for e in response.entries.into_iter().filter(searched) {
+                listed = true;
                 let count = counts.get(&e.path).copied();
                 if args.include_zero || count.is_none() {
                     printer.file_count(&FileCount { path: e.path, count: count.unwrap_or(0) }, args.include_zero)?;
@@ -1346,6 +1368,12 @@ fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) ->
         let totals = counted(sandbox, args, &mut args.request(), &mut searching)?;
         printer::stats(out, &totals, 0, searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
     }
+    if errored {
+        return Ok(Outcome::Partial);
+    }
+    if args.paths.is_empty() && !listed {
+        return Err(io::Error::other(NOTHING_SEARCHED));
+    }
     // (As rg: exit 0 when a file without a match was printed, or with
     // --include-zero when anything matched.)
     Ok(Outcome::of(if args.include_zero { found } else { printed }, false))
@@ -1356,7 +1384,7 @@ fn file_counts(sandbox: &Sandbox, request: &mut SearchTextRequest, root: &str) -
     (request.paths, request.cursor) = (vec![root.to_string()], None);
     let mut counts = HashMap::new();
     loop {
-        let r = sandbox.search_text(request).map_err(io::Error::other)?;
+        let r = sandbox.search_text(request).map_err(by_path)?;
         counts.extend(r.files.into_iter().map(|f| (f.path, f.count)));
         match r.next_cursor {
             Some(c) => request.cursor = Some(c),
