@@ -202,6 +202,9 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-t", "md", "foo", "src"],
         &["-M", "9", "-r", "Z", "foo", "src"],
         &["--include-zero", "-c", "qux", "src", "missing.txt", "docs"],
+        &["-g", "!src/**", "-g", "*1.txt", "-l", "foo"],
+        &["-g", "*1.txt", "-g", "!src/**", "-l", "foo"],
+        &["--files", "-g", "!docs/**", "--iglob", "DOCS/F2*"],
         &["--files-without-match", "--max-depth", "0", "foo"],
         &["-H", "--field-match-separator", "\\xC3\\xA9", "--path-separator", "", "qux", "src"],
     ];

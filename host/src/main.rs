@@ -601,6 +601,9 @@ impl SearchArgs {
         }
     }
 
+    // (-g globs go to the component in order, `!GLOB` as given: the last
+    // that matches a path decides, as in rg.)
+
     /// -t's types, and -T's as `!TYPE`.
     fn all_types(&self) -> Vec<String> {
         self.types.iter().cloned().chain(self.types_not.iter().map(|t| format!("!{t}"))).collect()
@@ -623,7 +626,7 @@ impl SearchArgs {
         // (As rg: -c with -o counts matches.)
         r.count_matches = self.count_matches || self.count && self.only_matching;
         r.paths = self.paths.clone();
-        (r.include_globs, r.exclude_globs) = split_globs(&self.globs);
+        r.include_globs = self.globs.clone();
         r.types = self.all_types();
         r.max_depth = self.max_depth;
         r.replace = self.replace.clone();
@@ -1448,7 +1451,7 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
 /// The listing of what a search of `root` reads: its filters, all entries a page.
 fn listing(args: &SearchArgs, root: &str) -> ListFilesRequest {
     let mut r = ListFilesRequest::new(root);
-    (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
+    r.include_globs = args.globs.clone();
     r.hidden = args.hidden;
     r.no_ignore = args.no_ignore;
     r.follow_symlinks = args.follow;
