@@ -10,7 +10,7 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 
 mod printer;
-use sandgrep::limits::{Limit, LIST_RESULTS, MAX_FILESIZE, MAX_RESULTS, MIN_OPEN_FILES, READ_BYTES, READ_LINES};
+use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, MIN_OPEN_FILES, READ_BYTES, READ_LINES};
 use sandgrep::{
     render, CaseMode, FileCount, ListFilesRequest, OutputMode, Policy, Progress, QueryMode, RangeType, ReadFileRequest,
     Sandbox, SearchAstRequest, SearchError, SearchTextRequest,
@@ -601,9 +601,6 @@ impl SearchArgs {
         }
     }
 
-    // (-g globs go to the component in order, `!GLOB` as given: the last
-    // that matches a path decides, as in rg.)
-
     /// -t's types, and -T's as `!TYPE`.
     fn all_types(&self) -> Vec<String> {
         self.types.iter().cloned().chain(self.types_not.iter().map(|t| format!("!{t}"))).collect()
@@ -626,6 +623,8 @@ impl SearchArgs {
         // (As rg: -c with -o counts matches.)
         r.count_matches = self.count_matches || self.count && self.only_matching;
         r.paths = self.paths.clone();
+        // (-g globs go in order, `!GLOB` as given: the last that matches a
+        // path decides, as in rg.)
         r.include_globs = self.globs.clone();
         r.types = self.all_types();
         r.max_depth = self.max_depth;
@@ -1152,11 +1151,7 @@ fn stream_paths<W: Write>(
         request.cursor = args.cursor.clone();
         request.skip = sat(args.skip);
         let (cut, cursor, stats) = match stream(sandbox, request, args, printer, run) {
-            // As rg: a path that cannot be searched is said, the rest are.
-            Err(e) if one_by_one && e.kind() == io::ErrorKind::NotFound => {
-                if !args.no_messages {
-                    eprintln!("sandgrep: {}", render::path(&e.to_string()));
-                }
+            Err(e) if one_by_one && unsearchable(args, &e) => {
                 run.errored = true;
                 continue;
             }
@@ -1311,13 +1306,12 @@ fn unescaped(s: &str) -> Vec<u8> {
 
 /// `--files-without-match`, and `-c --include-zero`: the files a search
 /// reads, each with what the search found in it. They are the files a
-/// listing with the search's filters names, but for those past the size
-/// limit and the binary ones (not empty, yet no line: a search of every
-/// line leaves them out).
+/// listing with the search's filters names that are empty or that a search
+/// of every line finds (it leaves out binary files and those past the size
+/// limit).
 fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
     let started = std::time::Instant::now();
     let mut printer = printer::Printer::new(&mut *out, style(args), printer::Names::new(&args.given, &args.paths));
-    let max_filesize = args.max_filesize.unwrap_or(MAX_FILESIZE.default);
     let mut request = args.request();
     request.streaming = true;
     request.output = Some(if args.include_zero { OutputMode::Count } else { OutputMode::FilesWithMatches });
@@ -1333,11 +1327,7 @@ fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) ->
         let counted = file_counts(sandbox, &mut request, root)
             .and_then(|counts| Ok((counts, file_counts(sandbox, &mut every_line, root)?)));
         let (counts, text) = match counted {
-            // As rg: a path that cannot be searched is said, the rest are.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if !args.no_messages {
-                    eprintln!("sandgrep: {}", render::path(&e.to_string()));
-                }
+            Err(e) if unsearchable(args, &e) => {
                 errored = true;
                 continue;
             }
@@ -1348,9 +1338,7 @@ fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) ->
         list.include_metadata = true;
         loop {
             let response = sandbox.list_files(&list).map_err(by_path)?;
-            let searched = |e: &sandgrep::FileEntry| {
-                e.size.is_none_or(|s| s <= max_filesize && (s == 0 || text.contains_key(&e.path)))
-            };
+            let searched = |e: &sandgrep::FileEntry| e.size == Some(0) || text.contains_key(&e.path);
             for e in response.entries.into_iter().filter(searched) {
                 listed = true;
                 let count = counts.get(&e.path).copied();
@@ -1417,11 +1405,7 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
         loop {
             let response = match sandbox.list_files(&r).map_err(by_path) {
                 Ok(response) => response,
-                // As rg: a path that cannot be listed is said, the rest are.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    if !args.no_messages {
-                        eprintln!("sandgrep: {}", render::path(&e.to_string()));
-                    }
+                Err(e) if unsearchable(args, &e) => {
                     errored = true;
                     break;
                 }
@@ -1459,6 +1443,17 @@ fn listing(args: &SearchArgs, root: &str) -> ListFilesRequest {
     r.max_depth = args.max_depth;
     r.max_results = Some(LIST_RESULTS.max as u32);
     r
+}
+
+/// Whether `e` is of a path that cannot be searched (see [`by_path`]); if
+/// so it is said (unless --no-messages), and, as in rg, the other paths
+/// are searched.
+fn unsearchable(args: &SearchArgs, e: &io::Error) -> bool {
+    let path = e.kind() == io::ErrorKind::NotFound;
+    if path && !args.no_messages {
+        eprintln!("sandgrep: {}", render::path(&e.to_string()));
+    }
+    path
 }
 
 /// A call's error as io's: `NotFound` for a path that cannot be searched
