@@ -314,6 +314,44 @@ fn hits_match_ripgrep_outside_git() {
     check_tree(&plain_tree(), CASES);
 }
 
+/// Alternations of three words or more are looked for sixteen starts at a
+/// time (in wasm SIMD): words at every offset around those blocks, in every
+/// case, with KELVIN SIGN and LONG S where `k` and `s` may be, near misses,
+/// words cut by a line break, at the end of the file without one.
+#[test]
+fn alternations_are_found_at_every_offset() {
+    let t = Tree::new();
+    let words = ["EINVAL", "errno", "kelvin", "Mask", "ſtop", "\u{212a}ey", "x_", "q", "ks", "EPERM"];
+    let mut text = String::new();
+    for (i, w) in words.iter().cycle().take(200).enumerate() {
+        let w = if i % 3 == 0 { w.to_uppercase() } else { w.to_string() };
+        let chars: Vec<char> = w.chars().collect();
+        let half = |r: std::ops::Range<usize>| chars[r].iter().collect::<String>();
+        let (head, tail) = (half(0..chars.len() / 2), half(chars.len() / 2..chars.len()));
+        text.push_str(&"·-".repeat(i % 7));
+        text.push_str(&".".repeat(i % 37));
+        match i % 5 {
+            0 => text.push_str(&format!("{w}\n")),
+            1 => text.push_str(&format!("{head}\n{tail}\n")),
+            2 => text.push_str(&format!("{w}{w} tail\n")),
+            3 => text.push_str(&format!("{head}x{tail}\n")),
+            _ => text.push_str(&format!("a{w}b\n")),
+        }
+    }
+    t.write("a.txt", text);
+    t.write("b.txt", format!("{}EPERM", "y".repeat(40)));
+    t.write("c.txt", "errno");
+    let cases: &[&[&str]] = &[
+        &["EINVAL|errno|kelvin|EPERM"],
+        &["-i", "EINVAL|errno|kelvin|EPERM"],
+        &["-i", "mask|stop|key|ks"],
+        &["-w", "-i", "mask|stop|key|ks|q|x_"],
+        &["q|x_|ks"],
+        &["-i", "errno|einval|perm|vin|q|x|y|z"],
+    ];
+    check_tree(&t, cases);
+}
+
 fn rg_lines(root: &Path, args: &[&str]) -> BTreeSet<String> {
     String::from_utf8(rg(root, args).stdout).unwrap().lines().map(|l| l.trim_start_matches("./").to_string()).collect()
 }

@@ -9,7 +9,8 @@
 //! variant (`errno`, `Errno`, … 32 of them). Here a literal's two rarest
 //! bytes are looked for at their distance, in either case, sixteen starts
 //! at a time with wasm SIMD, then the bytes around them are compared (for
-//! an alternation, each word's, nearest first). Every
+//! an alternation of two words, each word's, nearest first; of three to
+//! eight, all at once, see [`Teddy`]). Every
 //! ASCII letter folds to its two ASCII cases only, but `k` (also U+212A
 //! KELVIN SIGN) and `s` (also U+017F LONG S): the rare byte is never one of
 //! those, and where the comparison fails but the bytes around could hold
@@ -36,12 +37,15 @@ struct Literals {
     ignore_case: bool,
     /// The regex matches exactly where a literal is (no `-w`).
     exact: bool,
+    /// Three literals or more: looked for all at once.
+    teddy: Option<Teddy>,
 }
 
 /// A literal; where its two rarest bytes are (never `k` or `s`, and none
 /// between them, so that their distance is the same in every match; the
-/// same twice when it has one such byte); how many `k`s and `s`s are
-/// before the first and after it.
+/// same twice when it has one such byte), or, looked for with others at
+/// once, the first and last byte of its [`window`]; how many `k`s and `s`s
+/// are before the first and after it.
 #[derive(Clone)]
 struct Literal {
     bytes: Vec<u8>,
@@ -79,24 +83,33 @@ impl SearchMatcher {
         };
         // One literal that heeds case the regex engine finds well (memmem).
         let worth = (kind.ignore_case || alternatives.len() > 1) && alternatives.len() <= 8;
+        let sign = |b: u8| kind.ignore_case && has_sign(b);
+        // Three words or more are looked for all at once (one pass, where a
+        // pair of bytes per word takes a pass each).
+        let at_once = alternatives.len() >= 3;
         let all: Option<Vec<Literal>> = alternatives
             .iter()
             .map(|a| {
                 let bytes = if kind.ignore_case { a.to_ascii_lowercase().into_bytes() } else { a.as_bytes().to_vec() };
-                let sign = |b: u8| kind.ignore_case && has_sign(b);
-                let rare = (0..bytes.len()).filter(|&i| !sign(bytes[i])).min_by_key(|&i| rank(bytes[i]))?;
-                let no_sign_between = |i: usize| !bytes[rare.min(i)..=rare.max(i)].iter().any(|&b| sign(b));
-                let second = (0..bytes.len())
-                    .filter(|&i| i != rare && no_sign_between(i))
-                    .min_by_key(|&i| rank(bytes[i]))
-                    .unwrap_or(rare);
-                let first = rare.min(second);
-                let before = bytes[..first].iter().filter(|&&b| sign(b)).count();
-                let after = bytes[first..].iter().filter(|&&b| sign(b)).count();
-                Some(Literal { rare: first, second: rare.max(second), bytes, signs: (before, after) })
+                let (rare, second) = if at_once {
+                    let (w, len) = window(&bytes, sign)?;
+                    (w, w + len - 1)
+                } else {
+                    let rare = (0..bytes.len()).filter(|&i| !sign(bytes[i])).min_by_key(|&i| rank(bytes[i]))?;
+                    let no_sign_between = |i: usize| !bytes[rare.min(i)..=rare.max(i)].iter().any(|&b| sign(b));
+                    let second = (0..bytes.len())
+                        .filter(|&i| i != rare && no_sign_between(i))
+                        .min_by_key(|&i| rank(bytes[i]))
+                        .unwrap_or(rare);
+                    (rare.min(second), rare.max(second))
+                };
+                let before = bytes[..rare].iter().filter(|&&b| sign(b)).count();
+                let after = bytes[rare..].iter().filter(|&&b| sign(b)).count();
+                Some(Literal { rare, second, bytes, signs: (before, after) })
             })
             .collect();
         let literals = all.filter(|all| worth && !all.is_empty()).map(|all| Literals {
+            teddy: at_once.then(|| Teddy::new(&all, kind.ignore_case)),
             all,
             ignore_case: kind.ignore_case,
             exact: !kind.word,
@@ -157,6 +170,21 @@ impl Matcher for SearchMatcher {
 
     fn find_candidate_line(&self, haystack: &[u8]) -> Result<Option<LineMatchKind>, NoError> {
         let Some(set) = &self.literals else { return self.regex.find_candidate_line(haystack) };
+        let best = match &set.teddy {
+            Some(teddy) => teddy.find(set, haystack),
+            None => set.nearest(haystack),
+        };
+        Ok(best.map(|(at, found)| match found && set.exact {
+            true => LineMatchKind::Confirmed(at),
+            false => LineMatchKind::Candidate(at),
+        }))
+    }
+}
+
+impl Literals {
+    /// The first offset of a line where a literal may match, and whether
+    /// one is there: every literal's pair of bytes looked for in turn.
+    fn nearest(&self, haystack: &[u8]) -> Option<(usize, bool)> {
         // A stretch at a time, every literal in it: the nearest candidate
         // wins, and a literal that is far away costs only a stretch.
         const STRETCH: usize = 16 * 1024;
@@ -164,24 +192,19 @@ impl Matcher for SearchMatcher {
         while lo < haystack.len() {
             let hi = (lo + STRETCH).min(haystack.len());
             let mut best: Option<(usize, bool)> = None;
-            for lit in &set.all {
-                if let Some(c) = set.first(lit, haystack, lo, best.map_or(hi, |b| b.0)) {
+            for lit in &self.all {
+                if let Some(c) = self.first(lit, haystack, lo, best.map_or(hi, |b| b.0)) {
                     best = Some(best.map_or(c, |b| b.min(c)));
                 }
             }
-            if let Some((at, found)) = best {
-                return Ok(Some(match found && set.exact {
-                    true => LineMatchKind::Confirmed(at),
-                    false => LineMatchKind::Candidate(at),
-                }));
+            if best.is_some() {
+                return best;
             }
             lo = hi;
         }
-        Ok(None)
+        None
     }
-}
 
-impl Literals {
     /// The first offset, for starts in `from..to`, of a line where `lit`
     /// may match, and whether it is there (not only maybe, see
     /// [`Literals::candidate`]).
@@ -227,6 +250,123 @@ impl Literals {
             if memchr::memchr2(0xe2, 0xc5, &haystack[lo..hi]).is_some() {
                 return Some((at, false));
             }
+        }
+        None
+    }
+}
+
+/// Where a literal's fingerprint for [`Teddy`] is (start, length): its
+/// three rarest consecutive bytes with no `k` or `s` among them (where a
+/// non-ASCII sign could stand), or fewer where it has no such three.
+fn window(bytes: &[u8], sign: impl Fn(u8) -> bool) -> Option<(usize, usize)> {
+    (1..=bytes.len().min(3)).rev().find_map(|len| {
+        (0..=bytes.len() - len)
+            .filter(|&w| !bytes[w..w + len].iter().any(|&b| sign(b)))
+            .min_by_key(|&w| bytes[w..w + len].iter().map(|&b| rank(b)).sum::<u32>())
+            .map(|w| (w, len))
+    })
+}
+
+/// Up to eight literals looked for at once, after Teddy (the SIMD
+/// multi-literal search of the `aho-corasick` crate, which has no wasm
+/// version): each literal is a bit; for each byte of the windows, two
+/// tables give the bits of the literals whose window has there a byte with
+/// that low and that high half (a window shorter than three matches any
+/// byte past its end). Sixteen window starts take six table lookups where
+/// wasm has SIMD.
+#[derive(Clone)]
+struct Teddy {
+    lo: [[u8; 16]; 3],
+    hi: [[u8; 16]; 3],
+    /// The literals whose window ends before each byte (any byte will do).
+    open: [u8; 3],
+}
+
+impl Teddy {
+    fn new(all: &[Literal], ignore_case: bool) -> Teddy {
+        let (mut lo, mut hi, mut open) = ([[0u8; 16]; 3], [[0u8; 16]; 3], [0u8; 3]);
+        for (i, lit) in all.iter().enumerate() {
+            let bit = 1 << i;
+            for p in 0..3 {
+                let at = lit.rare + p;
+                if at > lit.second {
+                    open[p] |= bit;
+                    lo[p].iter_mut().chain(hi[p].iter_mut()).for_each(|t| *t |= bit);
+                    continue;
+                }
+                let b = lit.bytes[at];
+                let other = if ignore_case && b.is_ascii_alphabetic() { b ^ 0x20 } else { b };
+                for v in [b, other] {
+                    lo[p][usize::from(v & 15)] |= bit;
+                    hi[p][usize::from(v >> 4)] |= bit;
+                }
+            }
+        }
+        Teddy { lo, hi, open }
+    }
+
+    /// The literals whose window may start at `q`.
+    fn at(&self, haystack: &[u8], q: usize) -> u8 {
+        (0..3).fold(0xff, |bits, p| {
+            bits & match haystack.get(q + p) {
+                Some(&b) => self.lo[p][usize::from(b & 15)] & self.hi[p][usize::from(b >> 4)],
+                None => self.open[p],
+            }
+        })
+    }
+
+    /// An offset in the first line where one of `set`'s literals may match,
+    /// and whether one is there. (A literal is within a line, and so is its
+    /// window: the first window that holds up is in the first such line.)
+    fn find(&self, set: &Literals, haystack: &[u8]) -> Option<(usize, bool)> {
+        let check = |q: usize, mut bits: u8| {
+            while bits != 0 {
+                let lit = &set.all[bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+                let found = q.checked_sub(lit.rare).and_then(|start| set.candidate(lit, haystack, start));
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        };
+        let mut q = 0;
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        {
+            use core::arch::wasm32::*;
+            // SAFETY: the tables are 16 bytes each; unaligned loads are allowed.
+            let table = |t: &[u8; 16]| unsafe { v128_load(t.as_ptr() as *const v128) };
+            let (lo, hi) = (self.lo.each_ref().map(table), self.hi.each_ref().map(table));
+            let low = u8x16_splat(0x0f);
+            while q + 18 <= haystack.len() {
+                let mut hits = u8x16_splat(0xff);
+                for p in 0..3 {
+                    // SAFETY: `q + p + 16 <= q + 18 <= haystack.len()`.
+                    let c = unsafe { v128_load(haystack.as_ptr().add(q + p) as *const v128) };
+                    let bits = v128_and(i8x16_swizzle(lo[p], v128_and(c, low)), i8x16_swizzle(hi[p], u8x16_shr(c, 4)));
+                    hits = v128_and(hits, bits);
+                }
+                let mut lanes = u8x16_bitmask(i8x16_ne(hits, u8x16_splat(0)));
+                if lanes != 0 {
+                    let mut bits = [0u8; 16];
+                    // SAFETY: 16 bytes to store into.
+                    unsafe { v128_store(bits.as_mut_ptr() as *mut v128, hits) };
+                    while lanes != 0 {
+                        let j = lanes.trailing_zeros() as usize;
+                        lanes &= lanes - 1;
+                        if let Some(found) = check(q + j, bits[j]) {
+                            return Some(found);
+                        }
+                    }
+                }
+                q += 16;
+            }
+        }
+        while q < haystack.len() {
+            if let Some(found) = check(q, self.at(haystack, q)) {
+                return Some(found);
+            }
+            q += 1;
         }
         None
     }
@@ -369,11 +509,19 @@ mod tests {
     /// lines the regex matches are confirmed.
     #[test]
     fn alternations_find_the_regex_lines() {
-        let text = "Create\ncreate x\nSTART\nstart\nrestart\nstop\nCrea te\nsta\u{17f}t\n_Create_\n".repeat(2);
+        let text =
+            "Create\ncreate x\nSTART\nstart\nrestart\nstop\nCrea te\nsta\u{17f}t\n_Create_\n\u{212a}ind a\u{17f}k\n"
+                .repeat(2);
         for word in [false, true] {
-            for (query, ignore_case) in
-                [("Create|Start", false), ("create|start", true), ("a|Cr|x_", false), ("zz|yy", true)]
-            {
+            for (query, ignore_case) in [
+                ("Create|Start", false),
+                ("create|start", true),
+                ("a|Cr|x_", false),
+                ("zz|yy", true),
+                ("create|start|stop|ask|sta", true),
+                ("Create|Start|te|x_", false),
+                ("kind|ask|desk|k_s", true),
+            ] {
                 let regex = RegexMatcherBuilder::new()
                     .case_insensitive(ignore_case)
                     .word(word)
