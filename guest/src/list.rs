@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::confine::dir_sort_key;
-use crate::cursor::Position;
+use crate::cursor::{self, Position};
 use crate::page::{self, Paging};
 use crate::request::{ListQuery, LIST_COUNT_BUDGET, TIMEOUT_MS};
 use crate::session;
@@ -29,6 +29,11 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     // cursor holds the last key handed out and how many entries preceded it.
     let after = resume.as_ref().map(|r| r.path.clone());
     let mut ordinal = resume.as_ref().map_or(0, |r| r.taken);
+    // The total an earlier page counted travels in the cursor (as its
+    // `line`, unused by listings; 0 when not known): a page after it stops
+    // at its end instead of walking the rest again, so that paging through
+    // a listing walks it about twice, not once per page.
+    let counted = resume.as_ref().map(|r| r.line).filter(|&n| n > 0);
     let mut paging = Paging::new(resume, q.skip, q.max_results);
     let mut entries = Vec::new();
     let mut has_more = false;
@@ -79,6 +84,9 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         if paging.full() {
             // The page is full: count on (within a budget) to learn the total.
             has_more = true;
+            if counted.is_some() {
+                break;
+            }
             counted_past_page += 1;
             if counted_past_page > LIST_COUNT_BUDGET {
                 complete = false;
@@ -125,9 +133,11 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     }
     named_warning(&mut warnings, "entries could not be read", &unreadable);
     named_warning(&mut warnings, "problems with ignore files", &problems);
+    let total = counted.or(complete.then_some(ordinal.saturating_add(counted_past_page)));
+    let cursor = |p: &Position| cursor::encode(&stream_key, &Position { line: total.unwrap_or(0), ..p.clone() });
     Ok(ListFilesResponse {
-        next_cursor: if has_more { paging.cursor(&stream_key) } else { None },
-        total: complete.then_some(ordinal.saturating_add(counted_past_page)),
+        next_cursor: paging.position().filter(|_| has_more).map(cursor),
+        total,
         entries,
         has_more,
         timed_out,
@@ -224,6 +234,29 @@ mod tests {
         .map(|s| s.to_string())
         .collect::<Vec<_>>();
         assert_eq!(seen, all);
+        // A later page takes the total its first page counted from the
+        // cursor and walks no further than its own end: a file made past
+        // it meanwhile is listed, not counted.
+        q.cursor = None;
+        let first = ws.list_files(q.clone()).unwrap();
+        std::fs::write(dir.path().join("d3/zz"), "").unwrap();
+        q.cursor = first.next_cursor;
+        let mut totals = Vec::new();
+        let mut last = Vec::new();
+        while q.cursor.is_some() {
+            let r = ws.list_files(q.clone()).unwrap();
+            totals.push(r.total);
+            last = paths(&r).iter().map(|p| p.to_string()).collect();
+            q.cursor = r.next_cursor;
+        }
+        assert!(totals.iter().all(|&t| t == Some(29)), "{totals:?}");
+        assert_eq!(last.last().map(String::as_str), Some("d3/zz"));
+        // A cursor whose page could not count (no total) counts again.
+        q.cursor = Some(crate::cursor::encode(
+            &ws.stream_key(ListQuery::from_request(q.clone(), &mut Vec::new()).unwrap().stream_key()),
+            &Position { path: "d0/f0".into(), line: 0, taken: 2 },
+        ));
+        assert_eq!(ws.list_files(q.clone()).unwrap().total, Some(30));
     }
 
     #[test]
