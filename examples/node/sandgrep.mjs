@@ -22,7 +22,7 @@ const DEFAULTS = {
   'search-ast': { pattern: '', paths: [], include_globs: [], exclude_globs: [], hidden: false, no_ignore: false,
     follow_symlinks: false },
   'list-files': { include_globs: [], exclude_globs: [], include_dirs: false, include_metadata: false,
-    hidden: false, no_ignore: false, follow_symlinks: false, types: [] },
+    hidden: false, no_ignore: false, follow_symlinks: false, types: [], no_total: false },
   'read-file': { path: '' },
 };
 const FUNCTIONS = { 'search-text': ['search', 'searchText'], 'search-ast': ['search', 'searchAst'],

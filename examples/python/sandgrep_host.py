@@ -35,7 +35,7 @@ FIELDS = {
     "list-files": {
         "root": None, "recursive": None, "include_globs": [], "exclude_globs": [], "include_dirs": False,
         "include_metadata": False, "hidden": False, "no_ignore": False, "follow_symlinks": False,
-        "types": [], "max_depth": None, "max_results": None, "skip": None, "cursor": None,
+        "types": [], "max_depth": None, "max_results": None, "skip": None, "cursor": None, "no_total": False,
     },
     "read-file": {
         "path": "", "range_type": None, "offset_bytes": None, "max_bytes": None, "start_line": None,

@@ -30,7 +30,7 @@ FIELDS = {
     "list-files": [("root", "opt"), ("recursive", "opt"), ("include_globs", "strs"), ("exclude_globs", "strs"),
                    ("include_dirs", "bool"), ("include_metadata", "bool"), ("hidden", "bool"), ("no_ignore", "bool"),
                    ("follow_symlinks", "bool"), ("types", "strs"), ("max_depth", "opt"), ("max_results", "opt"),
-                   ("skip", "opt"), ("cursor", "opt")],
+                   ("skip", "opt"), ("cursor", "opt"), ("no_total", "bool")],
     "read-file": [("path", "str"), ("range_type", "opt-enum"), ("offset_bytes", "opt"), ("max_bytes", "opt"),
                   ("start_line", "opt"), ("max_lines", "opt")],
 }

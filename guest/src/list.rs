@@ -84,7 +84,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         if paging.full() {
             // The page is full: count on (within a budget) to learn the total.
             has_more = true;
-            if counted.is_some() {
+            if counted.is_some() || q.no_total {
                 break;
             }
             counted_past_page += 1;
@@ -133,7 +133,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     }
     named_warning(&mut warnings, "entries could not be read", &unreadable);
     named_warning(&mut warnings, "problems with ignore files", &problems);
-    let total = counted.or(complete.then_some(ordinal.saturating_add(counted_past_page)));
+    let total = counted.or(complete.then_some(ordinal.saturating_add(counted_past_page))).filter(|_| !q.no_total);
     let cursor = |p: &Position| cursor::encode(&stream_key, &Position { line: total.unwrap_or(0), ..p.clone() });
     Ok(ListFilesResponse {
         next_cursor: paging.position().filter(|_| has_more).map(cursor),
@@ -165,6 +165,7 @@ mod tests {
             max_results: None,
             skip: None,
             cursor: None,
+            no_total: false,
         }
     }
 
@@ -257,6 +258,21 @@ mod tests {
             &Position { path: "d0/f0".into(), line: 0, taken: 2 },
         ));
         assert_eq!(ws.list_files(q.clone()).unwrap().total, Some(30));
+        // Without a total, the pages are the same.
+        q.cursor = None;
+        q.no_total = true;
+        let mut streamed = Vec::new();
+        loop {
+            let r = ws.list_files(q.clone()).unwrap();
+            assert_eq!(r.total, None);
+            streamed.extend(paths(&r).iter().map(|p| p.to_string()));
+            match r.next_cursor {
+                Some(c) => q.cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(streamed.len(), 30);
+        assert_eq!(streamed.last().map(String::as_str), Some("d3/zz"));
     }
 
     #[test]

@@ -241,6 +241,7 @@ pub struct ListQuery {
     pub max_results: usize,
     pub skip: u64,
     pub cursor: Option<String>,
+    pub no_total: bool,
 }
 
 impl ListQuery {
@@ -265,6 +266,7 @@ impl ListQuery {
             max_results: clamp("max-results", r.max_results, LIST_RESULTS, warnings) as usize,
             skip: r.skip.unwrap_or(0).into(),
             cursor: r.cursor,
+            no_total: r.no_total,
         })
     }
 

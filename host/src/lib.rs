@@ -815,6 +815,7 @@ impl ListFilesRequest {
             max_results: None,
             skip: None,
             cursor: None,
+            no_total: false,
         }
     }
 }

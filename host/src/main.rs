@@ -1442,6 +1442,8 @@ fn listing(args: &SearchArgs, root: &str) -> ListFilesRequest {
     r.types = args.all_types();
     r.max_depth = args.max_depth;
     r.max_results = Some(LIST_RESULTS.max as u32);
+    // Every page is printed and no total: no walk past each page's end.
+    r.no_total = true;
     r
 }
 
