@@ -139,6 +139,21 @@ impl Paging {
         self.position = Some(pos);
     }
 
+    /// The stream has reached line `line` of `rel`, `taken` results into
+    /// it (in place: this runs for every match).
+    pub fn reached_line(&mut self, rel: &str, line: u64, taken: u64) {
+        match &mut self.position {
+            Some(p) => {
+                if p.path != rel {
+                    p.path.clear();
+                    p.path.push_str(rel);
+                }
+                (p.line, p.taken) = (line, taken);
+            }
+            None => self.position = Some(Position { path: rel.to_string(), line, taken }),
+        }
+    }
+
     /// The stream is past the whole file (or entry) at `rel`.
     pub fn file_done(&mut self, rel: &str) {
         // (In place: this runs for every file of a walk.)

@@ -1396,21 +1396,27 @@ fn lone_value(line: &[u8]) -> Option<(usize, usize, bool)> {
 }
 
 /// The [`Facts`] of lines of one file, by where they start and their length
-/// (a line's facts depend on its bytes alone).
+/// (a line's facts depend on its bytes alone). The walk up from a value
+/// asks for the lines just above it, so a slot per line start, the last
+/// line to take it kept: a line whose slot another took is looked at again
+/// (the cost without a memo), whatever lengths the file's lines have.
 #[derive(Default)]
 pub struct Memo {
-    facts: std::collections::HashMap<(u64, usize), Facts>,
+    slots: Vec<Option<(u64, usize, Facts)>>,
 }
 
 impl Memo {
-    /// Most lines remembered; then it starts over.
-    const LINES: usize = 1 << 14;
+    const SLOTS: usize = 1 << 9;
 
     fn facts(&mut self, start: u64, line: &[u8]) -> &mut Facts {
-        if self.facts.len() >= Self::LINES {
-            self.facts.clear();
+        if self.slots.is_empty() {
+            self.slots.resize(Self::SLOTS, None);
         }
-        self.facts.entry((start, line.len())).or_insert_with(|| facts(line))
+        let slot = &mut self.slots[(start.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 55) as usize];
+        if !matches!(slot, Some((s, len, _)) if *s == start && *len == line.len()) {
+            *slot = None;
+        }
+        &mut slot.get_or_insert_with(|| (start, line.len(), facts(line))).2
     }
 }
 

@@ -69,6 +69,8 @@ struct BufferRedaction {
 pub struct FileSink<'a, 'm> {
     cfg: &'a SinkConfig<'m>,
     path: &'a str,
+    /// What `path` costs as JSON.
+    path_cost: usize,
     /// The file, to read the lines before a returned one (redaction looks
     /// back for the key a value belongs to, or a private-key block).
     file: FileAt,
@@ -109,6 +111,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         FileSink {
             cfg,
             path,
+            path_cost: json_len(path),
             file,
             lookback: None,
             memo: redact::Memo::default(),
@@ -295,7 +298,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         }
         let (text, mut submatches) = match_text(&shown, &spans, self.cfg.max_columns.saturating_mul(lines_in_block));
         // One match may not take more than what is left of the response.
-        let room = self.budget.saturating_sub(self.results.text_bytes + json_len(self.path) + 1024);
+        let room = self.budget.saturating_sub(self.results.text_bytes + self.path_cost + 1024);
         let whole = text.len();
         let text = cut_to_json(text, room);
         if text.len() < whole {
@@ -316,7 +319,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             context_before,
             context_after: Vec::new(),
         };
-        self.results.text_bytes += match_cost(&m);
+        self.results.text_bytes += match_cost(self.path_cost, &m);
         self.results.matches.push(m);
         if self.cfg.after > 0 {
             self.owed.push((self.results.matches.len() - 1, last_line));

@@ -162,16 +162,17 @@ impl Page {
         match self.q.output {
             OutputMode::Content => {
                 let mut taken = taken;
+                let path_cost = json_len(rel);
                 for m in r.matches {
                     if !self.paging.take() {
                         return;
                     }
                     taken += 1;
-                    self.paging.reached(Position { path: rel.to_string(), line: m.end_line, taken });
+                    self.paging.reached_line(rel, m.end_line, taken);
                     if self.paging.skipping() {
                         continue;
                     }
-                    let cost = match_cost(&m);
+                    let cost = match_cost(path_cost, &m);
                     self.resp.matches.push(m);
                     // (A match the sink cut to fit leaves less than a line.)
                     if self.paging.delivered(cost, 4096) {
