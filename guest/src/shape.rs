@@ -161,55 +161,58 @@ pub fn bounded(mut text: String, cut: &mut usize) -> String {
 }
 
 /// The length of `s` as a JSON string body: what it costs in a response.
+/// (`"`, `\\` and the named controls take one more byte, the other
+/// controls, `\u0001`, five more.) Every match's text is measured: sixteen
+/// bytes at a time where wasm has SIMD.
 pub fn json_len(s: &str) -> usize {
-    // `"`, `\\` and the named controls take one more byte, the other
-    // controls (`\u0001`) five more. Every match's path and text are
-    // measured: sixteen bytes at a time where wasm has SIMD.
-    let extra = |b: u8| match b {
-        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
-        0..=0x1f => 5,
-        _ => 0,
-    };
     let bytes = s.as_bytes();
     #[allow(unused_mut)]
     let (mut len, mut at) = (bytes.len(), 0);
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         use core::arch::wasm32::*;
+        let is = |c: v128, b: u8| u8x16_eq(c, u8x16_splat(b));
         while at + 16 <= bytes.len() {
             // SAFETY: 16 bytes from `at` are in `bytes`; unaligned loads are allowed.
             let c = unsafe { v128_load(bytes.as_ptr().add(at) as *const v128) };
-            let special = v128_or(
-                u8x16_lt(c, u8x16_splat(0x20)),
-                v128_or(u8x16_eq(c, u8x16_splat(b'"')), u8x16_eq(c, u8x16_splat(b'\\'))),
+            let named = v128_or(
+                v128_or(v128_or(is(c, b'"'), is(c, b'\\')), v128_or(is(c, b'\n'), is(c, b'\r'))),
+                v128_or(is(c, b'\t'), v128_or(is(c, 0x08), is(c, 0x0c))),
             );
-            if v128_any_true(special) {
-                len += bytes[at..at + 16].iter().map(|&b| extra(b)).sum::<usize>();
-            }
+            let other = v128_andnot(u8x16_lt(c, u8x16_splat(0x20)), named);
+            len += (u8x16_bitmask(named).count_ones() + 5 * u8x16_bitmask(other).count_ones()) as usize;
             at += 16;
         }
     }
-    len + bytes[at..].iter().map(|&b| extra(b)).sum::<usize>()
+    len + bytes[at..]
+        .iter()
+        .map(|&b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            0..=0x1f => 5,
+            _ => 0,
+        })
+        .sum::<usize>()
 }
 
 /// Fields, numbers and punctuation of one result, beside its strings.
 pub const RESULT_OVERHEAD: usize = 200;
 
-/// What one text match costs in a response; `path` is what its path costs
-/// (measured once per file).
-pub fn match_cost(path: usize, m: &TextMatch) -> usize {
+/// What one text match costs in a response, given what its path and its
+/// text cost (their [`json_len`]).
+pub fn match_cost(path: usize, text: usize, m: &TextMatch) -> usize {
     RESULT_OVERHEAD
         + path
-        + json_len(&m.text)
+        + text
         + 24 * m.submatches.len()
         + m.context_before.iter().chain(&m.context_after).map(|c| json_len(c) + 4).sum::<usize>()
 }
 
 /// `text` cut (at a character boundary, marked with `…`) so that it costs
-/// at most `max` bytes as JSON.
-pub fn cut_to_json(text: String, max: usize) -> String {
-    if json_len(&text) <= max {
-        return text;
+/// at most `max` bytes as JSON, and what it then costs.
+pub fn cut_to_json(text: String, max: usize) -> (String, usize) {
+    let len = json_len(&text);
+    if len <= max {
+        return (text, len);
     }
     let mut used = ELLIPSIS.len();
     let mut end = 0;
@@ -223,7 +226,8 @@ pub fn cut_to_json(text: String, max: usize) -> String {
     }
     let mut cut = text[..end].to_string();
     cut.push_str(ELLIPSIS);
-    cut
+    let len = json_len(&cut);
+    (cut, len)
 }
 
 /// A warning that counts `names` and shows the first few.
@@ -302,9 +306,9 @@ mod tests {
     #[test]
     fn json_costs_and_cuts() {
         assert_eq!(json_len("ab\"\u{1}é"), 2 + 2 + 6 + 2);
-        let cut = cut_to_json("\u{1}".repeat(100), 60);
-        assert!(json_len(&cut) <= 60 && cut.ends_with(ELLIPSIS), "{cut:?}");
-        assert_eq!(cut_to_json("short".into(), 60), "short");
+        let (cut, len) = cut_to_json("\u{1}".repeat(100), 60);
+        assert!(len == json_len(&cut) && len <= 60 && cut.ends_with(ELLIPSIS), "{cut:?}");
+        assert_eq!(cut_to_json("short".into(), 60), ("short".into(), 5));
     }
 
     #[test]

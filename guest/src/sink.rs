@@ -300,7 +300,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         // One match may not take more than what is left of the response.
         let room = self.budget.saturating_sub(self.results.text_bytes + self.path_cost + 1024);
         let whole = text.len();
-        let text = cut_to_json(text, room);
+        let (text, text_cost) = cut_to_json(text, room);
         if text.len() < whole {
             // The response is full: this match ends it, as a cut.
             self.results.more = true;
@@ -319,7 +319,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             context_before,
             context_after: Vec::new(),
         };
-        self.results.text_bytes += match_cost(self.path_cost, &m);
+        self.results.text_bytes += match_cost(self.path_cost, text_cost, &m);
         self.results.matches.push(m);
         if self.cfg.after > 0 {
             self.owed.push((self.results.matches.len() - 1, last_line));

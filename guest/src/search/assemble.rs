@@ -172,7 +172,7 @@ impl Page {
                     if self.paging.skipping() {
                         continue;
                     }
-                    let cost = match_cost(path_cost, &m);
+                    let cost = match_cost(path_cost, json_len(&m.text), &m);
                     self.resp.matches.push(m);
                     // (A match the sink cut to fit leaves less than a line.)
                     if self.paging.delivered(cost, 4096) {
