@@ -498,6 +498,27 @@ fn completions_man_page_and_help_come_from_the_cli_itself() {
 }
 
 #[test]
+fn dense_pages_go_on_in_one_instance_with_the_same_output() {
+    // Pages of many matches in few files, then files with one each: the
+    // CLI moves to one instance after a dense page; the lines are rg's
+    // and the same with one or two instances.
+    let t = Tree::new();
+    for i in 0..3 {
+        t.write(&format!("a{i}.txt"), format!("hit {i}\n").repeat(4000));
+    }
+    for i in 0..600 {
+        t.write(&format!("b/f{i:03}.txt"), format!("x\nhit b{i}\ny\n"));
+    }
+    let out = |jobs: &str| stdout(&run(t.path(), &["-j", jobs, "search", "-n", "--sort", "path", "hit"]));
+    let one = out("1");
+    assert_eq!(one.lines().count(), 12_600);
+    assert_eq!(out("2"), one);
+    let rg =
+        std::process::Command::new("rg").args(["-n", "--sort", "path", "hit"]).current_dir(t.path()).output().unwrap();
+    assert_eq!(String::from_utf8(rg.stdout).unwrap(), one);
+}
+
+#[test]
 fn the_cli_streams_past_one_answers_text_without_a_warning_and_takes_repeated_flags() {
     // 7.5 MB of matching lines: more than one answer holds (6 MiB), all printed.
     let t = Tree::new();

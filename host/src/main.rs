@@ -1174,9 +1174,16 @@ fn stream<W: Write>(
 ) -> io::Result<(bool, Option<String>, sandgrep::SearchStats)> {
     // Pages through the whole stream (each page bounded); a page cut by
     // the component's time limit goes on unless --timeout asked for one.
+    // Instances side by side pass every match they find on to the one that
+    // merges their parts: where matches outnumber the files searched, that
+    // costs more than the search they share, and the next pages (the same
+    // whatever the instances) are one instance's.
+    let single = sandbox.clone().with_jobs(1);
+    let mut dense = false;
     loop {
         request.max_results = Some(run.left.min(MAX_RESULTS.max) as u32);
-        let r = sandbox.search_text(request).map_err(by_path)?;
+        let r = if dense { &single } else { sandbox }.search_text(request).map_err(by_path)?;
+        dense |= r.stats.matches_returned > r.stats.files_scanned;
         for m in &r.matches {
             printer.text_match(m)?;
         }
