@@ -242,6 +242,8 @@ struct Session {
     /// The index refresh the workspace is unchanged since, if the watcher
     /// can vouch for one.
     unchanged_since: Box<dyn Fn() -> Option<u64> + Send + Sync>,
+    /// Keep the instance when there is no index too.
+    always: bool,
 }
 
 impl Drop for Session {
@@ -308,10 +310,22 @@ impl Sandbox {
     /// watcher has seen no change since an index refresh, answer from the index
     /// and remembered walks without looking at the tree.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    fn with_session(mut self, unchanged_since: impl Fn() -> Option<u64> + Send + Sync + 'static) -> Sandbox {
-        let unchanged_since = Box::new(unchanged_since);
-        self.session =
-            Some(Arc::new(Session { kept: Default::default(), helpers: Default::default(), unchanged_since }));
+    fn with_session(self, unchanged_since: impl Fn() -> Option<u64> + Send + Sync + 'static) -> Sandbox {
+        self.session_of(Box::new(unchanged_since), false)
+    }
+
+    /// Calls go to one kept instance (when it is free), and to kept helpers
+    /// with `jobs`; nothing about the tree is remembered between calls. For
+    /// a front end making calls in a row, such as the pages of one search:
+    /// each call is spared an instance's start (its memory, the patterns
+    /// it compiles).
+    pub fn with_kept_instance(self) -> Sandbox {
+        self.session_of(Box::new(|| None), true)
+    }
+
+    fn session_of(mut self, unchanged_since: Box<dyn Fn() -> Option<u64> + Send + Sync>, always: bool) -> Sandbox {
+        let (kept, helpers) = Default::default();
+        self.session = Some(Arc::new(Session { kept, helpers, unchanged_since, always }));
         self
     }
 
@@ -663,7 +677,11 @@ impl Sandbox {
         let deadline = timeout + self.policy.deadline_grace;
         let index = self.indexed().map(|d| (d, FsPerms::ReadOnly));
         let memory = self.policy.memory_limit;
-        let kept = self.session.as_ref().filter(|_| index.is_some()).and_then(|s| Some((s, s.kept.try_lock().ok()?)));
+        let kept = self
+            .session
+            .as_ref()
+            .filter(|s| s.always || index.is_some())
+            .and_then(|s| Some((s, s.kept.try_lock().ok()?)));
         if let Some((session, mut kept)) = kept {
             let generation = (session.unchanged_since)();
             let answer =

@@ -818,6 +818,8 @@ fn run(cli: &Cli) -> io::Result<Outcome> {
         sandgrep::mcp::serve_stdio(sandbox)?;
         return Ok(Outcome::Found);
     }
+    // A search's pages, and a search again for --stats, on one instance.
+    let sandbox = sandbox.with_kept_instance();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let outcome = match &cli.command {
