@@ -1558,22 +1558,27 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
             edits.push(Edit { start: m.start(), end: m.end() });
         }
     }
-    for c in auth_re().captures_iter(text) {
-        let g = c.get(1).unwrap();
-        let s = g.as_bytes();
-        let words = s.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-' | b'/'));
-        if !words && entropy(s) >= 3.0 && !placeholder_re().is_match(s) {
-            edits.push(Edit { start: g.start(), end: g.end() });
+    // (A search for captures sets them up first: most lines have none to find.)
+    if auth_re().is_match(text) {
+        for c in auth_re().captures_iter(text) {
+            let g = c.get(1).unwrap();
+            let s = g.as_bytes();
+            let words = s.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-' | b'/'));
+            if !words && entropy(s) >= 3.0 && !placeholder_re().is_match(s) {
+                edits.push(Edit { start: g.start(), end: g.end() });
+            }
         }
     }
-    for c in url_re().captures_iter(text) {
-        let g = c.get(1).unwrap();
-        let s = g.as_bytes();
-        let dummy = [&b"password"[..], b"passwd", b"pass", b"pwd", b"secret", b"changeme"]
-            .iter()
-            .any(|w| s.eq_ignore_ascii_case(w));
-        if !dummy && !placeholder_re().is_match(s) {
-            edits.push(Edit { start: g.start(), end: g.end() });
+    if memchr::memmem::find(text, b"://").is_some() {
+        for c in url_re().captures_iter(text) {
+            let g = c.get(1).unwrap();
+            let s = g.as_bytes();
+            let dummy = [&b"password"[..], b"passwd", b"pass", b"pwd", b"secret", b"changeme"]
+                .iter()
+                .any(|w| s.eq_ignore_ascii_case(w));
+            if !dummy && !placeholder_re().is_match(s) {
+                edits.push(Edit { start: g.start(), end: g.end() });
+            }
         }
     }
     assignment_edits(text, &mut edits);
