@@ -185,7 +185,9 @@ impl Watch {
 /// its calls should go through (one that keeps an instance and asks the
 /// watcher), and the keeper to hold while they do.
 pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
-    let Some(dir) = sandbox.index_path().map(Path::to_path_buf) else { return (sandbox, None) };
+    // Indexing off: no index to keep fresh, nor one that could appear later
+    // and find the kept instance made without it.
+    let Some(dir) = sandbox.index_path().map(Path::to_path_buf) else { return (sandbox.with_kept_instance(), None) };
     // The directory must exist to be watched (the lock creates it, 0700).
     if crate::lock_index_dir(&dir).is_err() {
         return (sandbox, None);
