@@ -95,6 +95,12 @@ use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 
+mod rules;
+
+use rules::Enabled;
+#[allow(unused_imports)] // for the host's configuration and the index
+pub use rules::{rule_names, set_disabled, table_fingerprint, Rule};
+
 pub const MARK: &[u8] = b"[REDACTED]";
 
 /// How many bytes of the text before a range callers pass as `before` to
@@ -106,11 +112,12 @@ pub const LOOKBACK: usize = 64 * 1024;
 /// How many lines above a value its key may be (YAML block scalars, lists).
 const MAX_VALUE_LINES: usize = 64;
 
-/// One replacement: `start..end` of the input became `MARK`.
+/// One replacement: `start..end` of the input became `MARK`, by `rule`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Edit {
     pub start: usize,
     pub end: usize,
+    pub rule: Rule,
 }
 
 /// Redacts `text`, which is whole lines of a file's text: it starts at a
@@ -194,11 +201,12 @@ pub fn remap(pos: usize, edits: &[Edit], end_side: bool) -> usize {
 /// wasm. No pattern can match a newline, so running one over many lines
 /// finds what it finds in each line alone.
 macro_rules! regex {
-    ($(#[$doc:meta])* $name:ident = $($pat:expr),+ $(,)?) => {
+    ($(#[$doc:meta])* $name:ident, $src:ident = $($pat:expr),+ $(,)?) => {
+        const $src: &str = concat!($($pat),+);
         $(#[$doc])*
         fn $name() -> &'static Regex {
             static R: OnceLock<Regex> = OnceLock::new();
-            R.get_or_init(|| Regex::new(concat!($($pat),+)).unwrap())
+            R.get_or_init(|| Regex::new($src).unwrap())
         }
     };
 }
@@ -206,7 +214,7 @@ macro_rules! regex {
 regex! {
     /// Secrets with a format of their own, redacted whole. Lengths are
     /// minimums, to keep the automaton small.
-    tokens_re = r"(?-u)\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
+    tokens_re, TOKENS_PAT = r"(?-u)\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b",
     r"|\bgh[pousr]_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{22,}",
     r"|\bglpat-[A-Za-z0-9_-]{20,}",
     r"|\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxapp-[0-9]-[A-Za-z0-9-]{10,}",
@@ -221,50 +229,75 @@ regex! {
     r"|\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{0,40}?(?:UFJJVkFUR|BSSVZBVE|QUklWQVRF)[A-Za-z0-9+/=]*",
     r"|\beyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)*",
 }
+
+/// The rule of a [`tokens_re`] match, by its prefix.
+fn token_rule(s: &[u8]) -> Rule {
+    let p = |x: &[u8]| s.starts_with(x);
+    match s[0] {
+        b'g' if p(b"gh") || p(b"github_pat_") => Rule::GITHUB_TOKEN,
+        b'g' => Rule::GITLAB_TOKEN,
+        b'x' => Rule::SLACK_TOKEN,
+        b'h' if p(b"hooks.") => Rule::SLACK_WEBHOOK,
+        b'h' => Rule::HUGGINGFACE_TOKEN,
+        b's' if p(b"shp") => Rule::SHOPIFY_TOKEN,
+        b'r' | b's' | b'w' => Rule::STRIPE_KEY,
+        b'A' if p(b"AIza") => Rule::GOOGLE_API_KEY,
+        b'A' if p(b"AGE-") => Rule::AGE_SECRET_KEY,
+        b'G' => Rule::GOOGLE_OAUTH_SECRET,
+        b'n' => Rule::NPM_TOKEN,
+        b'p' => Rule::PYPI_TOKEN,
+        b'S' => Rule::SENDGRID_KEY,
+        b'd' => Rule::DIGITALOCEAN_TOKEN,
+        b'L' => Rule::BASE64_PRIVATE_KEY,
+        b'e' => Rule::JWT,
+        _ => Rule::AWS_ACCESS_KEY_ID,
+    }
+}
+
 regex! {
     /// `sk-…` keys (checked for digits: `sk-` starts ordinary words too).
-    sk_re = r"(?-u)\bsk-(?:[a-z]{2,10}-){0,2}[A-Za-z0-9_-]{20,}"
+    sk_re, SK_PAT = r"(?-u)\bsk-(?:[a-z]{2,10}-){0,2}[A-Za-z0-9_-]{20,}"
 }
 regex! {
     /// The credential after an HTTP auth scheme (group 1).
-    auth_re = r#"(?-u)(?:\b(?:[Bb]earer|BEARER|[Bb]asic|BASIC)|(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:token))"#,
+    auth_re, AUTH_PAT = r#"(?-u)(?:\b(?:[Bb]earer|BEARER|[Bb]asic|BASIC)|(?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:token))"#,
     r"[ \t]+([A-Za-z0-9._~+/-]{8,}=*)",
 }
 regex! {
     /// The password of a URL (group 1).
-    url_re = r#"(?i-u)\b[a-z][a-z0-9+.-]{1,30}://[^ \t\r\n:@/?#"'`<>]*:([^ \t\r\n/?#"'`<>]+)@"#
+    url_re, URL_PAT = r#"(?i-u)\b[a-z][a-z0-9+.-]{1,30}://[^ \t\r\n:@/?#"'`<>]*:([^ \t\r\n/?#"'`<>]+)@"#
 }
 regex! {
     /// Private-key block markers.
-    marker_re = r"(?-u)-{4,5} ?(?:BEGIN|END)[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+    marker_re, MARKER_PAT = r"(?-u)-{4,5} ?(?:BEGIN|END)[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 }
 regex! {
     /// A name and value given as attributes or element text:
     /// `<add key="ApiKey" value="…"/>`, `<entry key="password">…</entry>`.
-    attr_re = r#"(?i-u)\b(?:key|name)[ \t]*=[ \t]*["']([A-Za-z0-9_.:-]+)["']"#,
+    attr_re, ATTR_PAT = r#"(?i-u)\b(?:key|name)[ \t]*=[ \t]*["']([A-Za-z0-9_.:-]+)["']"#,
     r#"(?:[ \t]+value[ \t]*=[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')|[ \t]*>([^<\n]*)<)"#,
 }
 regex! {
     /// Whole values that stand for a value rather than being one.
-    placeholder_re = r"(?i-u)^(?:\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9]+|\$\{\{.*\}\}|\{\{.*\}\}",
+    placeholder_re, PLACEHOLDER_PAT = r"(?i-u)^(?:\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9]+|\$\{\{.*\}\}|\{\{.*\}\}",
     r"|%[A-Za-z_][A-Za-z0-9_]*%|@[A-Za-z_][A-Za-z0-9_]*@|<[^<>]*>|\[[A-Za-z _-]*\]|%[+# 0-]?[a-z]|\{[0-9]{0,2}\}",
     r"|x+|\*+|\.+|#+|-+|_+|0+|null|nil|none|undefined|true|false)$",
 }
 regex! {
     /// A shell default, `${VAR:-value}`: the value is literal.
-    shell_default_re = r"(?-u)\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]"
+    shell_default_re, SHELL_DEFAULT_PAT = r"(?-u)\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]"
 }
 regex! {
     /// Regular expressions (`[a-z0-9]`, `\w`, `(?:`).
-    regexy_re = r"(?-u)a-z|A-Z|0-9|\\[wdsbWDSB]|\[\^|\(\?[:=!<P]"
+    regexy_re, REGEXY_PAT = r"(?-u)a-z|A-Z|0-9|\\[wdsbWDSB]|\[\^|\(\?[:=!<P]"
 }
 regex! {
     /// Interpolations inside a value (`${X}`, `{{ x }}`, `{name}`, `%s`).
-    interp_re = r"(?-u)\$\{[^}]*\}|\{\{[^}]*\}\}|\$\([^)]*\)|\{[^{}]*\}|%(?:\([A-Za-z_]+\))?[-+ #0-9]*[sdifxXrv]"
+    interp_re, INTERP_PAT = r"(?-u)\$\{[^}]*\}|\{\{[^}]*\}\}|\$\([^)]*\)|\{[^{}]*\}|%(?:\([A-Za-z_]+\))?[-+ #0-9]*[sdifxXrv]"
 }
 regex! {
     /// URLs, file paths, SSH public keys, `host:port`.
-    not_secret_re = r"(?-u)^(?:[A-Za-z][A-Za-z0-9+.-]*://.*",
+    not_secret_re, NOT_SECRET_PAT = r"(?-u)^(?:[A-Za-z][A-Za-z0-9+.-]*://.*",
     r"|(?:~|\.\.?)/[A-Za-z0-9_.@~+ /\\-]*|[A-Za-z]:\\[A-Za-z0-9_.@~+ /\\-]*",
     r"|/(?:bin|etc|home|opt|tmp|usr|var|run|srv|mnt|dev|proc|sys|root|Users|Library|Volumes|private|secrets?",
     r"|data|app|config|workspace|media|certs?|keys?)(?:/[A-Za-z0-9_.@~+ -]*)*",
@@ -279,6 +312,9 @@ regex! {
 fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
+
+/// The keywords of secret-named keys (what [`keywords`] finds).
+const KEYWORDS: &str = "access auth api bearer credential creds key password passwd passphrase pass pwd secret token";
 
 /// The first two letters of each keyword (lower case), a bit per pair.
 static KEYWORD_STARTS: [u64; 1024] = {
@@ -330,60 +366,94 @@ fn keywords(text: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+// Names that are not secrets (see `harmless_name`): anywhere in the name.
+const ANYWHERE: &str = "authorit unauthori accessib accessor keyboard keyword keystroke keyframe keypress keycode \
+    keypad keyup keydown keymap keying keyspace keyof monkey donkey turkey hockey jockey whiskey lackey hotkey \
+    issuerkeyhash usersecretsid csrf xsrf tokeniz tokenis withcredentials";
+// Words before `key`/`keys` or `token`/`tokens` that end the name's word.
+const BEFORE: [(&str, &str); 2] = [
+    (
+        "key",
+        "public pub primary foreign sort partition hash bucket cache idempotency schema sequence natural lookup \
+        index idx unique composite row column object i18n translation shard routing dedup dedupe react dict map \
+        group event message node",
+    ),
+    (
+        "token",
+        "max min num total prompt completion output input next prev page pagination continuation sync cancel \
+        cancellation stop special bos eos pad unk sep mask cls public",
+    ),
+];
+// Words after a keyword (and an `s`, and a separator) that end a word.
+const PASSWORD: &str = "length len policy field input label hint prompt reset strength min max regex pattern rule \
+    rules validator placeholder file path env command cmd manager store encoder type mode expiry expires \
+    expiration required visible visibility forgot update";
+const AFTER: [(&str, &str); 8] = [
+    ("access", "id ids level log mode type control modifier list right rights policy count time"),
+    (
+        "api",
+        "id ids name names version ver url uri endpoint host base path prefix group server port doc docs spec \
+        route module status",
+    ),
+    (
+        "key",
+        "alias id ids length len mesh name names pair selector signature size store storetype tab file path type \
+        vault usage algorithm alg format spec prefix count bits version ref arn url uri location dir directory fn \
+        func function field column index up down left right press pressed code event binding bindings handler \
+        listener",
+    ),
+    (
+        "secret",
+        "length len name names size ref arn manager store provider path file dir mount volume type version count",
+    ),
+    (
+        "token",
+        "url uri endpoint file path type count length len index idx kind name names id ids expire expires expiry \
+        expiration ttl lifetime limit size stream start end pos position span list budget usage",
+    ),
+    ("credential", "id ids url uri endpoint file path provider type source helper process store scope"),
+    ("password", PASSWORD),
+    ("passwd", PASSWORD),
+];
+
+/// gitleaks' generic rule: a value of a secret-named key is 10 bytes or more
+/// with Shannon entropy of 3.5 bits per byte or more (3.0 for passwords).
+const MIN_VALUE_LEN: usize = 10;
+const GENERIC_ENTROPY: f64 = 3.5;
+const PASSWORD_ENTROPY: f64 = 3.0;
+
+/// Everything [`table_fingerprint`] hashes besides the rule names.
+fn table_parts() -> Vec<String> {
+    let mut parts: Vec<String> = [
+        TOKENS_PAT,
+        SK_PAT,
+        AUTH_PAT,
+        URL_PAT,
+        MARKER_PAT,
+        ATTR_PAT,
+        PLACEHOLDER_PAT,
+        SHELL_DEFAULT_PAT,
+        REGEXY_PAT,
+        INTERP_PAT,
+        NOT_SECRET_PAT,
+        ANYWHERE,
+        PASSWORD,
+        DUMMY_WORDS,
+        KEYWORDS,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    parts.extend(BEFORE.iter().chain(AFTER.iter()).map(|(a, b)| format!("{a}:{b}")));
+    parts.push(format!("{MIN_VALUE_LEN} {GENERIC_ENTROPY} {PASSWORD_ENTROPY} {MAX_VALUE_LINES} {LOOKBACK}"));
+    parts
+}
+
 /// Whether a name that holds a keyword names something that is not a
 /// secret (after gitleaks' allowlist for its generic rule): `keyboard`,
 /// `author`, `public_key`, `key_id`, `token_url`, `max_tokens`,
 /// `password_length`… A word ends at a non-letter, the end, or a capital.
 fn harmless_name(name: &[u8]) -> bool {
-    // Anywhere in the name.
-    const ANYWHERE: &str = "authorit unauthori accessib accessor keyboard keyword keystroke keyframe keypress keycode \
-        keypad keyup keydown keymap keying keyspace keyof monkey donkey turkey hockey jockey whiskey lackey hotkey \
-        issuerkeyhash usersecretsid csrf xsrf tokeniz tokenis withcredentials";
-    // Words before `key`/`keys` or `token`/`tokens` that end the name's word.
-    const BEFORE: [(&str, &str); 2] = [
-        (
-            "key",
-            "public pub primary foreign sort partition hash bucket cache idempotency schema sequence natural lookup \
-            index idx unique composite row column object i18n translation shard routing dedup dedupe react dict map \
-            group event message node",
-        ),
-        (
-            "token",
-            "max min num total prompt completion output input next prev page pagination continuation sync cancel \
-            cancellation stop special bos eos pad unk sep mask cls public",
-        ),
-    ];
-    // Words after a keyword (and an `s`, and a separator) that end a word.
-    const PASSWORD: &str = "length len policy field input label hint prompt reset strength min max regex pattern rule \
-        rules validator placeholder file path env command cmd manager store encoder type mode expiry expires \
-        expiration required visible visibility forgot update";
-    const AFTER: [(&str, &str); 8] = [
-        ("access", "id ids level log mode type control modifier list right rights policy count time"),
-        (
-            "api",
-            "id ids name names version ver url uri endpoint host base path prefix group server port doc docs spec \
-            route module status",
-        ),
-        (
-            "key",
-            "alias id ids length len mesh name names pair selector signature size store storetype tab file path type \
-            vault usage algorithm alg format spec prefix count bits version ref arn url uri location dir directory fn \
-            func function field column index up down left right press pressed code event binding bindings handler \
-            listener",
-        ),
-        (
-            "secret",
-            "length len name names size ref arn manager store provider path file dir mount volume type version count",
-        ),
-        (
-            "token",
-            "url uri endpoint file path type count length len index idx kind name names id ids expire expires expiry \
-            expiration ttl lifetime limit size stream start end pos position span list budget usage",
-        ),
-        ("credential", "id ids url uri endpoint file path provider type source helper process store scope"),
-        ("password", PASSWORD),
-        ("passwd", PASSWORD),
-    ];
     let words = |list: &'static str| list.split_ascii_whitespace().map(str::as_bytes);
     let at = |i: usize, w: &[u8]| name.len() >= i + w.len() && name[i..i + w.len()].eq_ignore_ascii_case(w);
     // A word ends where no lowercase letter follows (a capital starts the
@@ -439,10 +509,11 @@ fn harmless_name(name: &[u8]) -> bool {
 }
 
 /// Whether a letters-only password value reads as a placeholder.
+const DUMMY_WORDS: &str = "your example sample placeholder change dummy redacted secret passw here xxx todo fixme \
+    replace insert enter fake test none null undefined default empty hidden masked";
+
 fn dummy_word(v: &[u8]) -> bool {
-    const WORDS: &str = "your example sample placeholder change dummy redacted secret passw here xxx todo fixme \
-        replace insert enter fake test none null undefined default empty hidden masked";
-    WORDS.split_ascii_whitespace().any(|w| contains_ci(v, w.as_bytes()))
+    DUMMY_WORDS.split_ascii_whitespace().any(|w| contains_ci(v, w.as_bytes()))
 }
 
 /// Shannon entropy in bits per byte.
@@ -733,7 +804,7 @@ fn block_at(doc: &Doc, v: usize) -> Block {
 fn key_block_edits(line: &[u8], v: usize, ms: &[Marker], state: &mut dyn FnMut() -> Block, edits: &mut Vec<Edit>) {
     let mut push = |a: usize, b: usize| {
         let (ca, cb) = core(&line[a..b]);
-        edits.push(Edit { start: v + a + ca, end: v + a + cb });
+        edits.push(Edit { start: v + a + ca, end: v + a + cb, rule: Rule::PRIVATE_KEY_BLOCK });
     };
     let body = |a: usize, b: usize| {
         let (ca, cb) = core(&line[a..b]);
@@ -1107,7 +1178,7 @@ fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
     if prose(rest, password) {
         return false;
     }
-    entropy(rest) >= if password { 3.0 } else { 3.5 }
+    entropy(rest) >= if password { PASSWORD_ENTROPY } else { GENERIC_ENTROPY }
 }
 
 /// Whether an unquoted value reads as code rather than as a value: an
@@ -1307,7 +1378,7 @@ fn assignment_edits(text: &[u8], edits: &mut Vec<Edit>) {
         let value = (2..=4).find_map(|i| c.get(i)).unwrap();
         let secret_name = keywords(name).any(|(s, e)| key_at(name, s, e).is_ok());
         if secret_name && secret_value(value.as_bytes(), key_at_password(name), Form::Literal) {
-            edits.push(Edit { start: value.start(), end: value.end() });
+            edits.push(Edit { start: value.start(), end: value.end(), rule: Rule::GENERIC_SECRET_VALUE });
         }
     }
     let mut skip_until = 0;
@@ -1327,7 +1398,7 @@ fn assignment_edits(text: &[u8], edits: &mut Vec<Edit>) {
                 skip_until = ls + key.end;
                 if let Val::Span { start, end, form } = val {
                     if secret_value(&line[start..end], key.password, form) {
-                        edits.push(Edit { start: ls + start, end: ls + end });
+                        edits.push(Edit { start: ls + start, end: ls + end, rule: Rule::GENERIC_SECRET_VALUE });
                     }
                 }
             }
@@ -1513,7 +1584,7 @@ fn continued_value(
                 _ => (i, i + trim(&line[i..]).len(), Form::Literal),
             };
             if secret_value(&line[a..b], password, form) {
-                edits.push(Edit { start: v - n + a, end: v - n + b });
+                edits.push(Edit { start: v - n + a, end: v - n + b, rule: Rule::GENERIC_SECRET_VALUE });
             }
             return;
         }
@@ -1550,12 +1621,13 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
 
     // Rules within a line, over all lines at once.
     for m in tokens_re().find_iter(text) {
-        edits.push(Edit { start: m.start(), end: m.end() });
+        edits.push(Edit { start: m.start(), end: m.end(), rule: token_rule(m.as_bytes()) });
     }
     for m in sk_re().find_iter(text) {
         let s = m.as_bytes();
         if s.iter().filter(|c| c.is_ascii_digit()).count() >= 2 && entropy(s) >= 3.0 {
-            edits.push(Edit { start: m.start(), end: m.end() });
+            let rule = if s.starts_with(b"sk-ant-") { Rule::ANTHROPIC_KEY } else { Rule::OPENAI_KEY };
+            edits.push(Edit { start: m.start(), end: m.end(), rule });
         }
     }
     // (A search for captures sets them up first: most lines have none to find.)
@@ -1565,7 +1637,7 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
             let s = g.as_bytes();
             let words = s.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-' | b'/'));
             if !words && entropy(s) >= 3.0 && !placeholder_re().is_match(s) {
-                edits.push(Edit { start: g.start(), end: g.end() });
+                edits.push(Edit { start: g.start(), end: g.end(), rule: Rule::AUTHORIZATION_HEADER });
             }
         }
     }
@@ -1577,7 +1649,7 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w));
             if !dummy && !placeholder_re().is_match(s) {
-                edits.push(Edit { start: g.start(), end: g.end() });
+                edits.push(Edit { start: g.start(), end: g.end(), rule: Rule::URL_PASSWORD });
             }
         }
     }
@@ -1620,6 +1692,8 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
         }
     }
 
+    let enabled = Enabled::now();
+    edits.retain(|e| enabled.on(e.rule));
     edits.sort_by_key(|e| (e.start, std::cmp::Reverse(e.end)));
     let mut merged: Vec<Edit> = Vec::with_capacity(edits.len());
     for e in edits {
@@ -1688,6 +1762,22 @@ mod tests {
         for s in secrets {
             assert!(!out.contains(s), "shows {s}: {out}");
         }
+    }
+
+    #[test]
+    fn edits_name_their_rule_and_disabled_rules_make_none() {
+        let line = b"t=ghp_0123456789abcdefghijABCDEFGHIJ012345; id=AKIAIOSFODNN7EXAMPLE";
+        let (_, edits) = redact_lines(b"", line);
+        let rules: Vec<&str> = edits.iter().map(|e| e.rule.name()).collect();
+        assert_eq!(rules, ["github-token", "aws-access-key-id"]);
+        set_disabled(&["github-token".to_string()]).unwrap();
+        let (out, edits) = redact_lines(b"", line);
+        set_disabled(&[]).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "t=ghp_0123456789abcdefghijABCDEFGHIJ012345; id=[REDACTED]");
+        assert_eq!(edits.len(), 1);
+        assert!(set_disabled(&["githubtoken".to_string()]).unwrap_err().contains("githubtoken"));
+        assert_eq!(redact_lines(b"", line).1.len(), 2);
+        assert!(rule_names().any(|n| n == "generic-secret-value"));
     }
 
     #[test]
