@@ -95,6 +95,8 @@ use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 
+mod netrc;
+#[allow(dead_code)] // rule_names, set_disabled, table_fingerprint: for the host and the index
 mod rules;
 
 use rules::Enabled;
@@ -314,6 +316,7 @@ fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
 }
 
 /// The keywords of secret-named keys (what [`keywords`] finds).
+#[allow(dead_code)] // hashed by table_fingerprint
 const KEYWORDS: &str = "access auth api bearer credential creds key password passwd passphrase pass pwd secret token";
 
 /// The first two letters of each keyword (lower case), a bit per pair.
@@ -423,6 +426,7 @@ const GENERIC_ENTROPY: f64 = 3.5;
 const PASSWORD_ENTROPY: f64 = 3.0;
 
 /// Everything [`table_fingerprint`] hashes besides the rule names.
+#[allow(dead_code)]
 fn table_parts() -> Vec<String> {
     let mut parts: Vec<String> = [
         TOKENS_PAT,
@@ -1145,7 +1149,7 @@ fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
     };
     let literal_default = shell_default_re().is_match(v);
     // Short, a placeholder, or holding a key block's marker (the block rule's).
-    if v.len() < 10 || !literal_default && placeholder_re().is_match(v) || marker_re().is_match(v) {
+    if v.len() < MIN_VALUE_LEN || !literal_default && placeholder_re().is_match(v) || marker_re().is_match(v) {
         return false;
     }
     let interpolated = !literal_default && v.iter().any(|&c| matches!(c, b'{' | b'$' | b'%'));
@@ -1153,7 +1157,7 @@ fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
     let rest = trim(&rest);
     if code(v, form)
         || code(rest, form)
-        || rest.len() < 10
+        || rest.len() < MIN_VALUE_LEN
         || not_secret_re().is_match(rest)
         || regexy_re().is_match(rest)
     {
@@ -1655,6 +1659,9 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
     }
     assignment_edits(text, &mut edits);
 
+    let netrc_text = memchr::memmem::find(text, b"password").is_some();
+    let cli_text = memchr::memmem::find(text, b"--").is_some();
+
     // Rules that look at the lines before: key blocks, values under keys.
     let all_markers: Vec<Marker> = markers(text, n).collect();
     let mut mi = 0;
@@ -1681,6 +1688,12 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
         }
         edits.extend(line_edits);
         continued_value(&doc, v, line, &above, &mut cache, base, memo, &mut edits);
+        if netrc_text && memchr::memmem::find(line, b"password").is_some() {
+            netrc::netrc_edits(&doc, v, line, start, &mut edits);
+        }
+        if cli_text && memchr::memmem::find(line, b"--").is_some() {
+            netrc::cli_edits(line, start, &mut edits);
+        }
         above.push((start, nl));
         cache.push(None);
         start = nl + 1;
@@ -1778,6 +1791,76 @@ mod tests {
         assert!(set_disabled(&["githubtoken".to_string()]).unwrap_err().contains("githubtoken"));
         assert_eq!(redact_lines(b"", line).1.len(), 2);
         assert!(rule_names().any(|n| n == "generic-secret-value"));
+    }
+
+    #[test]
+    fn netrc_passwords_without_an_operator() {
+        // One line, several entries, quoted in an echo, spread over lines in a heredoc.
+        let pw = "Vq7rT2xL9mNb4Zk";
+        let pw2 = "Jd8s2Kq0pLx5Wn3";
+        let file = format!(
+            "machine api.example.net login deploy password {pw}\n\
+             machine a.example login u password {pw} machine b.example login v password {pw2}\n\
+             echo \"machine git.example.org login bot password {pw2}\" >> ~/.netrc\n\
+             cat > ~/.netrc <<EOF\n\
+             machine registry.example.com\n\
+             \x20 login ci-user\n\
+             \x20 password {pw}\n\
+             EOF\n"
+        );
+        let lines = consistent(&file);
+        hidden(&lines.join("\n"), &[pw, pw2]);
+        assert_eq!(lines[0], "machine api.example.net login deploy password [REDACTED]");
+        assert_eq!(lines[2], "echo \"machine git.example.org login bot password [REDACTED]\" >> ~/.netrc");
+        assert_eq!(lines[6], "  password [REDACTED]");
+        assert_eq!(rules_of(&file), ["netrc-password"]);
+        // Placeholders, short values and prose stay.
+        for keep in [
+            "machine h login u password $GITHUB_TOKEN",
+            "printf 'machine %s login %s password %s\\n' \"$h\" \"$u\" \"$p\"",
+            "machine h login u password <password>",
+            "machine h login u password hunter2",
+            "Type your password below and press enter to continue",
+            "password Zq8rT3vL0xN7aB2cD4eF (a lone line with no machine above)",
+            "the login password is stored in the keychain, machine-wide",
+        ] {
+            assert_eq!(r(keep), keep);
+        }
+        // A `password` line under lines that are not netrc's is not netrc.
+        let other = format!("fn main() {{\n    let x = 1;\n  password {pw}\n}}\n");
+        assert_eq!(r(&other), other);
+    }
+
+    /// The rules of the edits `s` gets, once each.
+    fn rules_of(s: &str) -> Vec<&'static str> {
+        let mut v: Vec<&str> = redact_lines(b"", s.as_bytes()).1.iter().map(|e| e.rule.name()).collect();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn command_line_passwords_after_a_space() {
+        let pw = "Vq7rT2xL9mNb4Zk";
+        assert_eq!(
+            r(&format!("mycli login --password {pw} --user bob")),
+            "mycli login --password [REDACTED] --user bob"
+        );
+        assert_eq!(r(&format!("tool --api-token '{pw}' run")), "tool --api-token '[REDACTED]' run");
+        assert_eq!(r(&format!("tool --client-secret \"{pw}\"")), "tool --client-secret \"[REDACTED]\"");
+        assert_eq!(r(&format!("tool --password={pw}")), "tool --password=[REDACTED]");
+        assert_eq!(rules_of(&format!("tool --password {pw}")), ["cli-password"]);
+        for keep in [
+            "      --password string   Password",
+            "      --password-stdin    Take the password from stdin",
+            "docker login --username foo --password $REGISTRY_PASSWORD",
+            "tool --token \"${{ secrets.DEPLOY_TOKEN }}\" --verbose",
+            "tool --token-file /run/secrets/token --verbose",
+            "mycli --password --user bob",
+            "i-- ; x--; --token",
+            "tool --api-key YOUR_API_KEY_HERE",
+        ] {
+            assert_eq!(r(keep), keep);
+        }
     }
 
     #[test]
