@@ -95,6 +95,8 @@ use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 
+#[cfg(test)]
+mod code_lines_test;
 mod netrc;
 #[allow(dead_code)] // rule_names, set_disabled, table_fingerprint: for the host and the index
 mod rules;
@@ -379,7 +381,7 @@ const BEFORE: [(&str, &str); 2] = [
         "key",
         "public pub primary foreign sort partition hash bucket cache idempotency schema sequence natural lookup \
         index idx unique composite row column object i18n translation shard routing dedup dedupe react dict map \
-        group event message node",
+        group event message node websocket",
     ),
     (
         "token",
@@ -403,7 +405,7 @@ const AFTER: [(&str, &str); 8] = [
         "alias id ids length len mesh name names pair selector signature size store storetype tab file path type \
         vault usage algorithm alg format spec prefix count bits version ref arn url uri location dir directory fn \
         func function field column index up down left right press pressed code event binding bindings handler \
-        listener",
+        listener exchange",
     ),
     (
         "secret",
@@ -458,6 +460,10 @@ fn table_parts() -> Vec<String> {
 /// `author`, `public_key`, `key_id`, `token_url`, `max_tokens`,
 /// `password_length`… A word ends at a non-letter, the end, or a capital.
 fn harmless_name(name: &[u8]) -> bool {
+    // The shell's working directory.
+    if name == b"PWD" || name == b"OLDPWD" {
+        return true;
+    }
     let words = |list: &'static str| list.split_ascii_whitespace().map(str::as_bytes);
     let at = |i: usize, w: &[u8]| name.len() >= i + w.len() && name[i..i + w.len()].eq_ignore_ascii_case(w);
     // A word ends where no lowercase letter follows (a capital starts the
@@ -1021,6 +1027,71 @@ fn quote_at(line: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// The end of a literal (its content ends at `end`, its quote opened at `q`)
+/// and the literals joined to it by `+` (`"Zq8rT3" + "vL0xN7aB2c"`): a value
+/// split in pieces is one value.
+fn joined(line: &[u8], q: usize, mut end: usize) -> usize {
+    let quote = line[q];
+    if !matches!(quote, b'"' | b'\'') || end >= line.len() || line[end] != quote {
+        return end;
+    }
+    loop {
+        let mut k = end + 1;
+        while k < line.len() && is_space(line[k]) {
+            k += 1;
+        }
+        if line.get(k) != Some(&b'+') {
+            return end;
+        }
+        k += 1;
+        while k < line.len() && is_space(line[k]) {
+            k += 1;
+        }
+        if line.get(k) != Some(&quote) || line[k..].starts_with(b"\"\"\"") {
+            return end;
+        }
+        let (_, e) = literal(line, k);
+        if e >= line.len() || line[e] != quote {
+            return end;
+        }
+        end = e;
+    }
+}
+
+/// A value's pieces as one (`"ab" + "cd"` as `abcd`), for a [`joined`] value.
+fn unjoin(v: &[u8]) -> Cow<'_, [u8]> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut any = false;
+    while i < v.len() {
+        if matches!(v[i], b'"' | b'\'') {
+            let q = v[i];
+            let mut k = i + 1;
+            while k < v.len() && is_space(v[k]) {
+                k += 1;
+            }
+            if v.get(k) == Some(&b'+') {
+                k += 1;
+                while k < v.len() && is_space(v[k]) {
+                    k += 1;
+                }
+                if v.get(k) == Some(&q) {
+                    i = k + 1;
+                    any = true;
+                    continue;
+                }
+            }
+        }
+        out.push(v[i]);
+        i += 1;
+    }
+    if any {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(v)
+    }
+}
+
 /// The value after an operator ending at `i`.
 fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_start: bool) -> Val {
     if xml {
@@ -1046,7 +1117,7 @@ fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_start: bool) 
     }
     if let Some(q) = quote_at(line, i) {
         let (start, end) = literal(line, q);
-        return Val::Span { start, end, form: Form::Literal };
+        return Val::Span { start, end: joined(line, q, end), form: Form::Literal };
     }
     if matches!(rest[0], b'[' | b'{' | b'(') {
         let mut j = i;
@@ -1111,6 +1182,12 @@ fn assignment(line: &[u8], ks: usize, ke: usize) -> Result<(Key, Val), usize> {
         None => line,
     };
     let val = value_at(line, i, yaml, xml, starts_line(line, key.start));
+    // A comparison or an append takes only a literal: `token.typ !=
+    // yaml_VALUE_TOKEN || start_mark.column-1` is code.
+    let literal_only = [&b"=="[..], b"!=", b"||", b"+=", b".="].iter().any(|o| line[..i].ends_with(o));
+    if literal_only && !matches!(val, Val::Span { form: Form::Literal, .. }) {
+        return Err(key.end);
+    }
     // After `,` (an argument list), only a literal is the key's value, and
     // it is an argument like any other: a name or a word is not a secret.
     if line[..i].ends_with(b",") {
@@ -1141,12 +1218,29 @@ enum Form {
 fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
     let quoted = matches!(form, Form::Literal | Form::Argument);
     let v = trim(v);
+    // `Field: someName,` (a struct literal's field): a name.
+    if !quoted
+        && matches!(v.last(), Some(b',' | b';'))
+        && v[0].is_ascii_alphabetic()
+        && v[..v.len() - 1].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+    {
+        return false;
+    }
     let v = if quoted {
         v
     } else {
         let v = v.strip_suffix(b"\\").map_or(v, trim);
         trim(v.strip_suffix(b",").or_else(|| v.strip_suffix(b";")).or_else(|| v.strip_suffix(b":")).unwrap_or(v))
     };
+    // An elided example (`9cbaf023786cd7...`).
+    if v.ends_with(b"...") || v.ends_with("\u{2026}".as_bytes()) {
+        return false;
+    }
+    // A bare value is one word: a blank or a quote inside it makes it code
+    // or prose (`EOF@56..57 "" [Newline("\n")]`).
+    if !quoted && v.iter().any(|&c| is_space(c) || matches!(c, b'"' | b'\'' | b'`')) {
+        return false;
+    }
     let literal_default = shell_default_re().is_match(v);
     // Short, a placeholder, or holding a key block's marker (the block rule's).
     if v.len() < MIN_VALUE_LEN || !literal_default && placeholder_re().is_match(v) || marker_re().is_match(v) {
@@ -1163,11 +1257,24 @@ fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
     {
         return false;
     }
+    // A key's value (not a password, which people choose) is made of token
+    // characters, as gitleaks' generic rule reads it: a blank, a comma, a
+    // bracket, a quote or a backslash makes it a list, a tag, code or text
+    // (`"bytes,1,opt,name=key"`, `"openssh-key-v1\x00"`).
+    if !password && !rest.iter().all(|&c| token_char(c)) {
+        return false;
+    }
     // Mostly punctuation: a character set, a separator line.
     if rest.iter().filter(|c| c.is_ascii_alphanumeric()).count() * 4 < rest.len() {
         return false;
     }
     if form != Form::Literal && rest.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_') && identifier_like(rest) {
+        return false;
+    }
+    // A name: words joined by `_`, `-`, `.`, `/` or `:` (`TCA_PEDIT_KEY_EX_HDR`,
+    // `diffie-hellman-group14-sha256`, `oauth2.google.tokenSource`).
+    let words = rest.split(|&c| matches!(c, b'_' | b'-' | b'.')).filter(|w| !w.is_empty()).count();
+    if (!(password && quoted) || words >= 2) && name_like(rest) {
         return false;
     }
     // Letters and separators only (gitleaks' allowlist): names, words, paths.
@@ -1183,6 +1290,57 @@ fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
         return false;
     }
     entropy(rest) >= if password { PASSWORD_ENTROPY } else { GENERIC_ENTROPY }
+}
+
+/// Whether `v` is words joined by separators, each word one case of
+/// letters with at most one run of digits (`group14`, `P256`, `sha256`), or
+/// an identifier (`tokenSource`): a name. A random token has words of mixed
+/// case or digits all through (`7c37Cc8654o6p38Hn`, `fpjqlhnwb19zds35k8`).
+fn name_like(v: &[u8]) -> bool {
+    let mut words = 0;
+    for w in v.split(|&c| matches!(c, b'_' | b'-' | b'.' | b'/' | b':' | b'#' | b'@')) {
+        if w.is_empty() {
+            continue;
+        }
+        words += 1;
+        if !w.iter().all(u8::is_ascii_alphanumeric) {
+            return false;
+        }
+        let lower = w.iter().all(|c| !c.is_ascii_uppercase());
+        let upper = w.iter().all(|c| !c.is_ascii_lowercase())
+            || w[0].is_ascii_uppercase() && w[1..].iter().all(|c| !c.is_ascii_uppercase());
+        let digit_runs = w.windows(2).filter(|p| !p[0].is_ascii_digit() && p[1].is_ascii_digit()).count()
+            + usize::from(w[0].is_ascii_digit());
+        let cased = (lower || upper) && digit_runs <= 1 && w.len() <= 16;
+        let ident = digit_runs <= 1 && identifier_like(w);
+        if !(cased || ident) {
+            return false;
+        }
+    }
+    words > 0
+}
+
+/// What a generic secret value is made of.
+fn token_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'_' | b'.'
+                | b'='
+                | b'+'
+                | b'/'
+                | b'~'
+                | b'-'
+                | b'@'
+                | b':'
+                | b'!'
+                | b'#'
+                | b'*'
+                | b'^'
+                | b'%'
+                | b'&'
+                | b'$'
+        )
 }
 
 /// Whether an unquoted value reads as code rather than as a value: an
@@ -1251,7 +1409,11 @@ fn code(v: &[u8], form: Form) -> bool {
         }
     }
     let rest = &v[i..];
-    let rest = rest.strip_suffix(b"?").unwrap_or(rest);
+    // `x?` (Rust's try), `x.(T)` (Go's type assertion) are code.
+    let tried = rest.strip_prefix(b"?").is_some_and(|r| matches!(r.first(), None | Some(b'.' | b';' | b')')));
+    if !literal && (tried || rest.starts_with(b".(")) {
+        return true;
+    }
     let rest = rest.strip_suffix(b"\\").unwrap_or(rest);
     let rest = &rest[..rest.iter().rposition(|&c| !is_space(c)).map_or(0, |i| i + 1)];
     let rest = rest.strip_suffix(b".").unwrap_or(rest);
@@ -1261,6 +1423,10 @@ fn code(v: &[u8], form: Form) -> bool {
     }
     if rest.is_empty() {
         return codey;
+    }
+    // `quote! {`, `map[K]V{`: a macro, a literal opened at the end of the line.
+    if !literal && (rest == b"!" || codey && matches!(rest.last(), Some(b'{' | b'(' | b'['))) {
+        return true;
     }
     if rest.starts_with(b", ") || rest[0] == b')' {
         return true; // an argument list goes on
@@ -1344,7 +1510,7 @@ fn prose(v: &[u8], password: bool) -> bool {
         };
         words += usize::from(word);
     }
-    words >= if password { 3 } else { 2 } && words * 4 >= all * 3
+    words >= 2 && words * 4 >= all * 3
 }
 
 /// Whether a name made of letters, digits and underscores reads as an
@@ -1371,6 +1537,11 @@ fn identifier_like(v: &[u8]) -> bool {
         };
         runs += usize::from(new_run);
         prev = Some(c);
+    }
+    // Digits all through a long word read as random (`abcd1234efgh5678XYZ`).
+    let digit_runs = v.windows(2).filter(|p| !p[0].is_ascii_digit() && p[1].is_ascii_digit()).count();
+    if digit_runs >= 2 && v.len() >= 16 && !v.contains(&b'_') {
+        return false;
     }
     runs > 0 && chars * 2 >= runs * 7
 }
@@ -1401,7 +1572,7 @@ fn assignment_edits(text: &[u8], edits: &mut Vec<Edit>) {
             Ok((key, val)) => {
                 skip_until = ls + key.end;
                 if let Val::Span { start, end, form } = val {
-                    if secret_value(&line[start..end], key.password, form) {
+                    if secret_value(&unjoin(&line[start..end]), key.password, form) {
                         edits.push(Edit { start: ls + start, end: ls + end, rule: Rule::GENERIC_SECRET_VALUE });
                     }
                 }
@@ -1629,7 +1800,8 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
     }
     for m in sk_re().find_iter(text) {
         let s = m.as_bytes();
-        if s.iter().filter(|c| c.is_ascii_digit()).count() >= 2 && entropy(s) >= 3.0 {
+        // (`sk-ecdsa-sha2-nistp256@openssh.com` is a name.)
+        if s.iter().filter(|c| c.is_ascii_digit()).count() >= 2 && entropy(s) >= 3.0 && !name_like(s) {
             let rule = if s.starts_with(b"sk-ant-") { Rule::ANTHROPIC_KEY } else { Rule::OPENAI_KEY };
             edits.push(Edit { start: m.start(), end: m.end(), rule });
         }
@@ -1640,7 +1812,11 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
             let g = c.get(1).unwrap();
             let s = g.as_bytes();
             let words = s.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-' | b'/'));
-            if !words && entropy(s) >= 3.0 && !placeholder_re().is_match(s) {
+            // `Bearer realm="…"`, `Bearer resource_metadata="…"`: a
+            // challenge's parameter, not a credential.
+            let param = s.ends_with(b"=") && text.get(g.end()).is_some_and(|&c| c == b'"' || c.is_ascii_alphanumeric());
+            let dummy = dummy_word(s) || contains_ci(s, b"token");
+            if !words && !param && !dummy && entropy(s) >= 3.0 && !placeholder_re().is_match(s) {
                 edits.push(Edit { start: g.start(), end: g.end(), rule: Rule::AUTHORIZATION_HEADER });
             }
         }
@@ -1652,7 +1828,11 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
             let dummy = [&b"password"[..], b"passwd", b"pass", b"pwd", b"secret", b"changeme"]
                 .iter()
                 .any(|w| s.eq_ignore_ascii_case(w));
-            if !dummy && !placeholder_re().is_match(s) {
+            // `test:test@`, `a:b@`: a parser's test vector, not a password.
+            let user = &text[..g.start() - 1];
+            let user = &user[user.iter().rposition(|&c| c == b'/').map_or(0, |i| i + 1)..];
+            let echo = s.len() < 4 || s.eq_ignore_ascii_case(user);
+            if !dummy && !echo && !placeholder_re().is_match(s) {
                 edits.push(Edit { start: g.start(), end: g.end(), rule: Rule::URL_PASSWORD });
             }
         }
@@ -1864,6 +2044,26 @@ mod tests {
     }
 
     #[test]
+    fn values_that_try_to_slip_past() {
+        let s = "Zq8rT3vL0xN7aB2cD4eF";
+        // Split in pieces by `+`, in either quote.
+        assert_eq!(r(r#"password = "Zq8rT3" + "vL0xN7aB2c""#), r#"password = "[REDACTED]""#);
+        assert_eq!(r("api_key = 'Zq8rT3vL' + '0xN7aB2cD4eF';"), "api_key = '[REDACTED]';");
+        // A .env value shaped like an identifier but random.
+        assert_eq!(r("API_KEY=abcd1234efgh5678XYZ"), "API_KEY=[REDACTED]");
+        assert_eq!(r(&format!("token: {s}")), "token: [REDACTED]");
+        assert_eq!(r(&format!("  client_secret: \"{s}\"")), "  client_secret: \"[REDACTED]\"");
+        // Escaped quotes, punctuation, a value with underscores of mixed case.
+        assert_eq!(r(&format!(r#"cfg = "{{\"token\": \"{s}\"}}""#)), r#"cfg = "{\"token\": \"[REDACTED]\"}""#);
+        assert_eq!(r("SECRET_KEY = 'k3y_V4lue_Zx9Qw2Er7Ty'"), "SECRET_KEY = '[REDACTED]'");
+        assert_eq!(r("access_token = \"4642492f-d8bd-47f1-a005-0c08ae4657df\""), "access_token = \"[REDACTED]\"");
+        // A comparison with a literal is still one.
+        assert_eq!(r(&format!(r#"if password == "{s}" {{"#)), r#"if password == "[REDACTED]" {"#);
+        // A value on the line after its key.
+        assert_eq!(r(&format!("secret:\n  {s}\n")), "secret:\n  [REDACTED]\n");
+    }
+
+    #[test]
     fn known_token_shapes() {
         assert_eq!(r("aws_key_id AKIAIOSFODNN7EXAMPLE here"), "aws_key_id [REDACTED] here");
         assert_eq!(r("t=ghp_0123456789abcdefghijABCDEFGHIJ012345;"), "t=[REDACTED];");
@@ -1907,7 +2107,8 @@ mod tests {
 
     #[test]
     fn authorization_headers() {
-        assert_eq!(r("Authorization: Bearer 8f4e2a9c1b7d3e5f6a0b"), "Authorization: [REDACTED]");
+        // The scheme stays visible: only the credential is a secret.
+        assert_eq!(r("Authorization: Bearer 8f4e2a9c1b7d3e5f6a0b"), "Authorization: Bearer [REDACTED]");
         assert_eq!(r(r#"-H "Authorization: Bearer 8f4e2a9c1b7d3e5f6a0b""#), r#"-H "Authorization: Bearer [REDACTED]""#);
         assert_eq!(r("curl -H 'authorization: token 0123abcd4567ef89'"), "curl -H 'authorization: token [REDACTED]'");
         assert_eq!(r("  headers['x'] = 'Basic dXNlcjpwYXNzd29yZA=='"), "  headers['x'] = 'Basic [REDACTED]'");
