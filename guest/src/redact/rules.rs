@@ -45,6 +45,7 @@ rules! {
     ANTHROPIC_KEY = "anthropic-api-key",
     JWT = "jwt",
     AZURE_STORAGE_KEY = "azure-storage-key",
+    AZURE_CLIENT_SECRET = "azure-client-secret",
     GCP_SERVICE_ACCOUNT = "gcp-service-account-key",
     BASE64_PRIVATE_KEY = "base64-private-key",
     PRIVATE_KEY_BLOCK = "private-key-block",
