@@ -104,6 +104,7 @@ fn cpp_python_java_code() {
         "    std::string secret_path = secret_directory + \"/\" + secret_name + \".secret\";",
         "  con.Query(\"SET secret_path='\" + temp_secret_path + \"';\");",
         "    passOrSkip = \"** test skipped **\";",
+        "            passOrFail = \"-- unexpected state --\";",
         "        self.token = self.tokenizer.next_token()",
         "        api_key = os.environ.get(\"SERVICE_API_KEY\")",
         "    client = Client(api_key=service_api_key, timeout=30)",

@@ -343,7 +343,8 @@ pub(super) fn closing(v: &[u8], i: usize) -> Option<usize> {
 /// letters (mostly letters, for a key that is not a password's).
 pub(super) fn prose(v: &[u8], password: bool) -> bool {
     let (mut words, mut all) = (0, 0);
-    for w in v.split(|&c| c == b' ' || c == b'\t').filter(|w| !w.is_empty()) {
+    // (Decoration between words, `** error **`, is no word either way.)
+    for w in v.split(|&c| c == b' ' || c == b'\t').filter(|w| w.iter().any(u8::is_ascii_alphanumeric)) {
         all += 1;
         let a = w.iter().position(|c| !matches!(c, b'(' | b'"' | b'\'' | b'`' | b'<')).unwrap_or(w.len());
         let b = w
