@@ -134,5 +134,8 @@ fn config_names_placeholders_and_prose() {
         "    .header(\"Authorization\", \"Bearer token_abc\")",
         "    \"input\": \"http://u:v@host.test/\",",
         "    \"href\": \"http://test:test@proxy.test:3128/\",",
+        "    \"input\": \"http://bar:qux%F0%9F@host.test/\",",
+        "    \"href\": \"https://x:ab(c]d@host.test/\",",
+        "    \"password\": \"%21%22%23$%&'()*+,-.%3A%3B%3C\",",
     ]);
 }

@@ -267,7 +267,9 @@ pub(super) fn url_edits(text: &[u8], edits: &mut Vec<Edit>) {
             // `test:test@`, `a:b@`: a parser's test vector, not a password.
             let user = &text[..g.start() - 1];
             let user = &user[user.iter().rposition(|&c| c == b'/').map_or(0, |i| i + 1)..];
-            let echo = s.len() < 4 || s.eq_ignore_ascii_case(user);
+            // Long enough to be a password: 8 bytes or more once decoded
+            // (`foobar`, `%F0%9F%92%A9` are a parser's test vectors).
+            let echo = pct_decode(s).len() < 8 || s.eq_ignore_ascii_case(user);
             if !dummy && !echo && !placeholder_re().is_match(s) {
                 edits.push(Edit { start: g.start(), end: g.end(), rule: Rule::URL_PASSWORD });
             }

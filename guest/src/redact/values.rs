@@ -113,8 +113,10 @@ pub(super) fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
     if !password && !rest.iter().all(|&c| token_char(c)) {
         return false;
     }
-    // Mostly punctuation: a character set, a separator line.
-    if rest.iter().filter(|c| c.is_ascii_alphanumeric()).count() * 4 < rest.len() {
+    // Mostly punctuation: a character set, a separator line (also when
+    // percent-encoded: `%20!%22$%&'()*+`).
+    let decoded = pct_decode(rest);
+    if decoded.iter().filter(|c| c.is_ascii_alphanumeric()).count() * 4 < decoded.len() {
         return false;
     }
     if form != Form::Literal && rest.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_') && identifier_like(rest) {
@@ -394,4 +396,27 @@ pub(super) fn identifier_like(v: &[u8]) -> bool {
         return false;
     }
     runs > 0 && chars * 2 >= runs * 7
+}
+
+/// `v` with its `%XX` escapes decoded.
+pub(super) fn pct_decode(v: &[u8]) -> Cow<'_, [u8]> {
+    if !v.contains(&b'%') {
+        return Cow::Borrowed(v);
+    }
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(v.len());
+    let mut i = 0;
+    while i < v.len() {
+        match (v[i], v.get(i + 1).and_then(|&c| hex(c)), v.get(i + 2).and_then(|&c| hex(c))) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h << 4 | l);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Cow::Owned(out)
 }
