@@ -1,10 +1,15 @@
 //! Builds the guest crate to `sandgrep.wasm` (a wasm32-wasip2 component) with
-//! a nested `cargo build`, so the host embeds it and the CLI ships as one
-//! file. No hand-run prebuild step. Also builds the runaway test guest.
+//! a nested `cargo build`, and compiles that component to this machine's code
+//! with wasmtime, so the host embeds both and the CLI ships as one file that
+//! never loads compiled code from disk. No hand-run prebuild step. Also
+//! builds the runaway test guest.
 
 use std::env;
 use std::path::PathBuf;
 use std::process::Command;
+
+#[path = "src/engine_config.rs"]
+mod engine_config;
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").unwrap());
@@ -12,7 +17,16 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").unwrap());
     // A target dir of its own: the outer build holds the lock on the main one.
     let target_dir = out_dir.join("guest-target");
-    for p in ["guest/src", "guest/Cargo.toml", "contract", "tests/runaway", "wit", "Cargo.lock", "Cargo.toml"] {
+    for p in [
+        "guest/src",
+        "guest/Cargo.toml",
+        "contract",
+        "tests/runaway",
+        "wit",
+        "Cargo.lock",
+        "Cargo.toml",
+        "host/src/engine_config.rs",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(p).display());
     }
 
@@ -89,10 +103,17 @@ fn main() {
         assert!(wasm.exists(), "guest build produced no {}", wasm.display());
         println!("cargo:rustc-env={var}={}", wasm.display());
     }
-    // The embedded component's key in the artifact cache, hashed here once
-    // rather than (17 MB, ~10 ms) on every start of the CLI.
+    // The component compiled with the host's engine configuration, for the
+    // machine that builds (cranelift's default: this CPU's features). A
+    // build for another target gets none: its host compiles in memory.
     let wasm = std::fs::read(target_dir.join("wasm32-wasip2/release/sandgrep_guest.wasm")).unwrap();
-    let mut h = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(&wasm, &mut h);
-    println!("cargo:rustc-env=SANDGREP_WASM_KEY={:016x}", std::hash::Hasher::finish(&h));
+    let cwasm = out_dir.join("sandgrep.cwasm");
+    let code = if env::var("TARGET").ok() == env::var("HOST").ok() {
+        let engine = wasmtime::Engine::new(&engine_config::config()).expect("wasmtime engine");
+        engine.precompile_component(&wasm).expect("compiling the guest component")
+    } else {
+        Vec::new()
+    };
+    std::fs::write(&cwasm, code).unwrap();
+    println!("cargo:rustc-env=SANDGREP_CWASM={}", cwasm.display());
 }

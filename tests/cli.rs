@@ -513,8 +513,7 @@ fn dense_pages_go_on_in_one_instance_with_the_same_output() {
     let one = out("1");
     assert_eq!(one.lines().count(), 12_600);
     assert_eq!(out("2"), one);
-    let rg =
-        std::process::Command::new("rg").args(["-n", "--sort", "path", "hit"]).current_dir(t.path()).output().unwrap();
+    let rg = crate::util::rg_command().args(["-n", "--sort", "path", "hit"]).current_dir(t.path()).output().unwrap();
     assert_eq!(String::from_utf8(rg.stdout).unwrap(), one);
 }
 

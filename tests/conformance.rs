@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -154,12 +153,12 @@ struct Hits {
 }
 
 pub fn rg(root: &Path, args: &[&str]) -> std::process::Output {
-    let mut cmd = Command::new("rg");
+    let mut cmd = crate::util::rg_command();
     cmd.current_dir(root).env("HOME", root).arg("--no-config").arg("--no-ignore-global");
     for g in DENIED_GLOBS {
         cmd.args(["-g", g]);
     }
-    cmd.args(args).output().expect("ripgrep (rg) must be installed: .ci/run installs it")
+    cmd.args(args).output().expect("ripgrep runs")
 }
 
 fn rg_hits(root: &Path, args: &[&str]) -> Hits {

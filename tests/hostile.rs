@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -205,8 +205,6 @@ fn fifos_and_sockets_do_not_hang() {
     }
     assert_eq!(stdout(&quick(t.path(), &["ls"])), "a.txt\n");
 }
-
-use std::process::Command;
 
 #[test]
 fn huge_sparse_files() {
@@ -1123,4 +1121,176 @@ fn a_deep_tree_needs_no_more_descriptors_than_a_shallow_one() {
     let out = limited("40", "1", &[]);
     assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
     assert!(stderr(&out).contains("40 open files are allowed"), "{}", stderr(&out));
+}
+
+/// Every name under `dir`, with its size, for telling whether anything was
+/// written there.
+fn contents(dir: &Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            out.push((e.path().strip_prefix(dir).unwrap().display().to_string(), m.len()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn compiled_code_is_never_read_from_or_written_to_a_cache() {
+    // The caches a user's settings point into the workspace: XDG_CACHE_HOME
+    // in a checkout (CI set-ups), `--root ~` with ~/.cache,
+    // SANDGREP_CACHE_DIR inside it. A repository that ships compiled code
+    // at any name there must never have it run.
+    let t = Tree::new();
+    t.write("src/a.txt", "needle\n");
+    let version = env!("CARGO_PKG_VERSION");
+    for dir in [".cache/sandgrep", "sgcache"] {
+        for name in [format!("sandgrep-{version}-0000000000000000.cwasm"), "sandgrep.cwasm".into()] {
+            t.write(&format!("{dir}/{name}"), b"\x7fELF not a component");
+        }
+    }
+    let before = contents(t.path());
+    let strace = Command::new("strace").arg("-V").output().is_ok_and(|o| o.status.success());
+    for (var, value) in [("XDG_CACHE_HOME", ".cache"), ("SANDGREP_CACHE_DIR", "sgcache"), ("HOME", ".")] {
+        let trace = t.path().join("..").join(format!("trace-{var}"));
+        let mut cmd = if strace {
+            let mut c = Command::new("strace");
+            c.args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+                .arg(&trace)
+                .arg(env!("CARGO_BIN_EXE_sandgrep"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_sandgrep"))
+        };
+        cmd.env_remove("XDG_CACHE_HOME").env_remove("SANDGREP_CACHE_DIR").env("HOME", t.path());
+        // (The search itself stays in src: it would read the planted files
+        // as text, which is no harm.)
+        let out = cmd
+            .env(var, t.path().join(value))
+            .arg("--root")
+            .arg(t.path())
+            .args(["search", "needle", "src"])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&out), "src/a.txt:needle\n", "{var}: {}", stderr(&out));
+        if strace {
+            let opened = std::fs::read_to_string(&trace).unwrap();
+            let _ = std::fs::remove_file(&trace);
+            assert!(!opened.contains(".cwasm"), "{var}: a compiled artifact was opened:\n{opened}");
+        }
+    }
+    assert_eq!(contents(t.path()), before, "nothing is written in the workspace");
+}
+
+#[test]
+fn credential_files_of_other_tools_are_denied_and_the_cli_says_so() {
+    let t = Tree::new();
+    let denied = [
+        "_netrc",
+        "home/_NETRC",
+        ".pgpass",
+        ".git-credentials",
+        ".docker/config.json",
+        ".kube/config",
+        "infra/prod.tfstate",
+        "infra/prod.tfstate.backup",
+        "app/release.jks",
+        "app/upload.keystore",
+        "web/.htpasswd",
+    ];
+    for f in denied {
+        t.write(f, "hello password\n");
+    }
+    // Names alike that are not credentials.
+    t.write("docker/config.json", "hello ok\n").write(".kube/config.go", "hello ok\n").write("netrc.go", "hello ok\n");
+    let out = quick(t.path(), &["search", "--hidden", "--files"]);
+    assert_eq!(stdout(&out), ".kube/config.go\ndocker/config.json\nnetrc.go\n");
+    assert!(
+        stderr(&out).contains(&format!("{} entries withheld by the secrets denylist", denied.len())),
+        "{}",
+        stderr(&out)
+    );
+    let out = quick(t.path(), &["search", "--hidden", "-c", "hello"]);
+    assert_eq!(stdout(&out), ".kube/config.go:1\ndocker/config.json:1\nnetrc.go:1\n");
+    assert_eq!(stderr(&out).matches("withheld").count(), 1, "said once: {}", stderr(&out));
+    for f in denied {
+        for args in [vec!["read", f], vec!["search", "hello", f], vec!["ls", f]] {
+            let out = quick(t.path(), &args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            assert!(stderr(&out).contains("denied"), "{args:?}: {}", stderr(&out));
+            assert!(!stdout(&out).contains("password"), "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn an_answer_that_found_nothing_says_what_was_left_out() {
+    let t = Tree::new();
+    t.mkdir(".git");
+    t.write(".gitignore", "build/\n*.log\n");
+    t.write("build/a/out.txt", "needle\n").write("build/b/out.txt", "needle\n").write("x.log", "needle\n");
+    t.write(".hidden/x.txt", "needle\n").write(".env", "needle\n").write("src/a.txt", "nothing\n");
+    let v = json(t.path(), &["search", "--json", "needle"]);
+    assert!(v["matches"].as_array().unwrap().is_empty(), "{v}");
+    // A directory counts once, its contents unwalked; `.git` is no hidden
+    // entry (hidden would not include it).
+    let s = &v["stats"]["skipped"];
+    assert_eq!((s["ignored"].as_u64(), s["hidden"].as_u64()), (Some(2), Some(3)), "{v}");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("2 entries left out by .gitignore/.ignore/.rgignore rules (no_ignore"), "{warnings}");
+    assert!(warnings.contains("3 hidden entries left out (hidden includes them)"), "{warnings}");
+    // With them included: the denylist's part, which nothing includes.
+    let v = json(t.path(), &["search", "--json", "--hidden", "--no-ignore", "nothing-is-here"]);
+    assert!(
+        v["warnings"].to_string().contains("entries withheld by the secrets denylist (no argument includes them)"),
+        "{v}"
+    );
+    // The CLI's stdout stays rg's: nothing; its stderr says only the denied count.
+    let out = quick(t.path(), &["search", "needle"]);
+    assert_eq!((out.status.code(), stdout(&out).as_str(), stderr(&out).as_str()), (Some(1), "", ""));
+    let out = quick(t.path(), &["search", "--hidden", "needle"]);
+    assert_eq!(stdout(&out), ".hidden/x.txt:needle\n");
+    assert!(
+        stderr(&out).contains("entries withheld by the secrets denylist (no flag includes them)"),
+        "{}",
+        stderr(&out)
+    );
+    // A listing that finds nothing says it too (the ignored directory
+    // counted once; the files the glob leaves out, asked for, not at all).
+    let v = json(t.path(), &["ls", "--json", "-g", "*.zzz"]);
+    assert!(v["entries"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(v["skipped"]["ignored"], 1, "{v}");
+    assert!(v["warnings"].to_string().contains("1 entries left out by .gitignore"), "{v}");
+}
+
+#[test]
+fn lines_shown_redacted_are_counted_by_rule_and_rules_switch_off_by_name() {
+    let t = Tree::new();
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    t.write("a.txt", format!("github_token = {token}\nplain line\n"));
+    let v = json(t.path(), &["search", "--json", "-C", "1", "plain"]);
+    assert_eq!(v["stats"]["lines_redacted"], 1, "{v}");
+    let by = v["stats"]["redacted_by"].as_array().unwrap();
+    assert_eq!(by.len(), 1, "{v}");
+    let rule = by[0]["rule"].as_str().unwrap().to_string();
+    assert_eq!(v["matches"][0]["redactions"], serde_json::json!([{"line": 1, "rule": rule}]), "{v}");
+    // The CLI says it once on stderr; stdout is the text with the mark.
+    let out = quick(t.path(), &["search", "-C", "1", "plain"]);
+    assert_eq!(stdout(&out), "a.txt-github_token = [REDACTED]\na.txt:plain line\n");
+    assert!(stderr(&out).contains(&format!("1 lines shown with secrets [REDACTED] ({rule} 1)")), "{}", stderr(&out));
+    // Reads count too.
+    let v = json(t.path(), &["read", "--json", "a.txt"]);
+    assert_eq!((v["lines_redacted"].as_u64(), v["redacted_by"][0]["rule"].as_str()), (Some(1), Some(rule.as_str())));
+    // The operator (never a request) switches one rule off by name.
+    let out = quick(t.path(), &["--no-redact-rule", &rule, "search", "github_token"]);
+    assert_eq!(stdout(&out), format!("a.txt:github_token = {token}\n"), "{}", stderr(&out));
+    let out = quick(t.path(), &["--no-redact-rule", "no-such-rule", "search", "github_token"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no-such-rule"), "{}", stderr(&out));
 }

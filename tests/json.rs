@@ -31,6 +31,23 @@ struct Match {
     submatches: Vec<Submatch>,
     context_before: Vec<String>,
     context_after: Vec<String>,
+    redactions: Vec<Redaction>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Redaction {
+    line: u64,
+    rule: String,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct RedactionCount {
+    rule: String,
+    lines: u64,
 }
 
 #[derive(Deserialize, Debug)]
@@ -61,6 +78,8 @@ struct Stats {
     /// "none", "cannot_narrow" or "served".
     index: String,
     files_skipped_by_index: u64,
+    lines_redacted: u64,
+    redacted_by: Vec<RedactionCount>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -71,6 +90,8 @@ struct Skipped {
     too_large: u64,
     denied: u64,
     unreadable: u64,
+    ignored: u64,
+    hidden: u64,
 }
 
 fn decode(tree: &Tree, args: &[&str]) -> Response {

@@ -34,8 +34,18 @@ impl Tree {
     }
 }
 
+/// ripgrep 15.2.0, the oracle: `scripts/test` installs it in `.tools/bin`
+/// (a distribution's older rg prints other bytes in places, so it is never
+/// taken instead).
+pub fn rg_command() -> Command {
+    let rg = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/bin/rg");
+    assert!(rg.exists(), "ripgrep 15.2.0 must be in .tools/bin: scripts/test installs it");
+    Command::new(rg)
+}
+
+/// The tests' cache directory (where indexes are kept).
 pub fn cache_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache")
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sandgrep-cache")
 }
 
 pub fn command(root: &Path) -> Command {
@@ -44,8 +54,8 @@ pub fn command(root: &Path) -> Command {
     cmd
 }
 
-/// Runs `sandgrep --root ROOT ARGS...`. The first call compiles the
-/// component into the shared artifact cache; the rest load it.
+/// Runs `sandgrep --root ROOT ARGS...` (the first call once more before it:
+/// the page cache then holds the binary for the timed tests).
 pub fn run(root: &Path, args: &[&str]) -> Output {
     static WARM: Once = Once::new();
     WARM.call_once(|| {

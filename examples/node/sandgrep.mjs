@@ -47,7 +47,7 @@ export async function open(workspace, module = './gen/sandgrep.js') {
   // filesystem.
   _setPreopens({ '.': workspace });
   const sg = await import(module);
-  const policy = { redact: true, extraDeny: [], insideGitRepository: false, cursorKey: '' };
+  const policy = { redact: true, extraDeny: [], insideGitRepository: false, cursorKey: '', disabledRedactionRules: [] };
   return {
     call(op, request) {
       const [iface, fn] = FUNCTIONS[op];

@@ -78,12 +78,13 @@ class Sandgrep:
         wasi.preopen_dir(self.workspace, ".", False)  # the workspace only, read-only
         store.set_wasi(wasi)
         instance = linker.instantiate(store, self.component)
-        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.1.0")
+        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.2.0")
         func = instance.get_func(store, instance.get_export_index(store, op, iface))
         unknown = set(request) - set(FIELDS[op])
         if unknown:
             raise ValueError(f"unknown fields for {op}: {sorted(unknown)}")
-        policy = record({"redact": True, "extra_deny": [], "inside_git_repository": False, "cursor_key": ""})
+        policy = record({"redact": True, "extra_deny": [], "inside_git_repository": False, "cursor_key": "",
+                         "disabled_redaction_rules": []})
         out = func(store, record({**FIELDS[op], **request}), policy)
         # result<record, variant>: wasmtime-py gives the record for ok and
         # the error variant itself for err.

@@ -34,7 +34,7 @@ FIELDS = {
     "read-file": [("path", "str"), ("range_type", "opt-enum"), ("offset_bytes", "opt"), ("max_bytes", "opt"),
                   ("start_line", "opt"), ("max_lines", "opt")],
 }
-POLICY = '{redact: true, extra-deny: [], inside-git-repository: false, cursor-key: ""}'
+POLICY = '{redact: true, extra-deny: [], inside-git-repository: false, cursor-key: "", disabled-redaction-rules: []}'
 
 
 def wave(v):

@@ -28,7 +28,7 @@ use crate::shape::{bounded, json_len, named_warning, LineIndex, RESULT_OVERHEAD}
 use crate::walk::{self, walk_deadline, Step, Walker};
 use crate::{
     AstEventKind, AstFileOutcome, AstMatch, AstShardEvent, AstShardResult, IndexUse, MetaVariable as MetaVar,
-    SearchAstRequest, SearchAstResponse, SearchError, SearchStats, ShardStop, Workspace,
+    Redaction, SearchAstRequest, SearchAstResponse, SearchError, SearchStats, ShardStop, Workspace,
 };
 
 type Required = Vec<memchr::memmem::Finder<'static>>;
@@ -211,19 +211,19 @@ fn run(
     // Events between two entries sort just after the first one: the last
     // entry walked (its key is made only for such an event).
     let mut last: Option<Cow<'_, Step>> = None;
-    let denied_seen = Rc::new(Cell::new(0));
+    let seen = Rc::new(Cell::new(walk::Skips::default()));
     // A kept instance replays a whole walk it made at this generation (a
     // text search's too), or records this one (a first page of a search
     // not split into shards).
     let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
     let reopen = walk::Reopen::for_walk(ws, &q.walk, &roots);
     let replay = session::Replay::new(key, after.is_none() && shard.is_none(), reopen);
-    for step in replay.steps(walk::steps(walker.clone(), roots, after, denied_seen.clone())) {
+    for step in replay.steps(walk::steps(walker.clone(), roots, after, seen.clone())) {
         let entry = match &*step {
             Step::Entry(entry) => entry,
-            Step::Denied(n) => {
+            Step::Skipped(n) => {
                 if reports_walk {
-                    emit(&mut page, &page::anchor_after(last.as_deref()), AstEventKind::Denied(*n));
+                    emit(&mut page, &page::anchor_after(last.as_deref()), AstEventKind::Skipped(n.wit()));
                 }
                 continue;
             }
@@ -236,7 +236,7 @@ fn run(
             }
             Step::TimedOut => {
                 let anchor = page::anchor_after(last.as_deref());
-                emit(&mut page, &anchor, AstEventKind::Denied(0));
+                emit(&mut page, &anchor, AstEventKind::Skipped(walk::Skips::default().wit()));
                 page.paging.time_out();
                 page.paging.walked_to(&anchor);
                 continue;
@@ -251,12 +251,12 @@ fn run(
             break;
         }
     }
-    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
-    if denied > 0 {
+    let left = walker.skips().since(seen.get());
+    if left.any() {
         if reports_walk {
-            emit(&mut page, &page::anchor_after(last.as_deref()), AstEventKind::Denied(denied));
+            emit(&mut page, &page::anchor_after(last.as_deref()), AstEventKind::Skipped(left.wit()));
         }
-        replay.push(Step::Denied(denied));
+        replay.push(Step::Skipped(left));
     }
     replay.keep(!page.paging.stopped());
     let stopped = if page.paging.done() {
@@ -393,6 +393,13 @@ fn search_file(
         }
         vars.sort_by(|a, b| a.name.cmp(&b.name));
         vars.dedup_by(|a, b| a.name == b.name);
+        // The secrets the match's text (and its variables') had redacted.
+        let (from, to) = (redact::unmap(range.start, &edits, false), redact::unmap(range.end, &edits, true));
+        let redactions = edits
+            .iter()
+            .filter(|e| e.start < to && e.end > from)
+            .map(|e| Redaction { line: lines.line_col(e.start).0, rule: e.rule.name().to_string() })
+            .collect();
         let text = text_of(range);
         out.matches.push(AstMatch {
             path: rel.to_string(),
@@ -402,6 +409,7 @@ fn search_file(
             end_column,
             text,
             meta_variables: vars,
+            redactions,
         });
         out.cut_texts.push(cut as u32);
     }
@@ -427,7 +435,6 @@ struct Page<'q> {
 
 impl<'q> Page<'q> {
     fn new(q: &'q AstQuery, resume: Option<Position>, warnings: Vec<String>, named: Vec<String>) -> Page<'q> {
-        let stats = empty_stats();
         Page {
             q,
             paging: Paging::new(resume, q.skip, q.max_results),
@@ -436,10 +443,10 @@ impl<'q> Page<'q> {
                 truncated: false,
                 timed_out: false,
                 next_cursor: None,
-                stats,
+                stats: empty_stats(),
                 warnings,
             },
-            stats,
+            stats: empty_stats(),
             unreadable: Vec::new(),
             problems: Vec::new(),
             not_utf8: Vec::new(),
@@ -461,8 +468,8 @@ impl<'q> Page<'q> {
     /// (or, for walk events, where in the walk they happened).
     fn accept(&mut self, key: &str, kind: AstEventKind) {
         match kind {
-            AstEventKind::Denied(n) => {
-                self.stats.skipped.denied += n;
+            AstEventKind::Skipped(n) => {
+                crate::page::count_skips(&mut self.stats.skipped, &n);
                 return;
             }
             AstEventKind::Problem((message, true)) => {
@@ -556,7 +563,11 @@ impl<'q> Page<'q> {
         for lang in self.other_languages.keys() {
             w.push(format!("{lang} files skipped: the pattern does not parse as {lang}"));
         }
-        page::binary_skipped(w, self.stats.skipped.binary, &self.binary_named, self.paging.returned() > 0);
+        let (found, s) = (self.paging.returned() > 0, &self.stats.skipped);
+        if !found {
+            w.extend(page::left_out_warnings(s.denied, s.ignored, s.hidden));
+        }
+        page::binary_skipped(w, s.binary, &self.binary_named, found);
         if self.stats.skipped.too_large > 0 {
             w.push(format!(
                 "{} file(s) skipped as larger than max-filesize ({} bytes)",
@@ -575,6 +586,8 @@ impl<'q> Page<'q> {
         self.stats.matches_returned = self.paging.returned() as u64;
         self.stats.elapsed_ms = started.elapsed().as_millis() as u64;
         self.stats.index = index;
+        (self.stats.lines_redacted, self.stats.redacted_by) =
+            page::redaction_counts(self.resp.matches.iter().map(|m| (m.path.as_str(), m.redactions.as_slice())));
         self.resp.stats = self.stats;
         Ok(self.resp)
     }

@@ -66,34 +66,36 @@ fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
     }
 }
 
+/// Editors', file managers' and package managers' suffixes for a copy.
+const BACKUP_SUFFIXES: [&str; 20] = [
+    ".bak",
+    ".backup",
+    ".orig",
+    ".old",
+    ".save",
+    ".tmp",
+    ".swp",
+    ".swo",
+    ".swx",
+    ".swn",
+    ".kate-swp",
+    ",v",
+    ".dpkg-old",
+    ".dpkg-dist",
+    ".dpkg-new",
+    ".rpmsave",
+    ".rpmnew",
+    ".rpmorig",
+    " - copy",
+    " copy",
+];
+
 /// The name a copy was made from, one layer at a time: editors' backups
 /// and swap files (`x~`, `x.~1~`, `#x#`, `.#x`, `x.bak`, `x.swp`, `.x.swp`,
 /// `x.kate-swp`, `x,v`), file managers' copies (`x copy`, `x - Copy`,
 /// `x (1)`, `Copy of x`), package managers' (`x.dpkg-old`, `x.rpmsave`) and
 /// numbered ones (`x.1`).
 fn strip_backup(n: &str) -> Option<&str> {
-    const SUFFIXES: [&str; 20] = [
-        ".bak",
-        ".backup",
-        ".orig",
-        ".old",
-        ".save",
-        ".tmp",
-        ".swp",
-        ".swo",
-        ".swx",
-        ".swn",
-        ".kate-swp",
-        ",v",
-        ".dpkg-old",
-        ".dpkg-dist",
-        ".dpkg-new",
-        ".rpmsave",
-        ".rpmnew",
-        ".rpmorig",
-        " - copy",
-        " copy",
-    ];
     let numbered = |m: &str| -> Option<usize> {
         let digits = m.bytes().rev().take_while(u8::is_ascii_digit).count();
         (digits > 0).then_some(m.len() - digits)
@@ -109,7 +111,7 @@ fn strip_backup(n: &str) -> Option<&str> {
             m[..cut].strip_suffix(".~")
         })
         .or_else(|| n.strip_suffix('~'))
-        .or_else(|| SUFFIXES.iter().find_map(|s| n.strip_suffix(s)))
+        .or_else(|| BACKUP_SUFFIXES.iter().find_map(|s| n.strip_suffix(s)))
         .or_else(|| {
             // `x (1)`, `x (copy)`, `x (copy 2)`
             let m = n.strip_suffix(')')?;
@@ -125,16 +127,50 @@ fn strip_backup(n: &str) -> Option<&str> {
         .or_else(|| n.strip_prefix('.'))
 }
 
+/// The built-in list, by lower-case name: files whose whole purpose is
+/// credentials (SPEC §3.2).
+const NAMES: &[&str] = &[
+    ".git",
+    ".ssh",
+    ".env",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".git-credentials",
+    ".htpasswd",
+    "secrets.yml",
+];
+const PREFIXES: &[&str] = &[".env.", ".env-", ".env_", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"];
+const SUFFIXES: &[&str] =
+    &[".pem", ".key", ".p12", ".pfx", ".kdbx", ".jks", ".keystore", ".tfstate", ".tfstate.backup"];
+/// A name denied only in a directory of this name.
+const IN_DIR: &[(&str, &str)] = &[(".aws", "credentials"), (".docker", "config.json"), (".kube", "config")];
+
 fn base_name_is_denied(n: &str, parent: Option<&str>) -> bool {
-    let prefix = |p: &str| n.starts_with(p);
-    let suffix = |s: &str| n.ends_with(s);
-    matches!(n, ".git" | ".ssh" | ".env" | ".netrc" | ".npmrc" | ".pypirc" | "secrets.yml")
-        || prefix(".env.")
-        || prefix(".env-")
-        || prefix(".env_")
-        || [".pem", ".key", ".p12", ".pfx", ".kdbx"].iter().any(|s| suffix(s))
-        || ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"].iter().any(|p| prefix(p))
-        || (n == "credentials" && parent.is_some_and(|p| p.eq_ignore_ascii_case(".aws")))
+    NAMES.contains(&n)
+        || PREFIXES.iter().any(|p| n.starts_with(p))
+        || SUFFIXES.iter().any(|s| n.ends_with(s))
+        || IN_DIR.iter().any(|(d, f)| n == *f && parent.is_some_and(|p| p.eq_ignore_ascii_case(d)))
+}
+
+/// What the built-in list is made of, as bytes: an index built under
+/// another list is rebuilt (it may hold what this one denies).
+pub fn table() -> Vec<u8> {
+    let mut out = Vec::new();
+    for part in [NAMES, PREFIXES, SUFFIXES, &BACKUP_SUFFIXES] {
+        for s in part {
+            out.extend_from_slice(s.as_bytes());
+            out.push(0);
+        }
+        out.push(1);
+    }
+    for (d, f) in IN_DIR {
+        out.extend_from_slice(format!("{d}/{f}").as_bytes());
+        out.push(0);
+    }
+    out
 }
 
 /// Whether any component of a normalized workspace-relative path is denied.
@@ -207,6 +243,21 @@ mod tests {
             ".npmrc.dpkg-old",
             ".aws/credentials (copy)",
             ".aws/credentials.bak",
+            "_netrc",
+            "home/_NETRC",
+            ".pgpass",
+            ".git-credentials",
+            "a/.docker/config.json",
+            ".Docker/Config.JSON",
+            ".kube/config",
+            "infra/terraform.tfstate",
+            "terraform.tfstate.backup",
+            "prod.TFSTATE",
+            "release.jks",
+            "android/app/upload.keystore",
+            "etc/.htpasswd",
+            ".htpasswd.bak",
+            ".pgpass~",
         ] {
             assert!(path_is_denied(p), "{p} should be denied");
         }
@@ -238,6 +289,14 @@ mod tests {
             "pem",
             "monkey",
             "docs/id_rsa_howto.md.txt",
+            "netrc.go",
+            "docker/config.json",
+            "kube/config",
+            ".kube/config.go",
+            ".docker/daemon.json",
+            "tfstate.go",
+            "keystore.rs",
+            "htpasswd.c",
         ] {
             // "docs/id_rsa_howto…" starts with id_rsa: denied by the contract.
             let expected = p.starts_with("docs/id_rsa");

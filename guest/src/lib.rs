@@ -42,13 +42,15 @@ pub use bindings::exports::sandgrep::search::files::{
 pub use bindings::exports::sandgrep::search::index::IndexReport;
 pub use bindings::exports::sandgrep::search::parallel::{
     AstEventKind, AstFileOutcome, AstShardEvent, AstShardResult, FileOutcome, ShardEvent, ShardEventKind, ShardResult,
-    ShardStop, WalkedFile, WalkedFiles,
+    ShardStop, WalkSkips, WalkedFile, WalkedFiles,
 };
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
     SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
-pub use bindings::sandgrep::search::types::{IndexUse, Policy, SearchError, SearchStats, SkipCounts};
+pub use bindings::sandgrep::search::types::{
+    IndexUse, Policy, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts,
+};
 
 pub use error::error_message;
 
@@ -71,6 +73,8 @@ pub struct Workspace {
     /// The index directory (SPEC §6), when the host gave one.
     index: Option<PathBuf>,
     extra_deny: Vec<String>,
+    /// Redaction rules the host switched off.
+    disabled_rules: Vec<String>,
 }
 
 impl Workspace {
@@ -86,6 +90,7 @@ impl Workspace {
             cursor_key: String::new(),
             index: fs::index_preopen(),
             extra_deny: Vec::new(),
+            disabled_rules: Vec::new(),
         }
     }
 
@@ -102,7 +107,7 @@ impl Workspace {
 
     /// The policy the index is built under.
     fn index_policy(&self) -> u64 {
-        index::policy_fingerprint(&self.extra_deny, self.inside_git, self.redact)
+        index::policy_fingerprint(&self.extra_deny, self.inside_git, self.redact, &self.disabled_rules)
     }
 
     /// Builds or refreshes the index (see the WIT's `index` interface).
@@ -116,6 +121,9 @@ impl Workspace {
         self.redact = policy.redact;
         self.inside_git = policy.inside_git_repository;
         self.cursor_key = policy.cursor_key.clone();
+        // (For this call: an instance kept between calls gets each call's.)
+        redact::set_disabled(&policy.disabled_redaction_rules).map_err(SearchError::InvalidArgument)?;
+        self.disabled_rules = policy.disabled_redaction_rules.clone();
         Ok(self)
     }
 

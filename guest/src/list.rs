@@ -39,7 +39,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let mut has_more = false;
     let mut counted_past_page = 0u64;
     let mut complete = true;
-    let (mut denied, mut timed_out) = (0, false);
+    let (mut skips, mut timed_out) = (walk::Skips::default(), false);
     let mut unreadable = Vec::new();
     let mut problems = Vec::new();
     let mut walked: Option<String> = None;
@@ -48,14 +48,14 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     // one (a first page only: a cursor starts mid-walk).
     let key = session::listing_key(std::slice::from_ref(&q.root), &q.walk, ws.index_policy());
     let replay = session::Replay::new(key, after.is_none(), walk::Reopen::for_walk(ws, &q.walk, &roots));
-    let denied_seen = Rc::new(Cell::new(0));
-    let steps = replay.steps(walk::steps(walker.clone(), roots, after.clone(), denied_seen.clone()));
+    let seen = Rc::new(Cell::new(walk::Skips::default()));
+    let steps = replay.steps(walk::steps(walker.clone(), roots, after.clone(), seen.clone()));
     let after = after.as_deref();
     for step in steps {
         let entry = match &*step {
             Step::Entry(entry) => entry,
-            Step::Denied(n) => {
-                denied += n;
+            Step::Skipped(n) => {
+                skips.add(*n);
                 continue;
             }
             Step::TimedOut => {
@@ -121,16 +121,27 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
             }
         }
     }
-    // Entries denied after the last step.
-    let left = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
-    if left > 0 {
-        denied += left;
-        replay.push(Step::Denied(left));
+    // Entries left out after the last step.
+    let left = walker.skips().since(seen.get());
+    if left.any() {
+        skips.add(left);
+        replay.push(Step::Skipped(left));
     }
     replay.keep(complete);
-    if denied > 0 {
-        warnings.push(format!("{denied} entries withheld by the secrets denylist"));
+    if entries.is_empty() {
+        // Nothing listed: say what the rules left out, and what includes it.
+        warnings.extend(page::left_out_warnings(skips.denied, skips.ignored, skips.hidden));
+    } else if skips.denied > 0 {
+        warnings.push(format!("{} entries withheld by the secrets denylist", skips.denied));
     }
+    let skipped = crate::SkipCounts {
+        binary: 0,
+        too_large: 0,
+        denied: skips.denied,
+        unreadable: unreadable.len() as u64,
+        ignored: skips.ignored,
+        hidden: skips.hidden,
+    };
     named_warning(&mut warnings, "entries could not be read", &unreadable);
     named_warning(&mut warnings, "problems with ignore files", &problems);
     let total = counted.or(complete.then_some(ordinal.saturating_add(counted_past_page))).filter(|_| !q.no_total);
@@ -141,6 +152,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         entries,
         has_more,
         timed_out,
+        skipped,
         warnings,
     })
 }

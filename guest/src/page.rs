@@ -250,8 +250,51 @@ pub fn empty_stats() -> SearchStats {
         bytes_searched: 0,
         matches_returned: 0,
         elapsed_ms: 0,
-        skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
+        skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0, ignored: 0, hidden: 0 },
         index: crate::IndexUse::None,
         files_skipped_by_index: 0,
+        lines_redacted: 0,
+        redacted_by: Vec::new(),
     }
+}
+
+/// The lines returned with a secret redacted (each path and line once,
+/// though context may repeat it), and those lines by rule, sorted by rule.
+pub fn redaction_counts<'a>(
+    items: impl Iterator<Item = (&'a str, &'a [crate::Redaction])>,
+) -> (u64, Vec<crate::RedactionCount>) {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut lines = BTreeSet::new();
+    let mut by: BTreeMap<&str, BTreeSet<(&str, u64)>> = BTreeMap::new();
+    for (path, redactions) in items {
+        for r in redactions {
+            lines.insert((path, r.line));
+            by.entry(r.rule.as_str()).or_default().insert((path, r.line));
+        }
+    }
+    let by = by.into_iter().map(|(rule, l)| crate::RedactionCount { rule: rule.to_string(), lines: l.len() as u64 });
+    (lines.len() as u64, by.collect())
+}
+
+/// Adds what a walk left out to a page's counts.
+pub fn count_skips(counts: &mut SkipCounts, skips: &crate::WalkSkips) {
+    counts.denied += skips.denied;
+    counts.ignored += skips.ignored;
+    counts.hidden += skips.hidden;
+}
+
+/// What an answer that found nothing says of the entries the rules left
+/// out, and which argument includes them (none includes denied ones).
+pub fn left_out_warnings(denied: u64, ignored: u64, hidden: u64) -> Vec<String> {
+    let mut w = Vec::new();
+    if denied > 0 {
+        w.push(format!("{denied} entries withheld by the secrets denylist (no argument includes them)"));
+    }
+    if ignored > 0 {
+        w.push(format!("{ignored} entries left out by .gitignore/.ignore/.rgignore rules (no_ignore includes them)"));
+    }
+    if hidden > 0 {
+        w.push(format!("{hidden} hidden entries left out (hidden includes them)"));
+    }
+    w
 }

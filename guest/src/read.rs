@@ -11,7 +11,7 @@ use crate::error::io_error;
 use crate::fs::FileAt;
 use crate::redact;
 use crate::request::{ReadPlan, MAX_READ_LINES_BYTES};
-use crate::{RangeType, ReadFileRequest, ReadFileResponse, ReadRange, SearchError, Workspace};
+use crate::{RangeType, ReadFileRequest, ReadFileResponse, ReadRange, Redaction, SearchError, Workspace};
 
 /// How much of a file's start is checked for a NUL byte (binary).
 const SNIFF_BYTES: u64 = 8 * 1024;
@@ -60,12 +60,21 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
         return Err(binary());
     }
     let mut bytes = read.content;
+    let mut redactions = Vec::new();
     if ws.redact && !bytes.is_empty() {
         let (redacted, found) = redact_range(&at, read.start, &bytes).map_err(|e| io_error(&rel, &e))?;
-        if found > 0 {
-            warnings.push(format!("{found} secret(s) in the content were replaced by [REDACTED]"));
+        if !found.is_empty() {
             bytes = redacted;
+            redactions = found;
         }
+    }
+    let (lines_redacted, redacted_by) = crate::page::redaction_counts(std::iter::once(("", redactions.as_slice())));
+    if lines_redacted > 0 {
+        let rules: Vec<String> = redacted_by.iter().map(|r| format!("{} {}", r.rule, r.lines)).collect();
+        warnings.push(format!(
+            "{lines_redacted} line(s) with secrets replaced by [REDACTED] (by rule: {})",
+            rules.join(", ")
+        ));
     }
 
     let content = match String::from_utf8(bytes) {
@@ -100,6 +109,8 @@ pub fn read_file(ws: &Workspace, request: ReadFileRequest) -> Result<ReadFileRes
         total_lines: read.total_lines,
         next_offset: read.next_offset,
         next_line: read.next_line,
+        lines_redacted,
+        redacted_by,
         warnings,
     })
 }
@@ -133,8 +144,8 @@ impl Read for RangeReader<'_> {
 /// the same answer search gives for those lines, so that a range edge can
 /// neither cut a secret into pieces that no longer look like one nor hide
 /// the key a value belongs to. A secret across an edge comes back as a whole
-/// `[REDACTED]`. Returns the text and how many secrets it touched.
-fn redact_range(file: &FileAt, start: u64, content: &[u8]) -> std::io::Result<(Vec<u8>, usize)> {
+/// `[REDACTED]`. Returns the text and the redactions in it.
+fn redact_range(file: &FileAt, start: u64, content: &[u8]) -> std::io::Result<(Vec<u8>, Vec<Redaction>)> {
     let line_start = line_start_before(file, start)?;
     let end = start + content.len() as u64;
     let mut after = Vec::new();
@@ -161,7 +172,15 @@ fn redact_range(file: &FileAt, start: u64, content: &[u8]) -> std::io::Result<(V
     let b = whole.len();
     whole.extend_from_slice(&after);
     let (redacted, edits) = redact::redact_lines(&before, &whole);
-    let touched = edits.iter().filter(|e| e.end > a && e.start < b).count();
+    // Each redaction in the range, by its line there (1 is the range's first).
+    let touched = edits
+        .iter()
+        .filter(|e| e.end > a && e.start < b)
+        .map(|e| Redaction {
+            line: 1 + memchr::memchr_iter(b'\n', &whole[a.min(e.start)..e.start]).count() as u64,
+            rule: e.rule.name().to_string(),
+        })
+        .collect();
     let (a, b) = (redact::remap(a, &edits, false), redact::remap(b, &edits, true));
     Ok((redacted[a..b].to_vec(), touched))
 }

@@ -14,7 +14,7 @@ use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
 use crate::fs::FileAt;
 use crate::redact::{self, Edit};
 use crate::shape::{context_text, cut_to_json, json_len, line_body, line_col, match_cost, match_text};
-use crate::{OutputMode, TextMatch};
+use crate::{OutputMode, Redaction, TextMatch};
 
 /// What is fixed for a whole search.
 pub struct SinkConfig<'m> {
@@ -91,8 +91,9 @@ pub struct FileSink<'a, 'm> {
     deadline: Option<Instant>,
     /// Bytes of text this file may still return (the response's cap).
     budget: usize,
-    /// Recent lines (number, shaped text) for before-context.
-    recent: VecDeque<(u64, String)>,
+    /// Recent lines (number, shaped text, the rules that redacted in it)
+    /// for before-context.
+    recent: VecDeque<(u64, String, Vec<&'static str>)>,
     /// Matches still owed after-context: (index, last line of the match).
     owed: Vec<(usize, u64)>,
     pub results: FileResults,
@@ -204,13 +205,16 @@ impl<'a, 'm> FileSink<'a, 'm> {
         if self.cfg.output != OutputMode::Content || (self.cfg.before == 0 && self.owed.is_empty()) {
             return;
         }
-        let text = context_text(&self.redacted(bytes, offset, buffer).0, self.cfg.max_columns, self.cfg.keep_cr);
+        let (shown, edits) = self.redacted(bytes, offset, buffer);
+        let text = context_text(&shown, self.cfg.max_columns, self.cfg.keep_cr);
+        let rules = rules_of(&edits);
         let mut still_owed = Vec::with_capacity(self.owed.len());
         for &(i, last) in &self.owed {
             let m = &mut self.results.matches[i];
             if number > last && number <= last + self.cfg.after as u64 {
                 self.results.text_bytes += json_len(&text) + 4;
                 m.context_after.push(text.clone());
+                m.redactions.extend(rules.iter().map(|r| Redaction { line: number, rule: r.to_string() }));
             }
             if m.context_after.len() < self.cfg.after && number < last + self.cfg.after as u64 {
                 still_owed.push((i, last));
@@ -221,23 +225,26 @@ impl<'a, 'm> FileSink<'a, 'm> {
             if self.recent.len() == self.cfg.before {
                 self.recent.pop_front();
             }
-            self.recent.push_back((number, text));
+            self.recent.push_back((number, text, rules));
         }
     }
 
-    /// The contiguous run of recent lines ending just before `line`.
-    fn context_before(&self, line: u64) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
+    /// The contiguous run of recent lines ending just before `line`, and
+    /// their redactions.
+    fn context_before(&self, line: u64) -> (Vec<String>, Vec<Redaction>) {
+        let (mut out, mut redactions) = (Vec::new(), Vec::new());
         let mut want = line;
-        for (n, text) in self.recent.iter().rev() {
+        for (n, text, rules) in self.recent.iter().rev() {
             if *n + 1 != want || out.len() == self.cfg.before {
                 break;
             }
             out.push(text.clone());
+            redactions.extend(rules.iter().map(|r| Redaction { line: *n, rule: r.to_string() }));
             want = *n;
         }
         out.reverse();
-        out
+        redactions.reverse();
+        (out, redactions)
     }
 
     /// Records a match starting at `line`: its redacted text (`shown`, the
@@ -249,6 +256,17 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// shown up to it (as rg).
     fn record_match(&mut self, line: u64, lines_in_block: usize, mut shown: Vec<u8>, edits: Vec<Edit>, broken: bool) {
         let marks = marks(&edits);
+        // Each mark's line, and the rule that made it (once per line).
+        let mut redactions: Vec<Redaction> = Vec::new();
+        for (e, &(at, _)) in edits.iter().zip(&marks) {
+            let r = Redaction {
+                line: line + memchr::memchr_iter(b'\n', &shown[..at]).count() as u64,
+                rule: e.rule.name().into(),
+            };
+            if !redactions.contains(&r) {
+                redactions.push(r);
+            }
+        }
         // The matches as found (with the line break, when it can end one),
         // then cut to the text shown.
         let (mut found, mut body) = (Vec::new(), shown.len());
@@ -306,7 +324,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
             self.results.more = true;
         }
         submatches.retain(|s| s.end as usize <= text.len());
-        let context_before = self.context_before(line);
+        let (context_before, before_redactions) = self.context_before(line);
+        redactions.splice(0..0, before_redactions);
         let last_line = line + lines_in_block as u64 - 1;
         let m = TextMatch {
             path: self.path.to_string(),
@@ -318,6 +337,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             submatches,
             context_before,
             context_after: Vec::new(),
+            redactions,
         };
         self.results.text_bytes += match_cost(self.path_cost, text_cost, &m);
         self.results.matches.push(m);
@@ -450,6 +470,17 @@ impl Sink for FileSink<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The rules that made `edits` (in one line), each once.
+fn rules_of(edits: &[Edit]) -> Vec<&'static str> {
+    let mut rules = Vec::new();
+    for e in edits {
+        if !rules.contains(&e.rule.name()) {
+            rules.push(e.rule.name());
+        }
+    }
+    rules
 }
 
 /// Where the `[REDACTED]` marks of `edits` stand in the redacted text.

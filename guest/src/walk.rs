@@ -22,8 +22,6 @@ use std::cmp::Ordering;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -241,14 +239,48 @@ pub struct WalkError {
     pub unreadable: bool,
 }
 
+/// Entries a walk left out, by reason (counted where they are left out: a
+/// directory once, its contents never walked to be counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Skips {
+    pub denied: u64,
+    pub ignored: u64,
+    pub hidden: u64,
+}
+
+impl Skips {
+    /// What was left out since `seen`.
+    pub fn since(self, seen: Skips) -> Skips {
+        Skips {
+            denied: self.denied - seen.denied,
+            ignored: self.ignored - seen.ignored,
+            hidden: self.hidden - seen.hidden,
+        }
+    }
+
+    pub fn any(self) -> bool {
+        self != Skips::default()
+    }
+
+    pub fn add(&mut self, other: Skips) {
+        self.denied += other.denied;
+        self.ignored += other.ignored;
+        self.hidden += other.hidden;
+    }
+
+    pub fn wit(self) -> crate::WalkSkips {
+        crate::WalkSkips { denied: self.denied, ignored: self.ignored, hidden: self.hidden }
+    }
+}
+
 /// The walk of a search's roots as one stream (what a kept instance can
 /// replay: see [`crate::session`]).
 #[derive(Clone, Debug)]
 pub enum Step {
     Entry(Entry),
     Problem(WalkError),
-    /// Entries the denylist kept out since the last step.
-    Denied(u64),
+    /// Entries the walk left out since the last step.
+    Skipped(Skips),
     /// The walk stopped at its deadline.
     TimedOut,
 }
@@ -258,8 +290,8 @@ pub struct Walker {
     opts: WalkOptions,
     overrides: Override,
     types: Types,
-    /// Entries skipped by the denylist.
-    pub denied: Arc<AtomicU64>,
+    /// Entries left out so far, by reason.
+    skips: Cell<Skips>,
     /// When the walk stops (see [`Walk::timed_out`]).
     deadline: Option<Instant>,
 }
@@ -348,7 +380,7 @@ impl Walker {
         }
         let types = tb.build().map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
         let (ws, opts) = (ws.clone(), opts.clone());
-        Ok(Walker { ws, opts, overrides, types, denied: Arc::new(AtomicU64::new(0)), deadline: None })
+        Ok(Walker { ws, opts, overrides, types, skips: Cell::default(), deadline: None })
     }
 
     /// Stop walking at `deadline`.
@@ -516,7 +548,7 @@ impl Walker {
                 Ok(Opened { target: Target::Dir(_), .. }) => return Ok(None),
                 Ok(Opened { target: Target::Other, .. }) => return Err("not a regular file; left out".into()),
                 Err(SearchError::Denied(_)) => {
-                    self.denied.fetch_add(1, AtomicOrdering::Relaxed);
+                    self.skip(|s| s.denied += 1);
                     return Ok(None);
                 }
                 Err(e) => return Err(format!("left out: {}", error_message(&e))),
@@ -531,17 +563,31 @@ impl Walker {
         Ok(Some(text))
     }
 
+    /// Entries left out so far.
+    pub fn skips(&self) -> Skips {
+        self.skips.get()
+    }
+
+    fn skip(&self, count: impl FnOnce(&mut Skips)) {
+        let mut s = self.skips.get();
+        count(&mut s);
+        self.skips.set(s);
+    }
+
     /// Whether the ignore rules, globs, types or hidden-ness leave out the
-    /// entry at `path` (named `name`) in a directory with `level`.
+    /// entry at `path` (named `name`) in a directory with `level`. What the
+    /// ignore rules and the hidden rule leave out is counted; what the
+    /// request's globs and types leave out, it asked for.
     fn skipped(&self, level: Option<&Rc<Level>>, path: &Path, name: &str, is_dir: bool) -> bool {
         let m = self.overrides.matched(path, is_dir);
         if !m.is_none() {
             return m.is_ignore();
         }
         let mut whitelisted = false;
+        let mut ignored = false;
         if let Some(level) = level {
             match self.ignore_match(level, path, is_dir) {
-                Match::Ignore(_) => return true,
+                Match::Ignore(_) => ignored = true,
                 Match::Whitelist(_) => whitelisted = true,
                 Match::None => {}
             }
@@ -550,8 +596,17 @@ impl Walker {
         if m.is_ignore() {
             return true;
         }
+        if ignored {
+            self.skip(|s| s.ignored += 1);
+            return true;
+        }
         whitelisted |= m.is_whitelist();
-        !whitelisted && !self.opts.hidden && name.starts_with('.')
+        let hidden = !whitelisted && !self.opts.hidden && name.starts_with('.');
+        // (`.git` is denied: `hidden` would not include it.)
+        if hidden && !name.eq_ignore_ascii_case(".git") {
+            self.skip(|s| s.hidden += 1);
+        }
+        hidden
     }
 
     fn ignore_match<'l>(&self, level: &'l Rc<Level>, path: &Path, is_dir: bool) -> Match<&'l ignore::gitignore::Glob> {
@@ -582,7 +637,7 @@ impl Walker {
             Ok(Opened { target: Target::Other, .. }) => None,
             Ok(opened) => Some(Ok(opened)),
             Err(SearchError::Denied(_)) => {
-                self.denied.fetch_add(1, AtomicOrdering::Relaxed);
+                self.skip(|s| s.denied += 1);
                 None
             }
             Err(e) => Some(Err(WalkError { message: error_message(&e), unreadable: true })),
@@ -597,7 +652,7 @@ pub fn steps(
     walker: Rc<Walker>,
     roots: Vec<Root>,
     after: Option<String>,
-    denied_seen: Rc<Cell<u64>>,
+    seen: Rc<Cell<Skips>>,
 ) -> impl Iterator<Item = Step> {
     let mut roots = roots.into_iter();
     let (mut current, mut pending, mut done) = (None::<Walk>, None, false);
@@ -630,11 +685,10 @@ pub fn steps(
                 continue;
             }
         };
-        let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-        if denied > denied_seen.get() {
+        let skips = walker.skips();
+        if skips != seen.get() {
             pending = Some(step);
-            let n = denied - denied_seen.replace(denied);
-            return Some(Step::Denied(n));
+            return Some(Step::Skipped(skips.since(seen.replace(skips))));
         }
         return Some(step);
     })
@@ -896,7 +950,7 @@ impl Iterator for Walk {
             // Through a link, the entry's real path must pass too (a link
             // to `.aws` must not expose `credentials`).
             if ws.deny.entry_denied(deny_rel, &name, parent, is_dir) || real.as_deref().is_some_and(|r| ws.denied(r)) {
-                walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
+                walker.skip(|s| s.denied += 1);
                 continue;
             }
             if is_dir {
@@ -915,7 +969,7 @@ impl Iterator for Walk {
                 };
                 let level = level.cloned();
                 if !self.enter(rel.clone(), real.take(), dir, level, depth + 1) {
-                    walker.denied.fetch_add(1, AtomicOrdering::Relaxed);
+                    walker.skip(|s| s.denied += 1);
                     continue;
                 }
                 // The directory comes before what entering it found.
@@ -1118,6 +1172,7 @@ mod tests {
             extra_deny: vec!["secret/**".into()],
             inside_git_repository: false,
             cursor_key: String::new(),
+            disabled_redaction_rules: vec![],
         };
         let ws = Workspace::new(dir.path()).with_policy(&policy).unwrap();
         let follow = WalkOptions { hidden: true, follow_symlinks: true, ..Default::default() };

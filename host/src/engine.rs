@@ -1,15 +1,15 @@
-//! The wasmtime side: one engine per process, the embedded component compiled
-//! once (and cached on disk as a serialized artifact), pre-instantiated, and a
-//! fresh store and instance per call whose only filesystem is the workspace,
+//! The wasmtime side: one engine per process, the embedded component loaded
+//! from the machine code `build.rs` compiled into the binary (never from a
+//! file: see [`load_component`]), pre-instantiated, and a fresh store and
+//! instance per call whose only filesystem is the workspace,
 //! read-only, under a wall-clock deadline and a memory cap.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime::{Engine, ResourceLimiter, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::bindings::{Sandgrep, SandgrepPre};
@@ -17,6 +17,11 @@ use crate::Error;
 
 /// The component, built from `guest/` by `build.rs`.
 pub(crate) static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
+
+/// [`WASM`] compiled to this machine's code by `build.rs`, with the engine
+/// configuration of [`crate::engine_config`] (empty when it was not: a
+/// build for another target).
+static PRECOMPILED: &[u8] = include_bytes!(env!("SANDGREP_CWASM"));
 
 /// The name the component looks for its index directory under.
 const INDEX_PREOPEN: &str = "/sandgrep-index";
@@ -27,9 +32,6 @@ const TICK: Duration = Duration::from_millis(10);
 /// How long past the guest's own timeout a blocked host call is interrupted
 /// (the guest checks its clock first, and usually returns by then).
 const INTERRUPT_MARGIN: Duration = Duration::from_millis(50);
-
-/// The guest's wasm stack.
-const STACK_LIMIT: usize = 1 << 20;
 
 /// What one call's store holds.
 pub(crate) struct State {
@@ -83,25 +85,22 @@ pub(crate) struct Runtime {
 pub(crate) fn runtime() -> Result<Arc<Runtime>, Error> {
     static RUNTIME: OnceLock<Result<Arc<Runtime>, String>> = OnceLock::new();
     RUNTIME
-        .get_or_init(|| Runtime::new(WASM, Some(env!("SANDGREP_WASM_KEY"))).map(Arc::new).map_err(|e| format!("{e:#}")))
+        .get_or_init(|| Runtime::new(WASM, Some(PRECOMPILED)).map(Arc::new).map_err(|e| format!("{e:#}")))
         .clone()
         .map_err(Error::Setup)
 }
 
 impl Runtime {
-    /// A runtime for `wasm`, a build of the `sandgrep` world; `key` is a
-    /// hash of its bytes, when known (else it is hashed here).
-    pub(crate) fn new(wasm: &[u8], key: Option<&str>) -> wasmtime::Result<Runtime> {
-        let mut config = Config::new();
-        config.epoch_interruption(true);
-        // Deep recursion in the guest traps instead of exhausting the host.
-        config.max_wasm_stack(STACK_LIMIT);
+    /// A runtime for `wasm`, a build of the `sandgrep` world, with its
+    /// `precompiled` machine code when this binary holds it.
+    pub(crate) fn new(wasm: &[u8], precompiled: Option<&'static [u8]>) -> wasmtime::Result<Runtime> {
+        let mut config = crate::engine_config::config();
         // `perf` names the guest's functions (a /tmp/perf-PID.map) when asked.
         if std::env::var_os("SANDGREP_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
         let engine = Engine::new(&config)?;
-        let component = load_component(&engine, wasm, key)?;
+        let component = load_component(&engine, wasm, precompiled)?;
         let mut linker = Linker::<State>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         files::add_to_linker(&mut linker)?;
@@ -592,86 +591,38 @@ mod files {
     }
 }
 
-/// Compiling the component takes about a second; loading a serialized
-/// artifact well under a millisecond. The artifact is keyed by the component
-/// bytes and the engine's compatibility hash, written atomically, and ignored
-/// (recompiled) when it cannot be read or written.
-fn load_component(engine: &Engine, wasm: &[u8], key: Option<&str>) -> wasmtime::Result<Component> {
-    let Some(path) = artifact_path(engine, wasm, key) else {
-        return Component::new(engine, wasm);
-    };
-    if path.exists() {
-        // SAFETY: the file is one this function serialized with an engine of
-        // the same configuration (the key covers both), in the user's own
-        // cache directory.
-        if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
-            // Used now: pruning keeps the artifacts last used (see `prune_artifacts`).
-            let _ = std::fs::File::open(&path).and_then(|f| f.set_modified(SystemTime::now()));
+/// The component's machine code comes from this binary, never from a file:
+/// a file of compiled code is run as it is, so one that a workspace, a
+/// request or another user could write (a cache under a workspace, a
+/// predictable name in a shared directory) would run outside the sandbox.
+/// `build.rs` compiled [`WASM`] into the binary; when that code does not
+/// fit this engine (a binary built on a machine with other CPU features),
+/// the component is compiled here, in memory, for this process (seconds;
+/// said on a terminal).
+fn load_component(engine: &Engine, wasm: &[u8], precompiled: Option<&'static [u8]>) -> wasmtime::Result<Component> {
+    if let Some(code) = precompiled.filter(|c| !c.is_empty()) {
+        // SAFETY: `code` is part of this executable (read-only, as trusted as
+        // the host's own code): `build.rs` compiled it from `WASM` with this
+        // engine's configuration. wasmtime still checks that it was made for
+        // this engine and CPU, and refuses it otherwise.
+        if let Ok(component) = unsafe { Component::deserialize(engine, code) } {
             return Ok(component);
         }
     }
-    let component = Component::new(engine, wasm)?;
-    if let Ok(bytes) = component.serialize() {
-        if write_atomically(&path, &bytes).is_ok() {
-            prune_artifacts(&path);
-        }
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!("sandgrep: compiling the search component for this machine (a few seconds, once per process)");
     }
-    Ok(component)
+    Component::new(engine, wasm)
 }
 
-/// Artifacts kept beside a new one (other builds of sandgrep in use): the
-/// most recently used (written or loaded); each is ~16 MiB, and every build
-/// makes its own.
-const OTHER_ARTIFACTS: usize = 3;
-
-/// Removes all but the newest [`OTHER_ARTIFACTS`] artifacts other than
-/// `new` from its directory (a build whose artifact goes compiles it again).
-fn prune_artifacts(new: &Path) {
-    let Some(dir) = new.parent() else { return };
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut others: Vec<(SystemTime, PathBuf)> = entries
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("sandgrep-") && name.ends_with(".cwasm") && e.path() != new
-        })
-        .filter_map(|e| Some((e.metadata().ok().filter(|m| m.is_file())?.modified().ok()?, e.path())))
-        .collect();
-    others.sort_by_key(|o| std::cmp::Reverse(o.0));
-    for (_, path) in others.into_iter().skip(OTHER_ARTIFACTS) {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
-/// The user's cache directory for sandgrep: `$SANDGREP_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/sandgrep`, else `~/.cache/sandgrep`.
+/// The user's cache directory for sandgrep (the index lives there):
+/// `$SANDGREP_CACHE_DIR`, else `$XDG_CACHE_HOME/sandgrep`, else
+/// `~/.cache/sandgrep`.
 pub(crate) fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("SANDGREP_CACHE_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("sandgrep")))
         .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/sandgrep")))
-}
-
-fn artifact_path(engine: &Engine, wasm: &[u8], key: Option<&str>) -> Option<PathBuf> {
-    let dir = cache_dir()?;
-    let mut h = DefaultHasher::new();
-    match key {
-        Some(key) => key.hash(&mut h),
-        None => wasm.hash(&mut h),
-    }
-    engine.precompile_compatibility_hash().hash(&mut h);
-    Some(dir.join(format!("sandgrep-{}-{:016x}.cwasm", env!("CARGO_PKG_VERSION"), h.finish())))
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 /// The epoch deadline stops wasm code, not a host call: a guest blocked in
@@ -756,27 +707,4 @@ mod interrupt {
     }
 
     pub fn tick() {}
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_new_artifact_leaves_the_newest_others_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let at = |name: &str, secs: u64| {
-            let path = dir.path().join(name);
-            let f = std::fs::File::create(&path).unwrap();
-            f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000 + secs)).unwrap();
-            path
-        };
-        let old: Vec<PathBuf> = (0..3).map(|i| at(&format!("sandgrep-0.1.0-{i:016x}.cwasm"), i)).collect();
-        let recent: Vec<PathBuf> = (3..6).map(|i| at(&format!("sandgrep-0.1.0-{i:016x}.cwasm"), i)).collect();
-        let unrelated = at("other.cwasm", 0);
-        let new = at("sandgrep-0.1.0-ffffffffffffffff.cwasm", 7);
-        prune_artifacts(&new);
-        assert!(old.iter().all(|p| !p.exists()));
-        assert!(recent.iter().chain([&unrelated, &new]).all(|p| p.exists()));
-    }
 }

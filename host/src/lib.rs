@@ -30,6 +30,7 @@
 //! on stdio) and `serve` (the multi-tenant HTTP server); all on by default.
 
 mod engine;
+mod engine_config;
 pub mod json;
 #[cfg(feature = "mcp")]
 pub mod keeper;
@@ -65,7 +66,9 @@ pub use bindings::exports::sandgrep::search::search::{
     SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
-pub use bindings::sandgrep::search::types::{IndexUse, SearchError, SearchStats, SkipCounts};
+pub use bindings::sandgrep::search::types::{
+    IndexUse, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts,
+};
 /// Every default and hard maximum: what the component clamps requests to,
 /// and the library's and front ends' own defaults.
 pub use sandgrep_contract::limits;
@@ -85,6 +88,9 @@ use wasmtime_wasi::FsPerms;
 pub struct Policy {
     /// Replace secrets in returned text with `[REDACTED]` (default: on).
     pub redact: bool,
+    /// Redaction rules switched off by name (see `sandgrep
+    /// --list-redaction-rules`); an unknown name fails every call.
+    pub disabled_redaction_rules: Vec<String>,
     /// Gitignore-style globs (case-insensitive) denied on top of the built-in
     /// denylist.
     pub extra_deny: Vec<String>,
@@ -104,6 +110,7 @@ impl Default for Policy {
     fn default() -> Policy {
         Policy {
             redact: true,
+            disabled_redaction_rules: Vec::new(),
             extra_deny: Vec::new(),
             memory_limit: MEMORY.default as usize,
             deadline_grace: Duration::from_millis(DEADLINE_GRACE_MS),
@@ -286,6 +293,7 @@ impl Sandbox {
             extra_deny: policy.extra_deny.clone(),
             inside_git_repository,
             cursor_key: policy.cursor_key.clone(),
+            disabled_redaction_rules: policy.disabled_redaction_rules.clone(),
         };
         let index = index_dir(&workspace, &guest_policy);
         Ok(Sandbox { workspace, policy, guest_policy, runtime, jobs: 1, index, session: None })
@@ -801,6 +809,10 @@ fn index_dir(workspace: &Path, policy: &GuestPolicy) -> Option<PathBuf> {
     for glob in &policy.extra_deny {
         key.push(0);
         key.extend_from_slice(glob.as_bytes());
+    }
+    for rule in &policy.disabled_redaction_rules {
+        key.push(1);
+        key.extend_from_slice(rule.as_bytes());
     }
     // FNV-1a: the same name in every build.
     let hash = key.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));

@@ -31,6 +31,10 @@ struct Cli {
     /// Show secrets instead of [REDACTED] (the operator's choice, not an agent's).
     #[arg(long, global = true, help_heading = GLOBAL)]
     no_redact: bool,
+    /// Switch off one redaction rule by name, e.g. jwt (the operator's
+    /// choice; the names are listed in docs/safety.md).
+    #[arg(long = "no-redact-rule", global = true, value_name = "RULE", help_heading = GLOBAL)]
+    no_redact_rule: Vec<String>,
     /// Memory cap of the sandboxed instance (bytes, or with K, M, G suffix).
     #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size, help_heading = GLOBAL)]
     memory_limit: Option<u64>,
@@ -799,7 +803,12 @@ fn run(cli: &Cli) -> io::Result<Outcome> {
         sandgrep::serve::run(&args.config, args.listen.as_deref()).map_err(io::Error::other)?;
         return Ok(Outcome::Found);
     }
-    let mut policy = Policy { redact: !cli.no_redact, extra_deny: cli.deny.clone(), ..Policy::default() };
+    let mut policy = Policy {
+        redact: !cli.no_redact,
+        disabled_redaction_rules: cli.no_redact_rule.clone(),
+        extra_deny: cli.deny.clone(),
+        ..Policy::default()
+    };
     if let Some(limit) = cli.memory_limit {
         policy.memory_limit = usize::try_from(limit).unwrap_or(usize::MAX);
     }
@@ -1050,6 +1059,8 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
     let found = run.found;
     if args.no_messages {
         run.warnings.clear();
+    } else {
+        run.withheld.say();
     }
     // (-q asked for one match: that others follow is no news.)
     notes(&run.warnings, ending.filter(|_| !args.quiet || timed_out));
@@ -1123,6 +1134,46 @@ struct Run {
     searching: u64,
     /// A path named could not be searched (said on stderr; the others were).
     errored: bool,
+    withheld: Withheld,
+}
+
+/// What a search or listing withheld, said once on stderr at its end (its
+/// stdout stays rg's): the entries the denylist keeps out, which no flag
+/// includes, and the lines shown with secrets redacted, by rule.
+#[derive(Default)]
+struct Withheld {
+    denied: u64,
+    redacted: u64,
+    by_rule: std::collections::BTreeMap<String, u64>,
+}
+
+impl Withheld {
+    fn add(&mut self, stats: &sandgrep::SearchStats) {
+        self.denied += stats.skipped.denied;
+        self.redacted += stats.lines_redacted;
+        for r in &stats.redacted_by {
+            *self.by_rule.entry(r.rule.clone()).or_default() += r.lines;
+        }
+    }
+
+    fn say(&self) {
+        if self.denied > 0 {
+            eprintln!("sandgrep: {} entries withheld by the secrets denylist (no flag includes them)", self.denied);
+        }
+        if self.redacted > 0 {
+            let rules: Vec<String> = self.by_rule.iter().map(|(rule, n)| format!("{rule} {n}")).collect();
+            eprintln!("sandgrep: {} lines shown with secrets [REDACTED] ({})", self.redacted, rules.join(", "));
+        }
+    }
+}
+
+/// The guest's notes, for an answer that found nothing, of what the rules
+/// left out: rg says nothing of them, and the CLI says the denied count
+/// itself ([`Withheld`]).
+fn left_out(warning: &str) -> bool {
+    warning.contains("withheld by the secrets denylist")
+        || warning.contains("entries left out by .gitignore")
+        || warning.contains("hidden entries left out")
 }
 
 /// Prints the stream of each path named in turn, as rg searches them (a
@@ -1202,6 +1253,7 @@ fn stream<W: Write>(
         t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
         t.bytes_searched += r.stats.bytes_searched;
         t.files_left += r.stats.skipped.too_large + r.stats.skipped.unreadable;
+        run.withheld.add(&r.stats);
         run.searching += r.stats.elapsed_ms;
         run.left = run.left.saturating_sub(r.stats.matches_returned);
         let cut_by_time = r.timed_out && args.timeout_ms.is_some();
@@ -1211,6 +1263,7 @@ fn stream<W: Write>(
             // nor of the files -m cut short; a page full of text is no news
             // when the next one follows.
             let as_rg = w.ends_with(" binary file(s) skipped")
+                || left_out(&w)
                 || w.contains("(max-matches-per-file)")
                 || goes_on && w.starts_with("output reached ");
             if !as_rg && !run.warnings.contains(&w) {
@@ -1408,6 +1461,7 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
     let mut printer = printer::Printer::new(out, style(args), printer::Names::new(&args.given, &args.paths));
     let (mut found, mut errored) = (false, false);
+    let mut withheld = Withheld::default();
     for (i, root) in roots.iter().enumerate() {
         printer.next_root(i)?;
         let mut r = listing(args, root);
@@ -1424,12 +1478,11 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
                 printer.file_count(&FileCount { path: e.path, count: 0 }, false)?;
                 found = true;
             }
-            // As rg's --files: nothing said of the files the denylist withholds.
-            let warnings: Vec<String> = response
-                .warnings
-                .into_iter()
-                .filter(|w| !args.no_messages && !w.contains("withheld by the secrets denylist"))
-                .collect();
+            // The files the denylist withholds are said once, at the end;
+            // as rg's --files, nothing of what the ignore rules leave out.
+            withheld.denied += response.skipped.denied;
+            let warnings: Vec<String> =
+                response.warnings.into_iter().filter(|w| !args.no_messages && !left_out(w)).collect();
             notes(&warnings, None);
             match response.next_cursor {
                 Some(c) => r.cursor = Some(c),
@@ -1438,6 +1491,9 @@ fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Resu
         }
     }
     printer.finish()?;
+    if !args.no_messages {
+        withheld.say();
+    }
     Ok(if errored { Outcome::Partial } else { Outcome::of(found, false) })
 }
 

@@ -522,6 +522,7 @@ mod tests {
             submatches: Vec::new(),
             context_before: Vec::new(),
             context_after: vec!["after".into()],
+            redactions: Vec::new(),
         };
         let lines = super::merged(std::slice::from_ref(&m));
         assert_eq!(lines.keys().copied().collect::<Vec<_>>(), [1, 4]);

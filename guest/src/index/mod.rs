@@ -400,9 +400,20 @@ impl Narrowing {
 
 /// The policy an index is built under (what decides which files it may
 /// hold, and how): the host's extra denials, whether `.gitignore` applies,
-/// whether secrets are redacted.
-pub fn policy_fingerprint(extra_deny: &[String], inside_git: bool, redact: bool) -> u64 {
+/// whether secrets are redacted, and by which rules.
+pub fn policy_fingerprint(extra_deny: &[String], inside_git: bool, redact: bool, disabled_rules: &[String]) -> u64 {
     let mut bytes = vec![u8::from(inside_git), u8::from(redact)];
+    // The tables themselves: an index holds what they let through, so one
+    // built under other tables (an older sandgrep) is rebuilt, never trusted.
+    bytes.extend_from_slice(&crate::deny::table());
+    if redact {
+        bytes.extend_from_slice(&crate::redact::table_fingerprint().to_le_bytes());
+        for r in disabled_rules {
+            bytes.extend_from_slice(r.as_bytes());
+            bytes.push(0);
+        }
+    }
+    bytes.push(2);
     for g in extra_deny {
         bytes.extend_from_slice(g.as_bytes());
         bytes.push(0);

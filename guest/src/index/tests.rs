@@ -148,6 +148,7 @@ fn a_damaged_index_is_not_used_and_is_rebuilt() {
             extra_deny: vec!["*.txt".into()],
             inside_git_repository: false,
             cursor_key: String::new(),
+            disabled_redaction_rules: vec![],
         })
         .unwrap()
         .with_index_dir(idx.path());
@@ -322,4 +323,16 @@ fn structural_searches_read_only_files_with_the_patterns_words() {
         let served = if skipped > 1 { IndexUse::Served } else { IndexUse::CannotNarrow };
         assert_eq!(stats.index, served, "{pattern}");
     }
+}
+
+#[test]
+fn the_policy_fingerprint_covers_the_redaction_rules_switched_off() {
+    let fp = |redact: bool, rules: &[&str]| {
+        let rules: Vec<String> = rules.iter().map(|r| r.to_string()).collect();
+        super::policy_fingerprint(&[], false, redact, &rules)
+    };
+    assert_ne!(fp(true, &[]), fp(true, &["jwt"]));
+    assert_ne!(fp(true, &["jwt"]), fp(true, &["github-token"]));
+    assert_ne!(fp(true, &[]), fp(false, &[]));
+    assert_eq!(fp(false, &[]), fp(false, &["jwt"]), "nothing is redacted either way");
 }

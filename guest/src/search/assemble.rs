@@ -83,7 +83,7 @@ impl Page {
         // A file left out is behind the stream's position too, so a page cut
         // short (by time) after it hands out a cursor past it.
         match kind {
-            ShardEventKind::Denied(n) => self.stats.skipped.denied += n,
+            ShardEventKind::Skipped(n) => page::count_skips(&mut self.stats.skipped, &n),
             ShardEventKind::Problem((message, unreadable)) => {
                 self.problem(message, unreadable);
                 // Keys of walk problems end in NUL; an open failure's is its file.
@@ -239,6 +239,9 @@ impl Page {
         let s = &self.stats.skipped;
         let w = &mut self.resp.warnings;
         let found = self.paging.returned() > 0;
+        if !found {
+            w.extend(page::left_out_warnings(s.denied, s.ignored, s.hidden));
+        }
         page::binary_skipped(w, s.binary, &self.binary_named, found);
         let over_size = s.too_large - self.too_long.len() as u64;
         if over_size > 0 {
@@ -263,6 +266,8 @@ impl Page {
         self.resp.timed_out = self.paging.timed_out();
         self.stats.matches_returned = self.paging.returned() as u64;
         self.stats.elapsed_ms = started.elapsed().as_millis() as u64;
+        (self.stats.lines_redacted, self.stats.redacted_by) =
+            page::redaction_counts(self.resp.matches.iter().map(|m| (m.path.as_str(), m.redactions.as_slice())));
         self.resp.stats = self.stats;
         self.resp
     }

@@ -35,7 +35,7 @@ pub(crate) struct Listing {
     /// Steps taken so far.
     at: usize,
     walker: Rc<Walker>,
-    denied_seen: Rc<Cell<u64>>,
+    seen: Rc<Cell<walk::Skips>>,
     /// The last entry walked (its key is made only for an event after it).
     last: Last,
     /// With an index, the files it rules out are not handed out.
@@ -110,13 +110,13 @@ impl Listing {
         super::build_matcher(&q)?;
         let resume = page::resume_from(&ws.stream_key(q.stream_key()), q.cursor.as_deref())?;
         let (walker, roots) = walk_of(ws, &q, started)?;
-        let denied_seen = Rc::new(Cell::new(0));
+        let seen = Rc::new(Cell::new(walk::Skips::default()));
         let after = resume.as_ref().map(|r| r.path.clone());
         // As `search-text`: a first page replays a kept walk, or records one.
         let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
         let reopen = walk::Reopen::for_walk(ws, &q.walk, &roots);
         let replay = session::Replay::new(key, after.is_none(), reopen);
-        let live = Box::new(walk::steps(walker.clone(), roots, after, denied_seen.clone()));
+        let live = Box::new(walk::steps(walker.clone(), roots, after, seen.clone()));
         let (index_use, narrowing) = Narrowing::open(ws, &q);
         let marks = narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));
         Ok(Listing {
@@ -124,7 +124,7 @@ impl Listing {
             live,
             at: 0,
             walker,
-            denied_seen,
+            seen,
             last: Last::Start,
             narrowing,
             marks,
@@ -192,11 +192,11 @@ impl Listing {
             }
             // Entries denied since the last step (at the end, or up to a timeout).
             if self.done {
-                let denied = self.walker.denied.load(std::sync::atomic::Ordering::Relaxed);
-                let left = denied - self.denied_seen.replace(denied);
-                if left > 0 {
-                    out.events.push(ShardEvent { key: self.anchor(), kind: ShardEventKind::Denied(left) });
-                    self.replay.push(Step::Denied(left));
+                let skips = self.walker.skips();
+                let left = skips.since(self.seen.replace(skips));
+                if left.any() {
+                    out.events.push(ShardEvent { key: self.anchor(), kind: ShardEventKind::Skipped(left.wit()) });
+                    self.replay.push(Step::Skipped(left));
                 }
                 self.replay.keep(!out.timed_out);
                 self.replay.release();
@@ -326,15 +326,20 @@ impl Dirs {
         };
         let dir = reopen.dir(parent, |at, dir, up| ws.deny.entry_denied(at, dir, up, true)).map_err(|e| match e {
             Some(e) => ShardEventKind::Problem((error_message(&io_error(&rel, &e)), true)),
-            None => ShardEventKind::Denied(1),
+            None => denied_one(),
         })?;
         // (The walk checked it; whoever else hands a path in is checked too.)
         if ws.deny.entry_denied(real, name, parent.rsplit('/').next().filter(|p| !p.is_empty()), false) {
-            return Err(ShardEventKind::Denied(1));
+            return Err(denied_one());
         }
         let name = name.to_string();
         Ok(Entry::file(ws, rel, dir, name))
     }
+}
+
+/// The event of one file the denylist keeps out.
+fn denied_one() -> ShardEventKind {
+    ShardEventKind::Skipped(walk::Skips { denied: 1, ..Default::default() }.wit())
 }
 
 #[cfg(test)]
@@ -376,7 +381,7 @@ mod tests {
             .map(|e| {
                 let kind = match &e.kind {
                     ShardEventKind::Searched(r) if r.count == 1 => "searched",
-                    ShardEventKind::Denied(1) => "denied",
+                    ShardEventKind::Skipped(s) if s.denied == 1 => "denied",
                     ShardEventKind::Problem((_, true)) => "problem",
                     other => panic!("{}: {other:?}", e.key),
                 };

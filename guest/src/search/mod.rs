@@ -43,7 +43,7 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     // entry walked (its key is made only for such an event: an indexed
     // search replays a kept walk of every entry, and skips most).
     let mut last: Option<Cow<'_, Step>> = None;
-    let denied_seen = Rc::new(Cell::new(0));
+    let seen = Rc::new(Cell::new(walk::Skips::default()));
     // A kept instance replays a whole walk it made at this generation, or
     // records this one (a first page only: a cursor starts mid-walk).
     let q = search.q.clone();
@@ -51,7 +51,7 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
     let replay = session::Replay::new(key, after.is_none(), walk::Reopen::for_walk(ws, &q.walk, &roots));
     let marks = search.narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));
-    let mut walk = walk::steps(walker.clone(), roots, after, denied_seen.clone());
+    let mut walk = walk::steps(walker.clone(), roots, after, seen.clone());
     let mut at = 0;
     loop {
         // A kept walk passes the files the index rules out by the run.
@@ -89,10 +89,10 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
             break;
         }
     }
-    let denied = walker.denied.load(std::sync::atomic::Ordering::Relaxed) - denied_seen.get();
-    if denied > 0 {
-        page.accept(&page::anchor_after(last.as_deref()), ShardEventKind::Denied(denied));
-        replay.push(Step::Denied(denied));
+    let left = walker.skips().since(seen.get());
+    if left.any() {
+        page.accept(&page::anchor_after(last.as_deref()), ShardEventKind::Skipped(left.wit()));
+        replay.push(Step::Skipped(left));
     }
     // A walk that stopped early (page full, out of time) is not whole.
     replay.keep(!page.paging.stopped());
@@ -104,9 +104,9 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
 /// is no event of the walk's own.)
 fn walk_event(step: &Step) -> ShardEventKind {
     match step {
-        Step::Denied(n) => ShardEventKind::Denied(*n),
+        Step::Skipped(n) => ShardEventKind::Skipped(n.wit()),
         Step::Problem(e) => ShardEventKind::Problem((e.message.clone(), e.unreadable)),
-        Step::TimedOut | Step::Entry(_) => ShardEventKind::Denied(0),
+        Step::TimedOut | Step::Entry(_) => ShardEventKind::Skipped(walk::Skips::default().wit()),
     }
 }
 
@@ -410,8 +410,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "AKIAIOSFODNN7EXAMPLE\nxE\nx\n").unwrap();
         let count = |redact: bool| {
-            let policy =
-                crate::Policy { redact, extra_deny: vec![], inside_git_repository: false, cursor_key: String::new() };
+            let policy = crate::Policy {
+                redact,
+                extra_deny: vec![],
+                inside_git_repository: false,
+                cursor_key: String::new(),
+                disabled_redaction_rules: vec![],
+            };
             let ws = Workspace::new(dir.path()).with_policy(&policy).unwrap();
             let request = crate::SearchTextRequest {
                 mode: Some(crate::QueryMode::Regex),
@@ -436,6 +441,7 @@ mod tests {
                 extra_deny: vec![],
                 inside_git_repository: false,
                 cursor_key: String::new(),
+                disabled_redaction_rules: vec![],
             })
             .unwrap();
         let shown = |query: &str, replace: &str, multiline: bool| {

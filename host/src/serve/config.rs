@@ -58,6 +58,10 @@ pub struct TenantConfig {
     /// Build an index of the workspace in the background, keep it fresh and
     /// search through it (default true).
     pub index: Option<bool>,
+    /// Redaction rules switched off for this tenant, by name (the
+    /// operator's choice; a request can never change it).
+    #[serde(default)]
+    pub disabled_redaction_rules: Vec<String>,
 }
 
 impl Config {

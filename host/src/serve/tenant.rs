@@ -162,6 +162,7 @@ impl Tenant {
             max_timeout: timeout,
             deadline_grace: Duration::from_millis(SERVE_DEADLINE_GRACE_MS),
             cursor_key: format!("tenant:{}", t.name),
+            disabled_redaction_rules: t.disabled_redaction_rules.clone(),
             ..Policy::default()
         };
         let sandbox = Sandbox::open(&t.workspace, policy)

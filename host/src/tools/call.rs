@@ -78,7 +78,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
     let (text, notes) = rendered(
         |out| render::search_grouped(out, &response, r.output == Some(OutputMode::Count)),
         nothing.as_deref(),
-        &response.warnings,
+        &said(&response.warnings, response.stats.lines_redacted, &response.stats.redacted_by),
         render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
     );
     let hits: Vec<Value> = response
@@ -89,6 +89,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
                 "path": m.path, "line": m.line, "column": m.column, "end_line": m.end_line,
                 "end_column": m.end_column, "line_text": m.text, "submatches": submatches(m),
                 "context_before": m.context_before, "context_after": m.context_after,
+                "redactions": m.redactions,
             })
         })
         .collect();
@@ -129,7 +130,7 @@ fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
     let (text, notes) = rendered(
         |out| render::ast(out, &response),
         nothing,
-        &response.warnings,
+        &said(&response.warnings, response.stats.lines_redacted, &response.stats.redacted_by),
         render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
     );
     let full = to_value(&response);
@@ -192,6 +193,17 @@ fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
     let (text, notes) = rendered(|out| render::read(out, &response), None, &response.warnings, go_on);
     let full = to_value(&response);
     Ok(ToolOutput { structured: full.clone(), text, notes, response: full })
+}
+
+/// An answer's warnings, and how many lines it shows with secrets
+/// redacted, by rule.
+fn said(warnings: &[String], lines: u64, by: &[crate::RedactionCount]) -> Vec<String> {
+    let mut said = warnings.to_vec();
+    if lines > 0 {
+        let rules: Vec<String> = by.iter().map(|r| format!("{} {}", r.rule, r.lines)).collect();
+        said.push(format!("{lines} line(s) shown with secrets [REDACTED] by rule: {}", rules.join(", ")));
+    }
+    said
 }
 
 /// How the tools say to pass a cursor back.

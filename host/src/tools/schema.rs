@@ -110,7 +110,9 @@ list_files. When has_more is true, pass next_cursor as cursor for the next page.
                     "line_text": {"type": "string"},
                     "submatches": {"type": "array", "items": {"type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}}}},
                     "context_before": {"type": "array", "items": {"type": "string"}},
-                    "context_after": {"type": "array", "items": {"type": "string"}}
+                    "context_after": {"type": "array", "items": {"type": "string"}},
+                    "redactions": {"type": "array", "description": "Lines of this hit and its context with a secret shown as [REDACTED], and the rule that found it.",
+                        "items": {"type": "object", "properties": {"line": {"type": "integer"}, "rule": {"type": "string"}}}}
                 }, "required": ["path", "line", "column", "line_text", "context_before", "context_after"]}},
                 "files": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "count": {"type": "integer"}}, "required": ["path", "count"]}}
             },

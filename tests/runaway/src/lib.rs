@@ -55,9 +55,11 @@ impl exports::sandgrep::search::search::Guest for Runaway {
                 bytes_searched: 0,
                 matches_returned: 0,
                 elapsed_ms: 0,
-                skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0 },
+                skipped: SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0, ignored: 0, hidden: 0 },
                 index: IndexUse::None,
                 files_skipped_by_index: 0,
+                lines_redacted: 0,
+                redacted_by: Vec::new(),
             },
             warnings: Vec::new(),
         })
