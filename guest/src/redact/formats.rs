@@ -67,7 +67,7 @@ formats! {
     SLACK_TOKEN ["xox"] r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxoxe\.xox[bp]-1-[A-Za-z0-9-]{20,}", entropy 3.0;
     SLACK_TOKEN ["xapp-"] r"\bxapp-[0-9]-[A-Za-z0-9-]{10,}", entropy 3.0;
     SLACK_WEBHOOK ["hooks.slack.com"] r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}";
-    STRIPE_KEY ["sk_", "rk_"] r"\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}", entropy 3.0;
+    STRIPE_KEY ["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"] r"\b[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}", entropy 3.0;
     STRIPE_KEY ["whsec_"] r"\bwhsec_[A-Za-z0-9+/=]{24,}", entropy 3.0;
     GOOGLE_API_KEY ["AIza"] r"\bAIza[0-9A-Za-z_-]{30,}", entropy 3.0;
     GOOGLE_OAUTH_SECRET ["GOCSPX-"] r"\bGOCSPX-[A-Za-z0-9_-]{20,}", entropy 3.0;
@@ -95,6 +95,8 @@ formats! {
     BASE64_PRIVATE_KEY ["LS0tLS1CRUdJTi"] r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{0,40}?(?:UFJJVkFUR|BSSVZBVE|QUklWQVRF)[A-Za-z0-9+/=]*";
     JWT ["eyJ"] r"\beyJ[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)*";
 }
+
+const _: () = assert!(FORMATS.len() <= 64, "rows marked in a u64");
 
 /// `sk-…` keys that are not OpenAI's or Anthropic's own formats: two
 /// digits or more (`sk-` starts ordinary words too), and not a name
@@ -134,76 +136,112 @@ pub(super) fn crc32(data: &[u8]) -> u32 {
     !crc
 }
 
-/// The rows' patterns as one (each row's its own group of alternatives),
-/// so a text is scanned once; which row matched is found after.
-fn formats_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
+/// Whether a row's pattern starts with a literal (after `\b`): such rows
+/// are scanned together, one automaton whose literal prefixes are its
+/// prefilter; a row that starts with a class is looked for where its
+/// keywords are, one that needs a context word where that word is.
+fn scanned_together(f: &Format) -> bool {
+    let p = f.pattern.strip_prefix("\\b").unwrap_or(f.pattern);
+    f.context.is_empty() && p.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '"' || c == '_')
+}
+
+/// The patterns of the rows [`scanned_together`] as one, so a text is
+/// scanned once (which row matched is found after), and after them the
+/// keywords of the other rows (context words in three cases: `vault`,
+/// `Vault`, `VAULT`) as markers: a marker found sends its rows to be looked
+/// for, in the same pass.
+fn formats_re() -> &'static (Regex, Vec<(String, Vec<usize>)>) {
+    static R: OnceLock<(Regex, Vec<(String, Vec<usize>)>)> = OnceLock::new();
     R.get_or_init(|| {
-        let all: Vec<String> = FORMATS.iter().map(|f| format!("(?:{})", f.pattern)).collect();
-        Regex::new(&format!("(?-u){}", all.join("|"))).unwrap()
+        let mut all: Vec<String> =
+            FORMATS.iter().filter(|f| scanned_together(f)).map(|f| format!("(?:{})", f.pattern)).collect();
+        let mut markers: Vec<(String, Vec<usize>)> = Vec::new();
+        for (i, f) in FORMATS.iter().enumerate().filter(|(_, f)| !scanned_together(f)) {
+            let words: Vec<String> = match f.context {
+                [] => f.keywords.iter().map(|k| k.to_string()).collect(),
+                cx => cx
+                    .iter()
+                    .flat_map(|w| {
+                        let cap = w[..1].to_ascii_uppercase() + &w[1..].to_ascii_lowercase();
+                        [w.to_ascii_lowercase(), w.to_ascii_uppercase(), cap]
+                    })
+                    .collect(),
+            };
+            for w in words {
+                match markers.iter_mut().find(|(m, _)| *m == w) {
+                    Some((_, rows)) => rows.push(i),
+                    None => markers.push((w, vec![i])),
+                }
+            }
+        }
+        all.extend(markers.iter().map(|(m, _)| regex::escape(m)));
+        (Regex::new(&format!("(?-u){}", all.join("|"))).unwrap(), markers)
     })
 }
 
-/// Row `i`'s pattern alone, anchored, compiled when a match needs it.
-fn row_re(i: usize) -> &'static Regex {
-    static R: OnceLock<Vec<OnceLock<Regex>>> = OnceLock::new();
-    let rows = R.get_or_init(|| FORMATS.iter().map(|_| OnceLock::new()).collect());
-    rows[i].get_or_init(|| Regex::new(&format!("(?-u)^(?:{})$", FORMATS[i].pattern)).unwrap())
-}
-
-/// Whether any row's keyword is in `text` (the cheap test before the scan).
-fn any_keyword(text: &[u8]) -> bool {
-    static FINDER: OnceLock<Regex> = OnceLock::new();
-    let words = FINDER.get_or_init(|| {
-        // (A row that needs a word on its line is looked for by that word.)
-        let mut kws: Vec<String> = FORMATS
-            .iter()
-            .flat_map(|f| match f.context {
-                [] => f.keywords.iter().map(|k| regex::escape(k)).collect::<Vec<_>>(),
-                cx => cx.iter().map(|w| format!("(?i:{})", regex::escape(w))).collect(),
-            })
-            .collect();
-        kws.sort();
-        kws.dedup();
-        Regex::new(&format!("(?-u){}", kws.join("|"))).unwrap()
-    });
-    words.is_match(text)
+/// Row `i`'s pattern alone, compiled when a match needs it: anchored (to
+/// tell a match's row) or not (to scan for a row of its own).
+fn row_re(i: usize, anchored: bool) -> &'static Regex {
+    static R: OnceLock<Vec<[OnceLock<Regex>; 2]>> = OnceLock::new();
+    let rows = R.get_or_init(|| FORMATS.iter().map(|_| [OnceLock::new(), OnceLock::new()]).collect());
+    rows[i][usize::from(anchored)].get_or_init(|| {
+        let p = FORMATS[i].pattern;
+        Regex::new(&if anchored { format!("(?-u)^(?:{p})$") } else { format!("(?-u){p}") }).unwrap()
+    })
 }
 
 /// Redacts the matches of the table's rows in `text`.
 pub(super) fn format_edits(text: &[u8], edits: &mut Vec<Edit>) {
-    if !any_keyword(text) {
-        return;
-    }
-    for m in formats_re().find_iter(text) {
+    let (re, markers) = formats_re();
+    let mut marked = 0u64; // rows whose marker was found
+    for m in re.find_iter(text) {
         let s = m.as_bytes();
+        if let Some((_, rows)) = markers.iter().find(|(w, _)| w.as_bytes() == s) {
+            marked |= rows.iter().fold(0, |acc, &i| acc | 1 << i);
+            continue;
+        }
         // The row: the first whose keyword the match holds and whose pattern
         // matches it whole (the scan's leftmost-first order).
-        let Some((i, f)) = FORMATS.iter().enumerate().find(|(i, f)| {
-            f.keywords.iter().any(|k| memchr::memmem::find(s, k.as_bytes()).is_some()) && row_re(*i).is_match(s)
-        }) else {
-            continue;
-        };
-        let (a, b) = match row_re(i).captures(s).and_then(|c| c.get(1)) {
-            Some(g) => (m.start() + g.start(), m.start() + g.end()),
-            None => (m.start(), m.end()),
-        };
-        let v = &text[a..b];
-        let confident = f.checksum.is_some_and(|ck| ck(v));
-        if !confident {
-            if entropy(v) < f.entropy || f.shape.is_some_and(|sh| !sh(v)) {
-                continue;
-            }
-            if !f.context.is_empty() {
-                let ls = text[..a].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
-                let le = text[b..].iter().position(|&c| c == b'\n').map_or(text.len(), |p| b + p);
-                if !f.context.iter().any(|w| contains_ci(&text[ls..le], w.as_bytes())) {
-                    continue;
-                }
+        let row = FORMATS.iter().enumerate().find(|(i, f)| {
+            scanned_together(f)
+                && f.keywords.iter().any(|k| memchr::memmem::find(s, k.as_bytes()).is_some())
+                && row_re(*i, true).is_match(s)
+        });
+        if let Some((i, f)) = row {
+            let c = row_re(i, true).captures(s).and_then(|c| c.get(1));
+            let (a, b) = c.map_or((m.start(), m.end()), |g| (m.start() + g.start(), m.start() + g.end()));
+            push_match(text, f, a, b, edits);
+        }
+    }
+    // The rows a marker sent.
+    while marked != 0 {
+        let i = marked.trailing_zeros() as usize;
+        marked &= marked - 1;
+        let f = &FORMATS[i];
+        for c in row_re(i, false).captures_iter(text) {
+            let g = c.get(1).unwrap_or_else(|| c.get(0).unwrap());
+            push_match(text, f, g.start(), g.end(), edits);
+        }
+    }
+}
+
+/// Redacts `a..b`, a match of row `f`, if it passes the row's checks.
+fn push_match(text: &[u8], f: &Format, a: usize, b: usize, edits: &mut Vec<Edit>) {
+    let v = &text[a..b];
+    let confident = f.checksum.is_some_and(|ck| ck(v));
+    if !confident {
+        if entropy(v) < f.entropy || f.shape.is_some_and(|sh| !sh(v)) {
+            return;
+        }
+        if !f.context.is_empty() {
+            let ls = text[..a].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+            let le = text[b..].iter().position(|&c| c == b'\n').map_or(text.len(), |p| b + p);
+            if !f.context.iter().any(|w| contains_ci(&text[ls..le], w.as_bytes())) {
+                return;
             }
         }
-        edits.push(Edit { start: a, end: b, rule: f.rule });
     }
+    edits.push(Edit { start: a, end: b, rule: f.rule });
 }
 
 /// Everything of the table that decides what is redacted, for
@@ -257,7 +295,8 @@ pub(super) fn auth_edits(text: &[u8], edits: &mut Vec<Edit>) {
 
 /// Redacts the password of a URL (`scheme://user:password@host`).
 pub(super) fn url_edits(text: &[u8], edits: &mut Vec<Edit>) {
-    if memchr::memmem::find(text, b"://").is_some() {
+    static SCHEME: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+    if finder(&SCHEME, b"://").find(text).is_some() {
         for c in url_re().captures_iter(text) {
             let g = c.get(1).unwrap();
             let s = g.as_bytes();

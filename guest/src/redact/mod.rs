@@ -42,7 +42,8 @@
 //!   `sk-` keys with digits, Azure storage `AccountKey=` and Entra client
 //!   secrets (`…8Q~…`), JWTs, base64-encoded PEM private keys; the credential
 //!   after an auth scheme (not a challenge's `realm="…"`); a URL's password
-//!   (not one under 4 bytes or equal to its user: `a:b@`, `test:test@`).
+//!   (8 bytes or more once percent-decoded, and not its user's name:
+//!   `a:b@`, `foo:bar@`, `test:test@` are a parser's test vectors).
 //!   A match under its row's entropy floor is a placeholder
 //!   (`ghp_xxxx…`) unless its checksum holds.
 //! - **Private-key blocks** (`-----BEGIN … PRIVATE KEY-----`, PGP, SSH2): every
@@ -262,6 +263,17 @@ use rules::Enabled;
 pub use rules::{rule_names, set_disabled, table_fingerprint, Rule};
 use values::*;
 
+static PASSWORD_FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+static DASHES_FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+
+/// A searcher for `needle`, built once (`memmem::find` builds one per call).
+fn finder(
+    cell: &'static OnceLock<memchr::memmem::Finder<'static>>,
+    needle: &'static [u8],
+) -> &'static memchr::memmem::Finder<'static> {
+    cell.get_or_init(|| memchr::memmem::Finder::new(needle))
+}
+
 /// Whether `hay` contains `needle`, ASCII case aside.
 fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
@@ -438,8 +450,8 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
     url_edits(text, &mut edits);
     assignment_edits(text, &mut edits);
 
-    let netrc_text = memchr::memmem::find(text, b"password").is_some();
-    let cli_text = memchr::memmem::find(text, b"--").is_some();
+    let netrc_text = finder(&PASSWORD_FINDER, b"password").find(text).is_some();
+    let cli_text = finder(&DASHES_FINDER, b"--").find(text).is_some();
 
     // Rules that look at the lines before: key blocks, values under keys.
     let all_markers: Vec<Marker> = markers(text, n).collect();
@@ -467,10 +479,10 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
         }
         edits.extend(line_edits);
         continued_value(&doc, v, line, &above, &mut cache, base, memo, &mut edits);
-        if netrc_text && memchr::memmem::find(line, b"password").is_some() {
+        if netrc_text && finder(&PASSWORD_FINDER, b"password").find(line).is_some() {
             netrc::netrc_edits(&doc, v, line, start, &mut edits);
         }
-        if cli_text && memchr::memmem::find(line, b"--").is_some() {
+        if cli_text && finder(&DASHES_FINDER, b"--").find(line).is_some() {
             netrc::cli_edits(line, start, &mut edits);
         }
         above.push((start, nl));
