@@ -305,6 +305,11 @@ async function scenario(width, scheme, first) {
   await page.goto(base + '/?q=needle&file=work/alpha-aa.txt&line=64');
   await page.waitForSelector('#viewer-text .cur mark');
   assert.equal(await text('#viewer-text .cur mark'), 'needle');
+  // A new search that does not find that file closes the viewer: it never shows an earlier search's file.
+  await page.fill('#q', 'zzq-found-nowhere-qzz');
+  await waitSummary(page, /^No matches/);
+  await page.waitForSelector('#viewer', { state: 'hidden' });
+  assert.doesNotMatch(page.url(), /file=/);
 
   // A path too long for the width wraps beside its badge.
   await page.goto(base + '/?q=needle&include=src/**');
