@@ -56,7 +56,9 @@ macro_rules! formats {
 
 formats! {
     AWS_ACCESS_KEY_ID ["A3T", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"]
-        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", entropy 3.0;
+        // (A floor only under `AKIAXXXXXXXXXXXXXXXX`: an id's sixteen are
+        // base 32 and need not look random.)
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b", entropy 1.5;
     GITHUB_TOKEN ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"] r"\bgh[pousr]_[A-Za-z0-9]{36,}", entropy 3.0,
         checksum github_checksum;
     GITHUB_TOKEN ["github_pat_"] r"\bgithub_pat_[A-Za-z0-9_]{22,}", entropy 3.0;

@@ -211,6 +211,12 @@ fn formats_of_the_secret_scanners() {
 }
 
 #[test]
+fn aws_ids_need_not_look_random_but_placeholders_stay() {
+    assert_eq!(r("aws = \"AKIAQZZZ5555ZZZZ5555\""), "aws = \"[REDACTED]\"");
+    assert_eq!(r("aws_access_key_id = AKIAXXXXXXXXXXXXXXXX"), "aws_access_key_id = AKIAXXXXXXXXXXXXXXXX");
+}
+
+#[test]
 fn a_valid_checksum_only_adds_confidence() {
     // A GitHub token whose thirty characters are one repeated: under the
     // entropy floor, so a placeholder, unless its checksum holds.
