@@ -93,6 +93,17 @@ async def check_sdk():
             assert "binary" not in text_of(r), text_of(r)
             r = await s.call_tool("search_text", {"query": "nothing-anywhere"})
             assert "1 binary file(s) skipped" in text_of(r), text_of(r)
+            # "Not found" tells what was not searched, and which argument includes it.
+            assert "1 entries left out by .gitignore/.ignore/.rgignore rules (no_ignore includes them)" in text_of(r), text_of(r)
+            assert "hidden entries left out (hidden includes them)" in text_of(r), text_of(r)
+            assert r.structured_content["stats"]["skipped"]["ignored"] == 1, r.structured_content
+            r = await s.call_tool("search_text", {"query": "nothing-anywhere", "hidden": True})
+            assert "withheld by the secrets denylist (no argument includes them)" in text_of(r), text_of(r)
+            # A line shown with a secret redacted is counted, with its rule.
+            r = await s.call_tool("search_text", {"query": "line 5"})
+            assert "[REDACTED]" in text_of(r) and "1 line(s) shown with secrets [REDACTED] by rule: " in text_of(r), text_of(r)
+            assert r.structured_content["stats"]["lines_redacted"] == 1, r.structured_content
+            assert r.structured_content["hits"][0]["redactions"][0]["line"] == 5, r.structured_content
             r = await s.call_tool("search_text", {"query": "a", "root": "bin.dat"})
             assert "bin.dat: binary file, not searched" in text_of(r), text_of(r)
 
