@@ -17,6 +17,7 @@ mod json;
 mod limits;
 mod mcp;
 mod parallel;
+mod redaction;
 mod rg_output;
 mod serve;
 mod web;
