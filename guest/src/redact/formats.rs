@@ -147,13 +147,16 @@ fn scanned_together(f: &Format) -> bool {
     f.context.is_empty() && p.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '"' || c == '_')
 }
 
+/// Marker words, each with the rows it sends to be looked for.
+type Markers = Vec<(String, Vec<usize>)>;
+
 /// The patterns of the rows [`scanned_together`] as one, so a text is
 /// scanned once (which row matched is found after), and after them the
 /// keywords of the other rows (context words in three cases: `vault`,
 /// `Vault`, `VAULT`) as markers: a marker found sends its rows to be looked
 /// for, in the same pass.
-fn formats_re() -> &'static (Regex, Vec<(String, Vec<usize>)>) {
-    static R: OnceLock<(Regex, Vec<(String, Vec<usize>)>)> = OnceLock::new();
+fn formats_re() -> &'static (Regex, Markers) {
+    static R: OnceLock<(Regex, Markers)> = OnceLock::new();
     R.get_or_init(|| {
         let mut all: Vec<String> =
             FORMATS.iter().filter(|f| scanned_together(f)).map(|f| format!("(?:{})", f.pattern)).collect();

@@ -731,7 +731,7 @@ fn random_files_split_the_same_and_keep_the_invariants() {
                 file += BITS[next(BITS.len())];
             }
             if next(9) == 0 {
-                file.push(char::from(b"\x00\x1b\xff\t"[next(4)] as char));
+                file.push(b"\x00\x1b\xff\t"[next(4)] as char);
             }
             file += "\n";
         }
