@@ -267,7 +267,10 @@ fn stats_count_as_rgs_do() {
         };
         assert_eq!(split(&ours.0), split(&theirs.0), "{args:?}");
         assert_eq!(ours.1, theirs.1, "{args:?}");
-        assert!(ours.0.ends_with(" seconds\n") && ours.0.contains(" seconds spent searching\n"));
+        // The timings' lines, worded as rg's.
+        for out in [&ours.0, &theirs.0] {
+            assert!(out.ends_with(" seconds total\n") && out.contains(" seconds spent searching\n"), "{args:?}: {out}");
+        }
     }
 }
 

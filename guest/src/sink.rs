@@ -348,29 +348,23 @@ impl<'a, 'm> FileSink<'a, 'm> {
 
     /// The matches in the block `mat` (as rg counts them: starting in it,
     /// with a byte after it to look at, but where redaction is on), or where
-    /// it shows redacted, those clear of the redactions.
-    fn matches_in(&mut self, mat: &SinkMatch<'_>) -> u64 {
+    /// it shows redacted, those clear of the redactions — of which the
+    /// searcher finds no more than `left` (see [`count_up_to`]). The count,
+    /// how many the searcher found, and whether a match past those exists.
+    fn matches_in(&mut self, mat: &SinkMatch<'_>, left: u64) -> (u64, u64, bool) {
         let (buffer, range) = (mat.buffer(), mat.bytes_range_in_buffer());
-        let mut n = 0;
         if self.cfg.redact {
             let (shown, edits) =
                 self.redacted(line_body(mat.bytes(), true), mat.absolute_byte_offset(), Some((buffer, range.start)));
             if !edits.is_empty() {
                 let marks = marks(&edits);
-                let _ = self.cfg.matcher.find_iter(&shown, |m| {
-                    n += u64::from(marks.iter().all(|&(a, z)| m.end() < a || m.start() > z));
-                    true
-                });
-                return n;
+                let clear = |s: usize, e: usize| marks.iter().all(|&(a, z)| e < a || s > z);
+                return count_up_to(self.cfg.matcher, &shown, 0..usize::MAX, clear, left);
             }
         }
         // (Not with redaction: the byte after may begin a secret.)
         let text = &buffer[..(range.end + usize::from(!self.cfg.redact)).min(buffer.len())];
-        let _ = self.cfg.matcher.find_iter_at(text, range.start, |m| {
-            n += u64::from(m.start() < range.end);
-            m.start() < range.end
-        });
-        n
+        count_up_to(self.cfg.matcher, text, range, |_, _| true, left)
     }
 
     /// Past the limit, the search goes on only to finish owed after-context.
@@ -417,17 +411,19 @@ impl Sink for FileSink<'_, '_> {
             } else if self.taken >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
             } else {
-                // As `rg -c`: one per matching line; with -U, when the
-                // pattern can span lines, one per match (a per-file limit
-                // then counts matches too, as rg's does); with
-                // `count-matches`, one per match.
+                // As `rg -c` (rg 15): one per matching line; with -U, when
+                // the pattern can span lines, one per match — and a per-file
+                // limit then counts the matches the searcher finds (see
+                // `count_up_to`); with `count-matches`, one per match.
                 let multiline = self.cfg.output == OutputMode::Count
                     && !self.cfg.invert
                     && searcher.multi_line_with_matcher(self.cfg.matcher);
                 let matches = multiline || self.cfg.count_matches && !self.cfg.invert;
-                let n = if matches { self.matches_in(mat).max(1) } else { 1 };
-                self.results.count += n;
-                self.taken += if multiline { n } else { 1 };
+                let left = if multiline { self.limit - self.taken } else { u64::MAX };
+                let (n, found, past) = if matches { self.matches_in(mat, left) } else { (1, 1, false) };
+                self.results.count += n.max(1);
+                self.taken += if multiline { found.max(1) } else { 1 };
+                self.results.more |= past;
                 match (self.cfg.output, shaped) {
                     (OutputMode::Content, Some((shown, edits))) => {
                         let lines = mat.lines().count().max(1);
@@ -534,6 +530,52 @@ fn replaced(
     }
     out.extend_from_slice(&bytes[at..]);
     (out, moved)
+}
+
+/// The matches of `matcher` in `text` that start in `range` and are
+/// `clear` of redactions, as rg 15 counts a block's for `-c` with -U: all
+/// of them — but that its searcher finds no more than `left` matches (-m
+/// counts matches then), and the block that holds the last it finds ends
+/// with the line that match ends on: the matches starting before that
+/// count, and no others. The count, how many the searcher found (at most
+/// `left`), and whether a match past that line exists.
+fn count_up_to(
+    matcher: &SearchMatcher,
+    text: &[u8],
+    range: std::ops::Range<usize>,
+    clear: impl Fn(usize, usize) -> bool,
+    left: u64,
+) -> (u64, u64, bool) {
+    let (mut n, mut found, mut end, mut past) = (0, 0, range.end, false);
+    let _ = matcher.find_iter_at(text, range.start, |m| {
+        if m.start() >= end {
+            past = m.start() < range.end;
+            return false;
+        }
+        if !clear(m.start(), m.end()) {
+            return true;
+        }
+        n += 1;
+        if found < left {
+            found += 1;
+            if found == left {
+                end = end.min(line_end(text, m.start(), m.end()));
+            }
+        }
+        true
+    });
+    (n, found, past)
+}
+
+/// Where the line a match (`start..end`) ends on ends, its terminator
+/// included: the match's end when that is one (grep-searcher's `locate`).
+fn line_end(text: &[u8], start: usize, end: usize) -> usize {
+    let line_start = memchr::memrchr(b'\n', &text[..start]).map_or(0, |i| i + 1);
+    if end > line_start && text[end - 1] == b'\n' {
+        end
+    } else {
+        memchr::memchr(b'\n', &text[end..]).map_or(text.len(), |i| end + i + 1)
+    }
 }
 
 fn clear_match(matcher: &SearchMatcher, shown: &[u8], marks: &[(usize, usize)]) -> bool {

@@ -280,16 +280,16 @@ struct SearchArgs {
     #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
     types_not: Vec<String>,
     /// Descend at most NUM directories below each path (0: only the paths named).
-    #[arg(long, alias = "maxdepth", value_name = "NUM")]
+    #[arg(short = 'd', long, alias = "maxdepth", value_name = "NUM")]
     max_depth: Option<u32>,
     /// Lines of context after each match.
-    #[arg(short = 'A', long, value_name = "N", overrides_with = "context")]
+    #[arg(short = 'A', long, value_name = "N")]
     after_context: Option<u64>,
     /// Lines of context before each match.
-    #[arg(short = 'B', long, value_name = "N", overrides_with = "context")]
+    #[arg(short = 'B', long, value_name = "N")]
     before_context: Option<u64>,
-    /// Lines of context before and after each match (-A or -B after it replaces it).
-    #[arg(short = 'C', long, value_name = "N", overrides_with_all = ["after_context", "before_context"])]
+    /// Lines of context before and after each match (-A and -B override its part, wherever given).
+    #[arg(short = 'C', long, value_name = "N")]
     context: Option<u64>,
     /// Matching lines per file.
     #[arg(short = 'm', long = "max-count", value_name = "PER_FILE")]
@@ -315,20 +315,21 @@ struct SearchArgs {
     /// Follow symbolic links (escapes are still refused).
     #[arg(short = 'L', long)]
     follow: bool,
-    /// Print only the paths of files with matches (a count, -c, wins over it, as in rg 13).
-    #[arg(short = 'l', long, overrides_with = "files_without_match")]
+    /// Print only the paths of files with matches (of -l, -c, --count-matches
+    /// and --files-without-match, the last given wins, as in rg 15).
+    #[arg(short = 'l', long, overrides_with_all = ["files_without_match", "count", "count_matches"])]
     files_with_matches: bool,
     /// Print only the paths of files searched without a match.
-    #[arg(long, overrides_with = "files_with_matches")]
+    #[arg(long, overrides_with_all = ["files_with_matches", "count", "count_matches"])]
     files_without_match: bool,
     /// With -c, files without a match too (count 0).
     #[arg(long)]
     include_zero: bool,
     /// Print the number of matching lines per file (with -U or -o, of matches).
-    #[arg(short = 'c', long, overrides_with = "count_matches")]
+    #[arg(short = 'c', long, overrides_with_all = ["count_matches", "files_with_matches", "files_without_match"])]
     count: bool,
     /// Print the number of matches per file.
-    #[arg(long, overrides_with = "count")]
+    #[arg(long, overrides_with_all = ["count", "files_with_matches", "files_without_match"])]
     count_matches: bool,
     /// Print each match (not its whole line) on a line of its own.
     #[arg(short = 'o', long)]
@@ -402,7 +403,7 @@ struct SearchArgs {
     /// No warnings about files that could not be searched.
     #[arg(long)]
     no_messages: bool,
-    /// --color always --heading --line-number.
+    /// --color always --heading --line-number (those given after it win).
     #[arg(short = 'p', long)]
     pretty: bool,
     /// Accepted as rg's, and nothing to change: sandgrep reads no config
@@ -571,12 +572,38 @@ impl SearchArgs {
         Ok(())
     }
 
+    /// -p as rg 15 reads it: `--color always --heading --line-number` where
+    /// it stands, so that these flags (or their opposites) given after it
+    /// win over it, and those before it lose.
+    fn pretty_where_given(&mut self, m: &clap::ArgMatches) {
+        // (Where each was given last; a default is given nowhere.)
+        let at = |id: &str| {
+            m.indices_of(id)
+                .and_then(Iterator::max)
+                .filter(|_| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        };
+        let Some(pretty) = at("pretty") else { return };
+        let after = |ids: &[&str]| ids.iter().any(|&id| at(id).is_some_and(|i| i > pretty));
+        if !after(&["color"]) {
+            self.color = "always".into();
+        }
+        if !after(&["heading", "no_heading"]) {
+            (self.heading, self.no_heading) = (true, false);
+        }
+        if !after(&["line_number", "no_line_number"]) {
+            (self.line_number, self.no_line_number) = (true, false);
+        }
+    }
+
     /// The query: the pattern, or the `-e` patterns as one alternation.
     fn query(&self) -> (String, QueryMode) {
         let mode = if self.fixed_strings { QueryMode::Literal } else { QueryMode::Regex };
         let (query, mode) = match (self.regexp.as_slice(), &self.pattern) {
             ([one], _) => (one.clone(), mode),
             ([], Some(p)) => (p.clone(), mode),
+            // No patterns (an empty -f file): no line matches (so with -v
+            // every line does, rg 15).
+            ([], None) if !self.pattern_files.is_empty() => (r"[^\s\S]".to_string(), QueryMode::Regex),
             ([], None) => (String::new(), mode),
             (many, _) => {
                 let each = |p: &String| if self.fixed_strings { regex_syntax::escape(p) } else { format!("(?:{p})") };
@@ -596,13 +623,12 @@ impl SearchArgs {
         (query, QueryMode::Regex)
     }
 
-    /// Lines of context before and after, as rg 13 reads -A, -B and -C (the
-    /// one given last replaces the other; -C only when above 0).
+    /// Lines of context before and after, as rg 15 reads -A, -B and -C:
+    /// -B and -A override -C's before and after parts, wherever each is
+    /// given.
     fn contexts(&self) -> (u64, u64) {
-        match self.context {
-            Some(c) if c > 0 => (c, c),
-            _ => (self.before_context.unwrap_or(0), self.after_context.unwrap_or(0)),
-        }
+        let both = self.context.unwrap_or(0);
+        (self.before_context.unwrap_or(both), self.after_context.unwrap_or(both))
     }
 
     /// -t's types, and -T's as `!TYPE`.
@@ -669,7 +695,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let mut cli = Cli::parse_from(search_by_default(args));
+    // (Parsed as `Cli::parse_from` does, with the matches kept: -p reads
+    // where the flags stand.)
+    let matches = <Cli as clap::CommandFactory>::command().get_matches_from(search_by_default(args));
+    let mut cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+        .map_err(|e| e.format(&mut <Cli as clap::CommandFactory>::command()))
+        .unwrap_or_else(|e| e.exit());
+    if let (Command::Search(args), Some(("search", m))) = (&mut cli.command, matches.subcommand()) {
+        args.pretty_where_given(m);
+    }
     let open_files = raise_descriptor_limit();
     if open_files < MIN_OPEN_FILES {
         eprintln!(
@@ -1031,8 +1065,8 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
         return Ok(Outcome::of(found, response.timed_out));
     }
     // As rg: a per-file limit of none finds nothing, nor do no patterns
-    // (an empty -f file).
-    if args.max_count == Some(0) || args.regexp.is_empty() && !args.pattern_files.is_empty() {
+    // (an empty -f file) but with -v.
+    if args.max_count == Some(0) || args.regexp.is_empty() && !args.pattern_files.is_empty() && !args.invert_match {
         return Ok(Outcome::Nothing);
     }
     let started = std::time::Instant::now();
@@ -1068,7 +1102,7 @@ fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Res
         return Ok(Outcome::Partial);
     }
     if args.paths.is_empty() && totals.files_searched + totals.files_left == 0 && !timed_out {
-        // As rg 13: a search of the current directory that no file reached
+        // As rg 15.2: a search of the current directory that no file reached
         // (past the filters) is an error.
         return Err(io::Error::other(NOTHING_SEARCHED));
     }
@@ -1286,19 +1320,20 @@ fn style(args: &SearchArgs) -> printer::Style {
     use std::io::IsTerminal;
     let tty = io::stdout().is_terminal();
     // --vimgrep: every match with its line and column, under its path, no
-    // headings, no colors unless asked; -p: what a terminal gets, unless
-    // told otherwise.
+    // headings (colors as ever, rg 15). -p was read as the flags it stands
+    // for (`SearchArgs::pretty_where_given`). Colors on a terminal as
+    // rg's (termcolor's): not for TERM unset or `dumb`, nor with NO_COLOR.
     let vim = args.vimgrep;
     let color = match args.color.as_str() {
         "always" | "ansi" => true,
         "never" => false,
-        _ => !vim && (tty || args.pretty) && std::env::var_os("TERM").is_some_and(|t| t != "dumb"),
+        _ => tty && std::env::var_os("TERM").is_some_and(|t| t != "dumb") && std::env::var_os("NO_COLOR").is_none(),
     };
     let (before, after) = args.contexts();
     printer::Style {
         color,
-        heading: !vim && if args.heading || args.no_heading { args.heading } else { tty || args.pretty },
-        line_numbers: !args.no_line_number && (vim || args.line_number || args.column || args.pretty || tty),
+        heading: !vim && if args.heading || args.no_heading { args.heading } else { tty },
+        line_numbers: !args.no_line_number && (vim || args.line_number || args.column || tty),
         column: args.column || vim,
         only_matching: args.only_matching,
         context: before > 0 || after > 0,
@@ -1309,7 +1344,11 @@ fn style(args: &SearchArgs) -> printer::Style {
         } else {
             None
         },
-        invert: args.invert_match,
+        // (-v: rg's standard printer counts no match in a line it shows;
+        // its summaries — -c, -l, --files-without-match, -q — count each
+        // line as one, rg 15.)
+        invert: args.invert_match
+            && !(args.quiet || args.count || args.count_matches || args.files_with_matches || args.files_without_match),
         vimgrep: vim,
         trim: args.trim,
         null: args.null,

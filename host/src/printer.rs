@@ -24,7 +24,8 @@ pub struct Style {
     pub context: bool,
     /// `-H` / `--no-filename`; `None`: rg's rule (not for one file).
     pub with_filename: Option<bool>,
-    /// `-v`: the lines shown hold no match (rg's stats count none).
+    /// `-v` printed as lines: they hold no match (rg's stats count none;
+    /// for its summaries, -c, -l or -q, this is off: each line counts one).
     pub invert: bool,
     /// `--vimgrep`: the line again for each match in it, under the match's column.
     pub vimgrep: bool,
@@ -380,8 +381,9 @@ impl<W: Write> Printer<W> {
     /// What rg prints for a matching line longer than --max-columns.
     fn omitted(&self, text: &str, spans: &[(usize, usize)]) -> Option<String> {
         let (max, counted) = self.style.max_columns?;
-        // (rg counts the line's terminator, but not after a replacement.)
-        (text.len() as u64 + u64::from(!self.style.replaced) > max).then(|| match spans.len() {
+        // (rg counts the line's terminator, after a replacement too: rg 15
+        // puts it back before it measures.)
+        (text.len() as u64 + 1 > max).then(|| match spans.len() {
             n if counted && n > 0 => format!("[Omitted long line with {n} matches]"),
             _ => "[Omitted long matching line]".into(),
         })
@@ -442,7 +444,7 @@ impl<W: Write> Printer<W> {
 pub fn stats(out: &mut impl Write, t: &Totals, bytes_printed: u64, searching: f64, total: f64) -> io::Result<()> {
     write!(
         out,
-        "\n{} matches\n{} matched lines\n{} files contained matches\n{} files searched\n{bytes_printed} bytes printed\n{} bytes searched\n{searching:.6} seconds spent searching\n{total:.6} seconds\n",
+        "\n{} matches\n{} matched lines\n{} files contained matches\n{} files searched\n{bytes_printed} bytes printed\n{} bytes searched\n{searching:.6} seconds spent searching\n{total:.6} seconds total\n",
         t.matches, t.matched_lines, t.files_matched, t.files_searched, t.bytes_searched
     )
 }
