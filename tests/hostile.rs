@@ -980,6 +980,7 @@ fn redaction_is_no_oracle_for_any_pattern() {
     let t = Tree::new();
     t.write("a.py", "aws = \"AKIAQZZZ5555ZZZZ5555\"\npassword = \"Xq9!vR2#pL7$wM4&\"\nok = 1\n");
     t.write("b.go", "package main\n\nvar password = \"Xq9!vR2#pL7$wM4&\"\n");
+    t.write("k.txt", KEY);
     let probes = [
         ("REDACTED|AKIAQ", "REDACTED|AKIAB"),
         ("\\[REDACTED\\]|AKIAQ", "\\[REDACTED\\]|AKIAB"),
@@ -987,6 +988,10 @@ fn redaction_is_no_oracle_for_any_pattern() {
         ("aws = \"\\B|AKIAQ", "aws = \"\\B|AKIAB"),
         ("aws = \"\\b", "aws = \"\\B"),
         ("REDACTED|Xq9", "REDACTED|Yq9"),
+        // With -U, a guess alternated with a neighbour line's text, so that
+        // a right one would join the secret's line to the neighbour's block.
+        ("(?:password = \"Xq9|ok = )[^\\n]*\\n", "(?:password = \"Yq9|ok = )[^\\n]*\\n"),
+        ("(?:BEGIN|^MIIEow)[^\\n]*\\n", "(?:BEGIN|^MIIEox)[^\\n]*\\n"),
     ];
     for (right, wrong) in probes {
         for mode in [&["-c"][..], &["-l"][..], &[][..], &["-U"][..], &["--json"][..]] {
@@ -1227,6 +1232,27 @@ fn credential_files_of_other_tools_are_denied_and_the_cli_says_so() {
             assert!(!stdout(&out).contains("password"), "{args:?}");
         }
     }
+    // Copies of the directories, and a workspace that is such a directory
+    // itself (whose files have no parent in the component's sight).
+    let t = Tree::new();
+    for f in [
+        ".docker.old/config.json",
+        ".aws.bak/credentials",
+        ".kube (copy)/config",
+        ".kube/config.yaml",
+        ".aws/credentials",
+    ] {
+        t.write(f, "hello password\n");
+    }
+    t.write(".ssh/config", "Host x\n").write(".ssh/notes.txt", "hello\n").write(".kube/ok.txt", "hello ok\n");
+    let out = quick(t.path(), &["search", "--hidden", "--files"]);
+    assert_eq!(stdout(&out), ".kube/ok.txt\n");
+    for (root, file) in [(".kube", "config.yaml"), (".aws", "credentials"), (".ssh", "notes.txt")] {
+        let out = quick(&t.path().join(root), &["read", file]);
+        assert_eq!(out.status.code(), Some(2), "--root {root} read {file}: {}", stdout(&out));
+        assert!(stderr(&out).contains("denied"), "{}", stderr(&out));
+    }
+    assert_eq!(stdout(&quick(&t.path().join(".kube"), &["read", "ok.txt"])), "hello ok\n");
 }
 
 #[test]

@@ -31,9 +31,7 @@ impl Drop for Server {
 
 pub fn command(config: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_sandgrep"));
-    cmd.env("SANDGREP_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("artifact-cache"))
-        .args(["serve", "--config"])
-        .arg(config);
+    cmd.env("SANDGREP_CACHE_DIR", crate::util::cache_dir()).args(["serve", "--config"]).arg(config);
     cmd
 }
 

@@ -43,9 +43,20 @@ pub fn rg_command() -> Command {
     Command::new(rg)
 }
 
-/// The tests' cache directory (where indexes are kept).
+/// The tests' cache directory (where indexes are kept): this user's alone
+/// and outside any git work tree, as sandgrep requires of an index's home
+/// (the checkout is one).
 pub fn cache_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sandgrep-cache")
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::DirBuilderExt;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        let dir = std::env::temp_dir().join(format!("sandgrep-tests-{me}"));
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).unwrap();
+        dir
+    })
+    .clone()
 }
 
 pub fn command(root: &Path) -> Command {

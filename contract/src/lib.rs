@@ -5,6 +5,31 @@
 
 pub mod limits;
 
+/// The part of the secrets denylist the host needs too.
+pub mod deny {
+    /// A file name denied in a directory of this name (lower case): the
+    /// guest checks them in the walk; the host, for a workspace that is such
+    /// a directory itself ([`inside`]), whose files have no parent in sight.
+    pub const IN_DIR: &[(&str, &str)] = &[
+        (".aws", "credentials"),
+        (".docker", "config.json"),
+        (".kube", "config"),
+        (".kube", "config.yaml"),
+        (".kube", "config.yml"),
+    ];
+
+    /// Globs for the host to deny in a workspace whose own directory is
+    /// named `dir_name` (`--root ~/.aws`): its credential files; everything
+    /// in a `.ssh` or `.git` directory.
+    pub fn inside(dir_name: &str) -> Vec<String> {
+        let dir = dir_name.to_ascii_lowercase();
+        if dir == ".ssh" || dir == ".git" {
+            return vec!["*".into()];
+        }
+        IN_DIR.iter().filter(|(d, _)| *d == dir).map(|(_, f)| format!("/{f}")).collect()
+    }
+}
+
 /// The kinds of `search-error` (see `wit/sandgrep.wit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {

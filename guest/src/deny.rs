@@ -4,6 +4,7 @@
 //! remove anything.
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use sandgrep_contract::deny::IN_DIR;
 
 use crate::SearchError;
 
@@ -54,16 +55,14 @@ impl Denylist {
 fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
     // Most names are lower case already: copy only those that are not.
     let lower = name.bytes().any(|b| b.is_ascii_uppercase()).then(|| name.to_ascii_lowercase());
-    let mut n = lower.as_deref().unwrap_or(name);
-    loop {
-        if base_name_is_denied(n, parent) {
-            return true;
-        }
-        match strip_backup(n) {
-            Some(m) if !m.is_empty() => n = m,
-            _ => return false,
-        }
-    }
+    let denied = copies_of(lower.as_deref().unwrap_or(name)).any(|n| base_name_is_denied(n, parent));
+    denied
+}
+
+/// `name` (lower case) and the names it is a copy of, one layer at a time
+/// (see [`strip_backup`]).
+fn copies_of(name: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(Some(name), |n| strip_backup(n).filter(|m| !m.is_empty()))
 }
 
 /// Editors', file managers' and package managers' suffixes for a copy.
@@ -141,18 +140,21 @@ const NAMES: &[&str] = &[
     ".git-credentials",
     ".htpasswd",
     "secrets.yml",
+    "pgpass.conf",
+    "kubeconfig",
 ];
 const PREFIXES: &[&str] = &[".env.", ".env-", ".env_", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"];
 const SUFFIXES: &[&str] =
     &[".pem", ".key", ".p12", ".pfx", ".kdbx", ".jks", ".keystore", ".tfstate", ".tfstate.backup"];
-/// A name denied only in a directory of this name.
-const IN_DIR: &[(&str, &str)] = &[(".aws", "credentials"), (".docker", "config.json"), (".kube", "config")];
 
 fn base_name_is_denied(n: &str, parent: Option<&str>) -> bool {
     NAMES.contains(&n)
         || PREFIXES.iter().any(|p| n.starts_with(p))
         || SUFFIXES.iter().any(|s| n.ends_with(s))
-        || IN_DIR.iter().any(|(d, f)| n == *f && parent.is_some_and(|p| p.eq_ignore_ascii_case(d)))
+        || IN_DIR.iter().any(|(d, f)| {
+            // In the directory or in a copy of it (`.docker.old/config.json`).
+            n == *f && parent.is_some_and(|p| copies_of(&p.to_ascii_lowercase()).any(|p| p == *d))
+        })
 }
 
 /// What the built-in list is made of, as bytes: an index built under
@@ -258,6 +260,13 @@ mod tests {
             "etc/.htpasswd",
             ".htpasswd.bak",
             ".pgpass~",
+            ".docker.old/config.json",
+            ".aws.bak/credentials",
+            ".kube~/config",
+            ".kube (copy)/config",
+            ".kube/config.yaml",
+            "deploy/kubeconfig",
+            "data/pgpass.conf",
         ] {
             assert!(path_is_denied(p), "{p} should be denied");
         }

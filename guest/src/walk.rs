@@ -578,7 +578,7 @@ impl Walker {
     /// entry at `path` (named `name`) in a directory with `level`. What the
     /// ignore rules and the hidden rule leave out is counted; what the
     /// request's globs and types leave out, it asked for.
-    fn skipped(&self, level: Option<&Rc<Level>>, path: &Path, name: &str, is_dir: bool) -> bool {
+    fn skipped(&self, level: Option<&Rc<Level>>, path: &Path, name: &str, is_dir: bool, counted: bool) -> bool {
         let m = self.overrides.matched(path, is_dir);
         if !m.is_none() {
             return m.is_ignore();
@@ -597,13 +597,15 @@ impl Walker {
             return true;
         }
         if ignored {
-            self.skip(|s| s.ignored += 1);
+            if counted {
+                self.skip(|s| s.ignored += 1);
+            }
             return true;
         }
         whitelisted |= m.is_whitelist();
         let hidden = !whitelisted && !self.opts.hidden && name.starts_with('.');
         // (`.git` is denied: `hidden` would not include it.)
-        if hidden && !name.eq_ignore_ascii_case(".git") {
+        if hidden && counted && !name.eq_ignore_ascii_case(".git") {
             self.skip(|s| s.hidden += 1);
         }
         hidden
@@ -942,7 +944,10 @@ impl Iterator for Walk {
             };
             let is_dir = kind == Kind::Dir;
             let level = (!walker.opts.no_ignore).then_some(&level);
-            if walker.skipped(level, &path, &name, is_dir) {
+            // What a resumed walk passes before its cursor, an earlier page
+            // counted already.
+            let counted = !self.after.as_deref().is_some_and(|a| subtree_before(&rel, is_dir, a));
+            if walker.skipped(level, &path, &name, is_dir, counted) {
                 continue;
             }
             let deny_rel = if ws.deny.has_extra() { rel.as_str() } else { "" };
@@ -950,7 +955,9 @@ impl Iterator for Walk {
             // Through a link, the entry's real path must pass too (a link
             // to `.aws` must not expose `credentials`).
             if ws.deny.entry_denied(deny_rel, &name, parent, is_dir) || real.as_deref().is_some_and(|r| ws.denied(r)) {
-                walker.skip(|s| s.denied += 1);
+                if counted {
+                    walker.skip(|s| s.denied += 1);
+                }
                 continue;
             }
             if is_dir {

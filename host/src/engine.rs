@@ -625,6 +625,15 @@ pub(crate) fn cache_dir() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/sandgrep")))
 }
 
+/// [`cache_dir`] as it really is: its longest existing ancestor resolved
+/// (links and all), the rest as named.
+pub(crate) fn real_cache_dir() -> Option<PathBuf> {
+    let cache = cache_dir()?;
+    cache
+        .ancestors()
+        .find_map(|a| std::fs::canonicalize(a).ok().map(|r| r.join(cache.strip_prefix(a).unwrap_or(Path::new("")))))
+}
+
 /// The epoch deadline stops wasm code, not a host call: a guest blocked in
 /// `open` on a FIFO (which WASI cannot open without blocking, and which a
 /// hostile workspace can swap in between the guest's check and its open)

@@ -288,9 +288,19 @@ impl Sandbox {
         // whether it sits in a git repository, so `.gitignore` files apply as
         // they do for rg run there.
         let inside_git_repository = workspace.ancestors().skip(1).any(|a| a.join(".git").exists());
+        // A workspace that is itself a directory of credentials (`--root
+        // ~/.aws`, or anywhere in `~/.ssh`): its files have no parent in the
+        // component's sight, so the host denies what the list denies there.
+        let mut extra_deny = policy.extra_deny.clone();
+        for (i, dir) in workspace.iter().rev().enumerate() {
+            let globs = sandgrep_contract::deny::inside(&dir.to_string_lossy());
+            if i == 0 || globs.iter().any(|g| g == "*") {
+                extra_deny.extend(globs);
+            }
+        }
         let guest_policy = GuestPolicy {
             redact: policy.redact,
-            extra_deny: policy.extra_deny.clone(),
+            extra_deny,
             inside_git_repository,
             cursor_key: policy.cursor_key.clone(),
             disabled_redaction_rules: policy.disabled_redaction_rules.clone(),
@@ -353,7 +363,13 @@ impl Sandbox {
     /// [`Sandbox::refresh_index`], counting into `progress` as it goes (for
     /// a progress line: watch it from another thread).
     pub fn refresh_index_counted(&self, progress: Option<Arc<Progress>>) -> Result<IndexReport, Error> {
-        let dir = self.index.as_deref().ok_or_else(|| Error::Setup("indexing is off (no cache directory)".into()))?;
+        let dir = self.index.as_deref().ok_or_else(|| {
+            Error::Setup(
+                "indexing is off: no cache directory, or it lies in the workspace or in a git work tree (set \
+                 SANDGREP_CACHE_DIR to a directory of your own outside both)"
+                    .into(),
+            )
+        })?;
         let lock = lock_index_dir(dir).map_err(|e| Error::Setup(format!("index directory {}: {e}", dir.display())))?;
         // Whose index it is, so that it can go when the workspace does.
         write_owner(dir, &self.workspace)
@@ -710,10 +726,27 @@ impl Sandbox {
 /// Creates the index directory (the user's alone) and takes its lock,
 /// following no link: whoever else can write there gets no say.
 fn lock_index_dir(dir: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    if std::fs::symlink_metadata(dir)?.file_type().is_symlink() {
-        return Err(std::io::Error::other("is a symbolic link"));
+    // An index decides which files a search reads: only this user may have
+    // written it. The index directory, `index/` and the cache directory
+    // above them are this user's, no one else can write them, and none is
+    // a link (a link could lead the index into a workspace).
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for d in dir.ancestors().take(3) {
+        let m = std::fs::symlink_metadata(d)?;
+        if m.file_type().is_symlink() {
+            return Err(std::io::Error::other(format!("{} is a symbolic link", d.display())));
+        }
+        if m.uid() != me || m.mode() & 0o022 != 0 {
+            return Err(std::io::Error::other(format!(
+                "{} is not this user's alone (owner {}, mode {:o}): an index there could be forged",
+                d.display(),
+                m.uid(),
+                m.mode() & 0o777
+            )));
+        }
     }
     let lock = open_regular(
         &dir.join("lock"),
@@ -793,14 +826,14 @@ fn read_owner(dir: &Path) -> std::io::Result<PathBuf> {
 /// The index directory of `workspace` (canonical) in the user's cache: one
 /// per workspace and policy (what the index may hold: redaction, denials),
 /// named by a hash of both, so hosts with different policies do not rebuild
-/// each other's. None when the cache and the workspace overlap: sandgrep
-/// writes nothing in a workspace, and trusts nothing a workspace could write.
+/// each other's. None when the cache and the workspace overlap (sandgrep
+/// writes nothing in a workspace, and trusts nothing a workspace could
+/// write), or when the cache lies in a git work tree (whose files a
+/// repository's checkout writes: it could ship a forged index).
 fn index_dir(workspace: &Path, policy: &GuestPolicy) -> Option<PathBuf> {
-    let cache = engine::cache_dir()?;
-    let real = cache
-        .ancestors()
-        .find_map(|a| std::fs::canonicalize(a).ok().map(|r| r.join(cache.strip_prefix(a).unwrap_or(Path::new("")))))?;
-    if real.starts_with(workspace) || workspace.starts_with(&real) {
+    let real = engine::real_cache_dir()?;
+    if real.starts_with(workspace) || workspace.starts_with(&real) || real.ancestors().any(|a| a.join(".git").exists())
+    {
         return None;
     }
     use std::os::unix::ffi::OsStrExt;

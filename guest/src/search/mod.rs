@@ -29,7 +29,7 @@ use crate::index::{Narrowing, Unread};
 use crate::request::{TextQuery, HEAP_LIMIT};
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, walk_deadline, Step, Walker};
-use crate::{page, session};
+use crate::{page, redact, session};
 use crate::{
     CaseMode, FileOutcome, IndexUse, OutputMode, QueryMode, SearchError, SearchTextRequest, SearchTextResponse,
     ShardEventKind, Workspace,
@@ -246,11 +246,8 @@ fn search_file(
         return ShardEventKind::TooLarge;
     }
     let at = file.at();
-    let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
-    let outcome = searcher.search_reader(cfg.scan, &mut file, &mut sink);
-    let r = sink.results;
     let mut out = FileOutcome {
-        bytes_searched: r.bytes_searched,
+        bytes_searched: 0,
         error: None,
         too_long: false,
         binary: false,
@@ -259,6 +256,29 @@ fn search_file(
         more: false,
         timed_out: false,
     };
+    let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
+    let outcome = if cfg.redact && searcher.multi_line_with_matcher(cfg.scan) {
+        // Matches that may span lines decide which lines join one block
+        // from the whole text: on the raw text, a secret a guess matched
+        // would join (or split) the block around it, and show. So the file
+        // is redacted whole and searched as callers see it (the file is
+        // held whole for a multi-line search anyway).
+        match at.text_range(0, HEAP_LIMIT as u64 + 1) {
+            Ok(text) if text.len() > HEAP_LIMIT => {
+                out.too_long = true;
+                return ShardEventKind::Searched(out);
+            }
+            Ok(text) => {
+                let (shown, edits) = redact::redact_lines(b"", &text);
+                searcher.search_slice(cfg.scan, if edits.is_empty() { &text } else { &shown }, &mut sink)
+            }
+            Err(e) => Err(e),
+        }
+    } else {
+        searcher.search_reader(cfg.scan, &mut file, &mut sink)
+    };
+    let r = sink.results;
+    out.bytes_searched = r.bytes_searched;
     if let Err(e) = outcome {
         if e.to_string().contains("allocation limit") {
             out.too_long = true;
@@ -428,6 +448,46 @@ mod tests {
         };
         assert_eq!(count(false), 2);
         assert_eq!(count(true), 1);
+    }
+
+    #[test]
+    fn a_multiline_block_is_neither_joined_nor_split_by_a_secret() {
+        // A guess at a secret, alternated with a visible neighbour's text:
+        // matched on the raw text, a right guess joined the secret's line to
+        // its neighbour's block (or, across a key block, its BEGIN line's
+        // match touched the body and vanished). Right and wrong guesses
+        // answer alike.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "note = \"Q marker\"\npassword = \"Xk9mQ2vL8pR4wZ7tB3nY\"\nend = 1\n")
+            .unwrap();
+        let body = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun";
+        std::fs::write(
+            dir.path().join("k.txt"),
+            format!("-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"),
+        )
+        .unwrap();
+        let ws = Workspace::new(dir.path());
+        let answer = |q: &str, output: crate::OutputMode| {
+            let r = ws
+                .search_text(crate::SearchTextRequest {
+                    mode: Some(crate::QueryMode::Regex),
+                    multiline: true,
+                    output: Some(output),
+                    ..crate::request::text_request(q)
+                })
+                .unwrap();
+            let m: Vec<_> = r.matches.iter().map(|m| (m.path.clone(), m.line, m.end_line, m.text.clone())).collect();
+            let f: Vec<_> = r.files.iter().map(|f| (f.path.clone(), f.count)).collect();
+            format!("{m:?} {f:?} {}", r.stats.lines_redacted)
+        };
+        for output in [crate::OutputMode::Content, crate::OutputMode::Count, crate::OutputMode::FilesWithMatches] {
+            for (right, wrong) in [("Xk9", "Xk8"), ("password = \"Xk9", "password = \"Xk8")] {
+                let q = |g: &str| format!("(?:Q marker|{g})[^\\n]*\\n");
+                assert_eq!(answer(&q(right), output), answer(&q(wrong), output), "{output:?} {right}");
+            }
+            let q = |g: &str| format!("(?:BEGIN|^{g})[^\\n]*\\n");
+            assert_eq!(answer(&q("MIIEow"), output), answer(&q("MIIEox"), output), "{output:?} key body");
+        }
     }
 
     #[test]

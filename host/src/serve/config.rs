@@ -96,6 +96,7 @@ impl Config {
         let mut names = HashMap::new();
         let mut tokens: HashMap<[u8; 32], &str> = HashMap::new();
         let mut workspaces: Vec<(PathBuf, &str)> = Vec::new();
+        let cache = crate::engine::real_cache_dir();
         for t in &self.tenant {
             let name = t.name.as_str();
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
@@ -117,6 +118,16 @@ impl Config {
                         other_ws.display()
                     ));
                 }
+            }
+            // Every tenant's index lives in the cache directory: inside one
+            // tenant's workspace, it would show that tenant the others'.
+            if let Some(cache) = cache.as_ref().filter(|c| c.starts_with(&ws) || ws.starts_with(c)) {
+                return Err(format!(
+                    "tenant {name}: the cache directory {} overlaps its workspace {}: set SANDGREP_CACHE_DIR outside \
+                     every workspace",
+                    cache.display(),
+                    ws.display()
+                ));
             }
             workspaces.push((ws, name));
             let hashes = t.token_hashes()?;
