@@ -95,13 +95,14 @@
 //!   not a value); the same value checks apply.
 //! - **Passwords without an operator**: netrc's `password VALUE` after
 //!   `machine`/`login`/`default` on its line or under netrc lines (a heredoc),
-//!   and `--password VALUE` (any long option naming a secret) on a command
-//!   line; the checks of a password's value apply.
+//!   `--password VALUE` (any long option naming a secret) on a command
+//!   line, and `-pVALUE`/`-p'VALUE'` after a MySQL or MariaDB client; the
+//!   checks of a password's value apply.
 //!
 //! # What is not
 //! - A secret with no marker, no known format and no secret-named key: a bare
 //!   random string, a key split over lines without markers, a password in
-//!   prose or attached to a short option (`mysql -pSECRET`), key formats
+//!   prose or attached to a short option of other tools, key formats
 //!   without PEM markers (PuTTY `.ppk`, JWK `"d"` members).
 //! - Values gitleaks' thresholds let through: under 10 bytes
 //!   (`password: hunter2`), low entropy, letters only and unquoted
@@ -265,6 +266,9 @@ use values::*;
 
 static PASSWORD_FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
 static DASHES_FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+static MYSQL_FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+static MYSQL_NAME_FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
+static MARIADB_FINDER: OnceLock<memchr::memmem::Finder<'static>> = OnceLock::new();
 
 /// A searcher for `needle`, built once (`memmem::find` builds one per call).
 fn finder(
@@ -452,6 +456,9 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
 
     let netrc_text = finder(&PASSWORD_FINDER, b"password").find(text).is_some();
     let cli_text = finder(&DASHES_FINDER, b"--").find(text).is_some();
+    let mysql_text = finder(&MYSQL_FINDER, b"-p").find(text).is_some()
+        && (finder(&MYSQL_NAME_FINDER, b"mysql").find(text).is_some()
+            || finder(&MARIADB_FINDER, b"mariadb").find(text).is_some());
 
     // Rules that look at the lines before: key blocks, values under keys.
     let all_markers: Vec<Marker> = markers(text, n).collect();
@@ -484,6 +491,9 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
         }
         if cli_text && finder(&DASHES_FINDER, b"--").find(line).is_some() {
             netrc::cli_edits(line, start, &mut edits);
+        }
+        if mysql_text && finder(&MYSQL_FINDER, b"-p").find(line).is_some() {
+            netrc::mysql_edits(line, start, &mut edits);
         }
         above.push((start, nl));
         cache.push(None);

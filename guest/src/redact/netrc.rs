@@ -94,6 +94,41 @@ pub(super) fn netrc_edits(doc: &Doc, v: usize, line: &[u8], base: usize, edits: 
     }
 }
 
+/// The MySQL and MariaDB clients, whose `-pVALUE` (no space) is a password.
+const MYSQL: [&[u8]; 6] = [b"mysql", b"mysqldump", b"mysqladmin", b"mysqlsh", b"mariadb", b"mariadb-dump"];
+
+/// Redacts `-pVALUE`, `-p'VALUE'`, `-p"VALUE"` after a MySQL client on the
+/// line (elsewhere `-p` is a port, a path, a flag).
+pub(super) fn mysql_edits(line: &[u8], base: usize, edits: &mut Vec<Edit>) {
+    let ws = words(line);
+    let Some(client) = ws.iter().position(|&(a, b)| {
+        let w = &line[a..b];
+        let w = &w[w.iter().rposition(|&c| c == b'/').map_or(0, |i| i + 1)..];
+        MYSQL.contains(&bare(w))
+    }) else {
+        return;
+    };
+    for &(a, b) in &ws[client + 1..] {
+        let w = &line[a..b];
+        if !w.starts_with(b"-p") || w.len() <= 2 {
+            continue;
+        }
+        let (s, e, form) = match w[2] {
+            q @ (b'"' | b'\'') => match w[3..].iter().position(|&c| c == q) {
+                Some(p) => (a + 3, a + 3 + p, Form::Literal),
+                None => continue,
+            },
+            _ => {
+                let end = w.iter().position(|&c| matches!(c, b';' | b'&' | b'|' | b')' | b'`')).unwrap_or(w.len());
+                (a + 2, a + end, Form::Config)
+            }
+        };
+        if s < e && secret_value(&line[s..e], true, form) {
+            edits.push(Edit { start: base + s, end: base + e, rule: Rule::CLI_PASSWORD });
+        }
+    }
+}
+
 /// Redacts the values of `--password VALUE` (a space, no `=`: the generic
 /// rule reads `--password=VALUE`) on a command line: a long option whose
 /// name names a secret, then a quoted or bare word that is not an option.

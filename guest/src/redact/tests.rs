@@ -125,6 +125,28 @@ fn rules_of(s: &str) -> Vec<&'static str> {
 }
 
 #[test]
+fn mysql_passwords_attached_to_p() {
+    let pw = "Vq7rT2xL9mNb4Zk";
+    assert_eq!(r(&format!("mysql -u root -p'{pw}' app")), "mysql -u root -p'[REDACTED]' app");
+    assert_eq!(
+        r(&format!("  /usr/bin/mysqldump -h db -p\"{pw}\" app > a.sql")),
+        "  /usr/bin/mysqldump -h db -p\"[REDACTED]\" app > a.sql"
+    );
+    assert_eq!(r(&format!("mariadb -u u -p{pw} -e 'select 1'")), "mariadb -u u -p[REDACTED] -e 'select 1'");
+    assert_eq!(rules_of(&format!("mysql -p{pw}")), ["cli-password"]);
+    for keep in [
+        "mysql -u root -p app",
+        "mysql -p$MYSQL_PWD app",
+        "mysql -u root -phunter2 app",
+        &format!("ssh -p{pw} host"),
+        &format!("tar -p{pw} -xf a.tar"),
+        "mkdir -p build/output/directory && mysql --version",
+    ] {
+        assert_eq!(r(keep), keep);
+    }
+}
+
+#[test]
 fn command_line_passwords_after_a_space() {
     let pw = "Vq7rT2xL9mNb4Zk";
     assert_eq!(r(&format!("mycli login --password {pw} --user bob")), "mycli login --password [REDACTED] --user bob");
