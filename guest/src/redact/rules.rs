@@ -114,7 +114,7 @@ impl Enabled {
 }
 
 /// Bumped whenever the code (not the tables) changes what is redacted.
-const LOGIC_VERSION: u64 = 2;
+const LOGIC_VERSION: u64 = 3;
 
 /// A stable hash (FNV-1a, 64 bits) of everything that decides what is
 /// redacted: the logic version, the rule names, every pattern, threshold and
