@@ -113,6 +113,9 @@ fn cpp_python_java_code() {
         "        String token = request.getHeader(\"X-Request-Token\");",
         "    password_field = forms.CharField(widget=forms.PasswordInput())",
         "RUN sh -c \"[ \"$PWD\" = \"`+expectedDir+`\" ]\"",
+        "\t\trepeatedStringForTokens := \"[]*TokenSecret{\"",
+        "TEST_CASE(\"Secret store survives a restart\", \"[secret][storage]\") {",
+        "  --aws-secret-key \"${AWS_SECRET_KEY:-}\" \\",
     ]);
 }
 

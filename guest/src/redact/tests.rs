@@ -125,6 +125,15 @@ fn rules_of(s: &str) -> Vec<&'static str> {
 }
 
 #[test]
+fn generated_keys_with_brackets_in_quotes() {
+    assert_eq!(r("SECRET_KEY = 'django-insecure-7x#(k@v)z!q2w^e8r&t5y*u1i-o3p+a9s=d'"), "SECRET_KEY = '[REDACTED]'");
+    assert_eq!(r("api_secret: \"Zq8[rT3]vL0{xN7}aB2<cD4>eF?;|Wp5(Yk9)\""), "api_secret: \"[REDACTED]\"");
+    // Bare, brackets are code.
+    let code = "    secret_kinds = kinds[first_secret_index](k)";
+    assert_eq!(r(code), code);
+}
+
+#[test]
 fn mysql_passwords_attached_to_p() {
     let pw = "Vq7rT2xL9mNb4Zk";
     assert_eq!(r(&format!("mysql -u root -p'{pw}' app")), "mysql -u root -p'[REDACTED]' app");

@@ -12,7 +12,7 @@ regex! {
 }
 regex! {
     /// A shell default, `${VAR:-value}`: the value is literal.
-    shell_default_re, SHELL_DEFAULT_PAT = r"(?-u)\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=]"
+    shell_default_re, SHELL_DEFAULT_PAT = r"(?-u)\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=][^}]"
 }
 regex! {
     /// Regular expressions (`[a-z0-9]`, `\w`, `(?:`).
@@ -108,9 +108,13 @@ pub(super) fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
     }
     // A key's value (not a password, which people choose) is made of token
     // characters, as gitleaks' generic rule reads it: a blank, a comma, a
-    // bracket, a quote or a backslash makes it a list, a tag, code or text
-    // (`"bytes,1,opt,name=key"`, `"openssh-key-v1\x00"`).
-    if !password && !rest.iter().all(|&c| token_char(c)) {
+    // quote or a backslash (or, bare, a bracket) makes it a list, a tag, code
+    // or text (`"bytes,1,opt,name=key"`, `"openssh-key-v1\x00"`).
+    // (In quotes, generated keys hold brackets and the like too: Django's
+    // `SECRET_KEY` draws from `!@#$%^&*(-_=+)`.)
+    // Long ones: a short quoted `"[]*T{"` or `"[a][b]"` is a type or a tag.
+    let generated = quoted && rest.len() >= 32;
+    if !password && !rest.iter().all(|&c| token_char(c) || generated && b"()[]{}<>?|;".contains(&c)) {
         return false;
     }
     // Mostly punctuation: a character set, a separator line (also when
