@@ -177,6 +177,17 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--no-heading", "-p", "-I", "qux"],
         &["-I", "--heading", "qux"],
         &["-c", "-l", "bar"],
+        &["-l", "-c", "bar"],
+        &["--count-matches", "--files-without-match", "qux"],
+        &["--files-without-match", "-l", "qux"],
+        &["-p", "--color", "never", "-c", "qux"],
+        &["--heading", "-N", "-p", "qux"],
+        &["-p", "-N", "--no-heading", "qux"],
+        &["-C", "2", "-B", "0", "-n", "qux"],
+        &["-A", "0", "-C", "1", "qux"],
+        &["-d", "1", "-c", "foo"],
+        &["-v", "-f", &no_patterns, "src"],
+        &["-M", "9", "-r", "ZZ", "-n", "foo", "src"],
         &["-x", "-w", "[0-9]+ foo"],
         &["-w", "-x", "[0-9]+ foo"],
         &["-n", "-C", "2", "-A", "1", "qux"],
@@ -248,6 +259,9 @@ fn stats_count_as_rgs_do() {
         &["--stats", "-q", "bar"],
         &["--stats", "-v", "foo", "src"],
         &["--stats", "-c", "-v", "foo", "src"],
+        &["--stats", "-l", "-v", "foo", "src"],
+        &["--stats", "-q", "-v", "foo", "src"],
+        &["--stats", "--count-matches", "-v", "foo", "src"],
         &["--stats", "-U", "bar\\n[0-9]+ foo"],
         &["--stats", "-U", "-c", "bar\\n[0-9]+ foo"],
         &["--stats", "-U", "bar\\n"],
@@ -295,10 +309,14 @@ fn on_a_terminal_output_is_rgs_with_colors_headings_and_line_numbers() {
     let shown =
         |program: &str, args: &str| stdout(&on_terminal(&format!("cd {} && {program} {args}", t.path().display())));
     let sandgrep = format!("{} --root .", env!("CARGO_BIN_EXE_sandgrep"));
+    // The oracle's rg (15.2), not whichever `rg` the shell finds first.
+    let rg = crate::util::rg_command().get_program().to_string_lossy().into_owned();
     // Warm the compiled component's cache first (its first load is slow, not different).
     let _ = command(t.path()).arg("x").output();
-    for args in ["qux", "-C 1 qux", "-i 'foo bar'", "-o -w foo src", "--no-heading qux", "-N qux", "-c qux"] {
-        let theirs = shown("rg --no-config --no-ignore-global --sort path", args);
+    for args in
+        ["qux", "-C 1 qux", "-i 'foo bar'", "-o -w foo src", "--no-heading qux", "-N qux", "-c qux", "--vimgrep qux"]
+    {
+        let theirs = shown(&format!("{rg} --no-config --no-ignore-global --sort path"), args);
         let ours = shown(&sandgrep, args);
         assert!(theirs.contains('\x1b'), "rg colors on a terminal: {theirs}");
         assert_eq!(ours, theirs, "{args}");
