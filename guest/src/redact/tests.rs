@@ -134,6 +134,17 @@ fn generated_keys_with_brackets_in_quotes() {
 }
 
 #[test]
+fn a_question_mark_ends_a_password_not_code() {
+    assert_eq!(r("DB_PASSWORD=Tr0ub4dor3Xq?"), "DB_PASSWORD=[REDACTED]");
+    assert_eq!(r("password: Sup3rS3cretPw?"), "password: [REDACTED]");
+    for keep in
+        ["    let access_token = access_token?;", "        l_curly_token: l_curly_token?,", "    token: next_token?;"]
+    {
+        assert_eq!(r(keep), keep);
+    }
+}
+
+#[test]
 fn mysql_passwords_attached_to_p() {
     let pw = "Vq7rT2xL9mNb4Zk";
     assert_eq!(r(&format!("mysql -u root -p'{pw}' app")), "mysql -u root -p'[REDACTED]' app");

@@ -67,11 +67,15 @@ pub(super) enum Form {
 pub(super) fn secret_value(v: &[u8], password: bool, form: Form) -> bool {
     let quoted = matches!(form, Form::Literal | Form::Argument);
     let v = trim(v);
-    // `Field: someName,` (a struct literal's field): a name.
+    // `Field: someName,` `field: some_name?,` (a struct literal's field): a name.
     if !quoted
         && matches!(v.last(), Some(b',' | b';'))
         && v[0].is_ascii_alphabetic()
-        && v[..v.len() - 1].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+        && v[..v.len() - 1]
+            .strip_suffix(b"?")
+            .unwrap_or(&v[..v.len() - 1])
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'_')
     {
         return false;
     }
@@ -265,7 +269,12 @@ pub(super) fn code(v: &[u8], form: Form) -> bool {
     }
     let rest = &v[i..];
     // `x?` (Rust's try), `x.(T)` (Go's type assertion) are code.
-    let tried = rest.strip_prefix(b"?").is_some_and(|r| matches!(r.first(), None | Some(b'.' | b';' | b')')));
+    // (At the very end of a line that starts with its key, `.env` or YAML,
+    // a `?` is a password's last character: `PASSWORD=Tr0ub4dor3?`.)
+    let tried = rest.strip_prefix(b"?").is_some_and(|r| match r.first() {
+        None => form == Form::Inline,
+        Some(c) => matches!(c, b'.' | b';' | b')'),
+    });
     if !literal && (tried || rest.starts_with(b".(")) {
         return true;
     }
