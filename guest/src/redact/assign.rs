@@ -483,9 +483,14 @@ pub(super) fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_st
         // To the end of the line, less a comment (or an escaped newline).
         let mut end = line.len();
         for k in i..line.len() {
-            let comment = matches!(line[k], b' ' | b'\t')
-                && (line[k + 1..].starts_with(b"#") || line[k + 1..].starts_with(b"//"));
-            if comment || line[k..].starts_with(b"\\n") || line[k..].starts_with(b"\\r") {
+            let blank = matches!(line[k], b' ' | b'\t');
+            let comment = blank && (line[k + 1..].starts_with(b"#") || line[k + 1..].starts_with(b"//"));
+            // A shell command goes on after the value: `export T=v && run`,
+            // `T=v; run`, `T=v | tee`.
+            let after = trim(&line[k..]);
+            let shell = blank && ["&&", "||", "|", ";", ">", "2>"].iter().any(|op| after.starts_with(op.as_bytes()))
+                || line[k] == b';' && line.get(k + 1).is_some_and(|&c| is_space(c));
+            if comment || shell || line[k..].starts_with(b"\\n") || line[k..].starts_with(b"\\r") {
                 end = k;
                 break;
             }

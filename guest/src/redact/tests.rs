@@ -145,6 +145,18 @@ fn a_question_mark_ends_a_password_not_code() {
 }
 
 #[test]
+fn a_shell_command_after_the_value() {
+    let s = "Zq8rT3vL0xN7aB2cD4eF";
+    assert_eq!(
+        r(&format!("export GITHUB_TOKEN_X={s} && ./deploy.sh")),
+        "export GITHUB_TOKEN_X=[REDACTED] && ./deploy.sh"
+    );
+    assert_eq!(r(&format!("API_KEY={s}; ./run")), "API_KEY=[REDACTED]; ./run");
+    assert_eq!(r(&format!("SECRET={s} | tee out")), "SECRET=[REDACTED] | tee out");
+    assert_eq!(r(&format!("  password: {s}  # rotate")), "  password: [REDACTED]  # rotate");
+}
+
+#[test]
 fn mysql_passwords_attached_to_p() {
     let pw = "Vq7rT2xL9mNb4Zk";
     assert_eq!(r(&format!("mysql -u root -p'{pw}' app")), "mysql -u root -p'[REDACTED]' app");
