@@ -289,7 +289,12 @@ pub(super) fn auth_edits(text: &[u8], edits: &mut Vec<Edit>) {
             let words = s.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-' | b'/'));
             // `Bearer realm="…"`, `Bearer resource_metadata="…"`: a
             // challenge's parameter, not a credential.
-            let param = s.ends_with(b"=") && text.get(g.end()).is_some_and(|&c| c == b'"' || c.is_ascii_alphanumeric());
+            // (A name, then one `=`: base64 credentials end `==` or hold digits.)
+            let name = &s[..s.len().saturating_sub(1)];
+            let param = s.ends_with(b"=")
+                && !name.is_empty()
+                && name.iter().all(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'-')
+                && text.get(g.end()).is_some_and(|&c| c == b'"' || c.is_ascii_alphanumeric());
             let dummy = dummy_word(s) || contains_ci(s, b"token");
             if !words && !param && !dummy && entropy(s) >= 3.0 && !placeholder_re().is_match(s) {
                 edits.push(Edit { start: g.start(), end: g.end(), rule: Rule::AUTHORIZATION_HEADER });

@@ -157,6 +157,17 @@ fn a_shell_command_after_the_value() {
 }
 
 #[test]
+fn credentials_before_a_closing_quote_are_not_challenge_parameters() {
+    assert_eq!(
+        r(r#"curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA==" x"#),
+        r#"curl -H "Authorization: Basic [REDACTED]" x"#
+    );
+    assert_eq!(r(r#"h = "Bearer Zq8rT3vL0xN7aB2cD4eF=""#), r#"h = "Bearer [REDACTED]""#);
+    let challenge = r#"  let h = r\#"Bearer realm="example", error="invalid_token""\#;"#;
+    assert_eq!(r(challenge), challenge);
+}
+
+#[test]
 fn mysql_passwords_attached_to_p() {
     let pw = "Vq7rT2xL9mNb4Zk";
     assert_eq!(r(&format!("mysql -u root -p'{pw}' app")), "mysql -u root -p'[REDACTED]' app");
