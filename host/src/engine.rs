@@ -153,7 +153,7 @@ impl Runtime {
             Some(k) => k,
             None => {
                 let mut store = self.store(workspace, index, memory_limit)?;
-                let instance = self.run(&mut store, timeout, deadline, |store| self.pre.instantiate(store))?;
+                let instance = self.run(&mut store, timeout, deadline, |store| self.instantiate(store))?;
                 Kept { store, instance, root }
             }
         };
@@ -162,6 +162,23 @@ impl Runtime {
             *kept = Some(k);
         }
         result
+    }
+
+    /// An instance of the component in `store`. The first one makes the
+    /// component's memory image: its data written to a memfd, which is then
+    /// sealed, and Linux refuses the seal (EBUSY) while a page of it is
+    /// briefly pinned; wasmtime makes the image again at the next try.
+    fn instantiate(&self, store: &mut Store<State>) -> wasmtime::Result<Sandgrep> {
+        let mut tries = 0;
+        loop {
+            match self.pre.instantiate(&mut *store) {
+                Err(e) if tries < 5 && e.root_cause().to_string().contains("(os error 16)") => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(5 << tries));
+                }
+                r => return r,
+            }
+        }
     }
 
     /// A store whose only filesystem is `workspace`, read-only (and the
