@@ -96,6 +96,8 @@ impl Runtime {
     pub(crate) fn new(wasm: &[u8], precompiled: Option<&'static [u8]>) -> wasmtime::Result<Runtime> {
         let mut config = crate::engine_config::config();
         // `perf` names the guest's functions (a /tmp/perf-PID.map) when asked.
+        // For profiling only: wasmtime appends to that predictable name and
+        // follows a link there, so not on a machine whose /tmp others share.
         if std::env::var_os("SANDGREP_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
