@@ -97,6 +97,10 @@ pub struct FileSink<'a, 'm> {
     /// Matches still owed after-context: (index, last line of the match).
     owed: Vec<(usize, u64)>,
     pub results: FileResults,
+    /// For a file searched redacted whole (see `search_file`): the rules
+    /// that redacted each line before the search, which the lines handed to
+    /// this sink no longer show.
+    pub redacted_before: std::collections::BTreeMap<u64, Vec<&'static str>>,
 }
 
 impl<'a, 'm> FileSink<'a, 'm> {
@@ -125,6 +129,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             recent: VecDeque::new(),
             owed: Vec::new(),
             results: FileResults::default(),
+            redacted_before: Default::default(),
         }
     }
 
@@ -207,7 +212,12 @@ impl<'a, 'm> FileSink<'a, 'm> {
         }
         let (shown, edits) = self.redacted(bytes, offset, buffer);
         let text = context_text(&shown, self.cfg.max_columns, self.cfg.keep_cr);
-        let rules = rules_of(&edits);
+        let mut rules = rules_of(&edits);
+        for r in self.redacted_before.get(&number).into_iter().flatten() {
+            if !rules.contains(r) {
+                rules.push(r);
+            }
+        }
         let mut still_owed = Vec::with_capacity(self.owed.len());
         for &(i, last) in &self.owed {
             let m = &mut self.results.matches[i];
@@ -265,6 +275,15 @@ impl<'a, 'm> FileSink<'a, 'm> {
             };
             if !redactions.contains(&r) {
                 redactions.push(r);
+            }
+        }
+        let last = line + lines_in_block as u64 - 1;
+        for (&n, rules) in self.redacted_before.range(line..=last) {
+            for r in rules {
+                let r = Redaction { line: n, rule: r.to_string() };
+                if !redactions.contains(&r) {
+                    redactions.push(r);
+                }
             }
         }
         // The matches as found (with the line break, when it can end one),

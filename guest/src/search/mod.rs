@@ -270,6 +270,17 @@ fn search_file(
             }
             Ok(text) => {
                 let (shown, edits) = redact::redact_lines(b"", &text);
+                // What each line had redacted, for the answer to count.
+                let mut line = 1;
+                let mut at = 0;
+                for e in &edits {
+                    line += memchr::memchr_iter(b'\n', &text[at..e.start]).count() as u64;
+                    at = e.start;
+                    let rules = sink.redacted_before.entry(line).or_default();
+                    if !rules.contains(&e.rule.name()) {
+                        rules.push(e.rule.name());
+                    }
+                }
                 searcher.search_slice(cfg.scan, if edits.is_empty() { &text } else { &shown }, &mut sink)
             }
             Err(e) => Err(e),
@@ -488,6 +499,16 @@ mod tests {
             let q = |g: &str| format!("(?:BEGIN|^{g})[^\\n]*\\n");
             assert_eq!(answer(&q("MIIEow"), output), answer(&q("MIIEox"), output), "{output:?} key body");
         }
+        // A line the file's redaction changed before the search is counted.
+        let r = ws
+            .search_text(crate::SearchTextRequest {
+                mode: Some(crate::QueryMode::Regex),
+                multiline: true,
+                ..crate::request::text_request("Q marker[^\\n]*\\npassword")
+            })
+            .unwrap();
+        assert_eq!((r.matches.len(), r.stats.lines_redacted), (1, 1), "{r:?}");
+        assert_eq!(r.matches[0].redactions.iter().map(|x| x.line).collect::<Vec<_>>(), [2], "{r:?}");
     }
 
     #[test]
