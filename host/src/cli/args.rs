@@ -1,0 +1,273 @@
+//! From the flags to the component's requests: patterns, globs, context,
+//! separators, as rg reads them.
+
+use std::io;
+
+use sandgrep::{CaseMode, OutputMode, QueryMode, SearchTextRequest};
+
+use super::flags::{sat, SearchArgs};
+
+/// `glob` matching either case (rg's --iglob): each letter a class of both
+/// (`*.RS` → `*.[rR][sS]`), each class with its letters' other case.
+pub(crate) fn either_case(glob: &str) -> String {
+    // (ASCII letters only, as rg's: globs match bytes.)
+    let other = |c: char| match c {
+        'a'..='z' => Some(c.to_ascii_uppercase()),
+        'A'..='Z' => Some(c.to_ascii_lowercase()),
+        _ => None,
+    };
+    let (mut out, mut chars) = (String::new(), glob.chars().peekable());
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e) => match other(e) {
+                    Some(o) => out.extend(['[', e, o, ']']),
+                    None => out.extend(['\\', e]),
+                },
+                None => out.push('\\'),
+            },
+            '[' => {
+                // The class as written, then the other case of its letters
+                // and ranges of letters.
+                let mut class = String::from('[');
+                if let Some(&n) = chars.peek().filter(|&&n| n == '!' || n == '^') {
+                    class.push(n);
+                    chars.next();
+                }
+                let (mut body, mut closed) = (Vec::new(), false);
+                for k in chars.by_ref() {
+                    if k == ']' && !body.is_empty() {
+                        closed = true;
+                        break;
+                    }
+                    body.push(k);
+                }
+                class.extend(&body);
+                if !closed {
+                    // (Not a class: as written, for the glob's own error.)
+                    out.push_str(&class);
+                    continue;
+                }
+                let mut i = 0;
+                while i < body.len() {
+                    match (body.get(i + 1), body.get(i + 2).and_then(|&z| other(z)), other(body[i])) {
+                        (Some('-'), Some(z), Some(a)) => {
+                            class.extend([a, '-', z]);
+                            i += 3;
+                        }
+                        (_, _, Some(a)) => {
+                            class.push(a);
+                            i += 1;
+                        }
+                        _ => i += 1,
+                    }
+                }
+                class.push(']');
+                out.push_str(&class);
+            }
+            c => match other(c) {
+                Some(o) => out.extend(['[', c, o, ']']),
+                None => out.push(c),
+            },
+        }
+    }
+    out
+}
+
+/// rg's `-g`: `GLOB` includes, `!GLOB` excludes.
+pub(crate) fn split_globs(globs: &[String]) -> (Vec<String>, Vec<String>) {
+    let (ex, inc): (Vec<&String>, Vec<&String>) = globs.iter().partition(|g| g.starts_with('!'));
+    (inc.into_iter().cloned().collect(), ex.into_iter().map(|g| g[1..].to_string()).collect())
+}
+
+impl SearchArgs {
+    /// With `-e` (or `--files`), every positional argument is a path.
+    pub(crate) fn settle(&mut self) -> io::Result<()> {
+        for file in &self.pattern_files {
+            let text =
+                if file.as_os_str() == "-" { io::read_to_string(io::stdin()) } else { std::fs::read_to_string(file) };
+            let text = text.map_err(|e| io::Error::other(format!("{}: {e}", file.display())))?;
+            self.regexp.extend(text.lines().map(str::to_string));
+        }
+        if !self.regexp.is_empty() || !self.pattern_files.is_empty() || self.files || self.type_list {
+            if let Some(p) = self.pattern.take() {
+                self.paths.insert(0, p);
+            }
+        }
+        if self.paths.iter().any(String::is_empty) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a path is empty"));
+        }
+        // (As rg: an empty one is the default.)
+        self.path_separator = self.path_separator.take().filter(|sep| !sep.is_empty());
+        if let Some(sep) = &self.path_separator {
+            if unescaped(sep).len() != 1 {
+                let message = format!("--path-separator takes one byte, not {sep:?}");
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+            }
+        }
+        if self.glob_case_insensitive {
+            self.iglobs.splice(0..0, std::mem::take(&mut self.globs));
+        }
+        for g in std::mem::take(&mut self.iglobs) {
+            let (not, glob) = g.strip_prefix('!').map_or(("", g.as_str()), |rest| ("!", rest));
+            self.globs.push(format!("{not}{}", either_case(glob)));
+        }
+        if self.unrestricted >= 1 {
+            self.no_ignore = true;
+        }
+        if self.unrestricted >= 2 {
+            self.hidden = true;
+        }
+        Ok(())
+    }
+
+    /// -p as rg 15 reads it: `--color always --heading --line-number` where
+    /// it stands, so that these flags (or their opposites) given after it
+    /// win over it, and those before it lose.
+    pub(crate) fn pretty_where_given(&mut self, m: &clap::ArgMatches) {
+        // (Where each was given last; a default is given nowhere.)
+        let at = |id: &str| {
+            m.indices_of(id)
+                .and_then(Iterator::max)
+                .filter(|_| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        };
+        let Some(pretty) = at("pretty") else { return };
+        let after = |ids: &[&str]| ids.iter().any(|&id| at(id).is_some_and(|i| i > pretty));
+        if !after(&["color"]) {
+            self.color = "always".into();
+        }
+        if !after(&["heading", "no_heading"]) {
+            (self.heading, self.no_heading) = (true, false);
+        }
+        if !after(&["line_number", "no_line_number"]) {
+            (self.line_number, self.no_line_number) = (true, false);
+        }
+    }
+
+    /// The query: the pattern, or the `-e` patterns as one alternation.
+    pub(crate) fn query(&self) -> (String, QueryMode) {
+        let mode = if self.fixed_strings { QueryMode::Literal } else { QueryMode::Regex };
+        let (query, mode) = match (self.regexp.as_slice(), &self.pattern) {
+            ([one], _) => (one.clone(), mode),
+            ([], Some(p)) => (p.clone(), mode),
+            // No patterns (an empty -f file): no line matches (so with -v
+            // every line does, rg 15).
+            ([], None) if !self.pattern_files.is_empty() => (r"[^\s\S]".to_string(), QueryMode::Regex),
+            ([], None) => (String::new(), mode),
+            (many, _) => {
+                let each = |p: &String| if self.fixed_strings { regex_syntax::escape(p) } else { format!("(?:{p})") };
+                (many.iter().map(each).collect::<Vec<_>>().join("|"), QueryMode::Regex)
+            }
+        };
+        if !(self.line_regexp || self.multiline && self.multiline_dotall) {
+            return (query, mode);
+        }
+        let mut query = if mode == QueryMode::Literal { regex_syntax::escape(&query) } else { query };
+        if self.line_regexp {
+            query = format!("^(?:{query})$");
+        }
+        if self.multiline && self.multiline_dotall {
+            query = format!("(?s:{query})");
+        }
+        (query, QueryMode::Regex)
+    }
+
+    /// Lines of context before and after, as rg 15 reads -A, -B and -C:
+    /// -B and -A override -C's before and after parts, wherever each is
+    /// given.
+    pub(crate) fn contexts(&self) -> (u64, u64) {
+        let both = self.context.unwrap_or(0);
+        (self.before_context.unwrap_or(both), self.after_context.unwrap_or(both))
+    }
+
+    /// -t's types, and -T's as `!TYPE`.
+    pub(crate) fn all_types(&self) -> Vec<String> {
+        self.types.iter().cloned().chain(self.types_not.iter().map(|t| format!("!{t}"))).collect()
+    }
+
+    pub(crate) fn request(&self) -> SearchTextRequest {
+        let (query, mode) = self.query();
+        let mut r = SearchTextRequest::new(query);
+        r.mode = Some(mode);
+        r.case = Some(if self.ignore_case {
+            CaseMode::Insensitive
+        } else if self.smart_case {
+            CaseMode::Smart
+        } else {
+            CaseMode::Sensitive
+        });
+        r.word = self.word_regexp;
+        r.multiline = self.multiline;
+        r.invert_match = self.invert_match;
+        // (As rg: -c with -o counts matches.)
+        r.count_matches = self.count_matches || self.count && self.only_matching;
+        r.paths = self.paths.clone();
+        // (-g globs go in order, `!GLOB` as given: the last that matches a
+        // path decides, as in rg.)
+        r.include_globs = self.globs.clone();
+        r.types = self.all_types();
+        r.max_depth = self.max_depth;
+        r.replace = self.replace.clone();
+        r.hidden = self.hidden;
+        r.no_ignore = self.no_ignore;
+        r.follow_symlinks = self.follow;
+        // As rg: no context unless asked for.
+        let (before, after) = self.contexts();
+        (r.context_before, r.context_after) = (sat(Some(before)), sat(Some(after)));
+        r.output = Some(if self.count || self.count_matches {
+            OutputMode::Count
+        } else if self.files_with_matches {
+            OutputMode::FilesWithMatches
+        } else {
+            OutputMode::Content
+        });
+        r.max_results = sat(self.max_results);
+        r.max_matches_per_file = sat(self.max_count);
+        r.max_columns = sat(self.max_columns);
+        r.max_filesize = self.max_filesize;
+        r.timeout_ms = sat(self.timeout_ms);
+        r.cursor = self.cursor.clone();
+        r.skip = sat(self.skip);
+        r
+    }
+}
+
+/// rg's escapes in a separator: `\t`, `\n`, `\r`, `\\`, `\0` and `\xHH`
+/// (a byte; bytes that are not UTF-8 show as `�`).
+pub(crate) fn unescape(s: &str) -> String {
+    String::from_utf8_lossy(&unescaped(s)).into_owned()
+}
+
+pub(crate) fn unescaped(s: &str) -> Vec<u8> {
+    let (mut out, mut bytes) = (Vec::new(), s.bytes());
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match bytes.next() {
+            Some(b't') => out.push(b'\t'),
+            Some(b'n') => out.push(b'\n'),
+            Some(b'r') => out.push(b'\r'),
+            Some(b'0') => out.push(0),
+            Some(b'\\') => out.push(b'\\'),
+            Some(b'x') => {
+                let hex: Vec<u8> = bytes.clone().take(2).collect();
+                match std::str::from_utf8(&hex)
+                    .ok()
+                    .filter(|h| h.len() == 2)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                {
+                    Some(v) => {
+                        out.push(v);
+                        bytes.nth(1);
+                    }
+                    None => out.extend(b"\\x"),
+                }
+            }
+            Some(o) => out.extend([b'\\', o]),
+            None => out.push(b'\\'),
+        }
+    }
+    out
+}

@@ -1,0 +1,151 @@
+//! `ls`, `read`, `ast` and `index`.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use sandgrep::{render, ListFilesRequest, Progress, RangeType, ReadFileRequest, Sandbox, SearchAstRequest};
+
+use super::args::split_globs;
+use super::flags::{sat, AstArgs, LsArgs, ReadArgs};
+use super::{go_on, json_line, notes, Outcome};
+
+/// Runs `refresh` with a progress line on standard error when that is a
+/// terminal: entries looked at and files opened so far, and the time.
+pub(crate) fn with_progress_line<T>(refresh: impl FnOnce(Option<Arc<Progress>>) -> T) -> T {
+    use std::io::IsTerminal;
+    if !io::stderr().is_terminal() {
+        return refresh(None);
+    }
+    let progress = Arc::new(Progress::default());
+    let bar = indicatif::ProgressBar::new_spinner().with_style(
+        indicatif::ProgressStyle::with_template("{spinner} indexing: {msg} [{elapsed}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    let (done, ticker) = std::sync::mpsc::channel::<()>();
+    let shown = (progress.clone(), bar.clone());
+    let ticking = std::thread::spawn(move || loop {
+        let (p, bar) = &shown;
+        let count = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+        bar.set_message(format!("{} files looked at, {} opened", count(&p.looked), count(&p.opened)));
+        bar.tick();
+        if ticker.recv_timeout(std::time::Duration::from_millis(100)).is_ok() {
+            return;
+        }
+    });
+    let result = refresh(Some(progress));
+    let _ = done.send(());
+    let _ = ticking.join();
+    bar.finish_and_clear();
+    result
+}
+
+pub(crate) fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::Result<Outcome> {
+    let r = with_progress_line(|progress| sandbox.refresh_index_counted(progress)).map_err(io::Error::other)?;
+    let dir = sandbox.index_path().map(|d| d.display().to_string()).unwrap_or_default();
+    let pruned: Vec<String> = sandbox.prune_indexes().iter().map(|p| p.display().to_string()).collect();
+    if json {
+        let mut v = sandgrep::json::to_value(&r);
+        v["index_dir"] = dir.into();
+        v["pruned"] = pruned.into();
+        serde_json::to_writer(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(Outcome::Found);
+    }
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    writeln!(
+        out,
+        "indexed {} files in {:.2} s: {} read ({:.1} MiB), {} removed; {} trigrams, index {:.1} MiB",
+        r.files,
+        r.elapsed_ms as f64 / 1000.0,
+        r.files_read,
+        mib(r.bytes_read),
+        r.files_removed,
+        r.trigrams,
+        mib(r.index_bytes),
+    )?;
+    writeln!(out, "index: {dir}")?;
+    for gone in &pruned {
+        writeln!(out, "removed the index of {gone} (no longer there)")?;
+    }
+    if let Some(why) = &r.rebuilt {
+        writeln!(out, "({why})")?;
+    }
+    notes(&r.warnings, None);
+    Ok(Outcome::Found)
+}
+
+pub(crate) fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    let mut r = ListFilesRequest::new(args.path.clone());
+    r.recursive = Some(!args.no_recursive);
+    (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
+    r.include_dirs = args.dirs;
+    r.include_metadata = args.metadata;
+    r.hidden = args.hidden;
+    r.no_ignore = args.no_ignore;
+    r.follow_symlinks = args.follow;
+    r.max_results = sat(args.max_results);
+    r.skip = sat(args.skip);
+    r.cursor = args.cursor.clone();
+    let response = sandbox.list_files(&r).map_err(io::Error::other)?;
+    if args.json {
+        json_line(out, &response)?;
+    } else {
+        use std::io::IsTerminal;
+        let human = args.metadata && io::stdout().is_terminal();
+        if args.tree {
+            render::tree(out, &args.path, &response, human)?;
+        } else {
+            render::list(out, &response, human)?;
+        }
+        notes(&response.warnings, render::listing_ending(&response, go_on));
+    }
+    Ok(Outcome::of(!response.entries.is_empty(), response.timed_out))
+}
+
+pub(crate) fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    let mut r = ReadFileRequest::new(args.path.clone());
+    if let Some((start, count)) = args.lines {
+        r.range_type = Some(RangeType::Lines);
+        r.start_line = Some(start);
+        r.max_lines = count;
+    }
+    if let Some((offset, count)) = args.bytes {
+        r.range_type = Some(RangeType::Bytes);
+        r.offset_bytes = Some(offset);
+        r.max_bytes = count;
+    }
+    let response = sandbox.read_file(&r).map_err(io::Error::other)?;
+    if args.json {
+        json_line(out, &response)?;
+        return Ok(Outcome::Found);
+    }
+    render::read(out, &response)?;
+    notes(&response.warnings, render::read_continuation(&response, "--lines ", "--bytes "));
+    Ok(Outcome::Found)
+}
+
+pub(crate) fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    let mut r = SearchAstRequest::new(args.pattern.as_str());
+    r.language = args.lang.clone();
+    r.paths = args.paths.clone();
+    (r.include_globs, r.exclude_globs) = split_globs(&args.globs);
+    r.hidden = args.hidden;
+    r.no_ignore = args.no_ignore;
+    r.follow_symlinks = args.follow;
+    r.max_results = sat(args.max_results);
+    r.max_filesize = args.max_filesize;
+    r.cursor = args.cursor.clone();
+    r.skip = sat(args.skip);
+    r.timeout_ms = sat(args.timeout_ms);
+    let response = sandbox.search_ast(&r).map_err(io::Error::other)?;
+    if args.json {
+        json_line(out, &response)?;
+    } else {
+        render::ast(out, &response)?;
+        notes(
+            &response.warnings,
+            render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
+        );
+    }
+    Ok(Outcome::of(!response.matches.is_empty(), response.timed_out))
+}

@@ -1,0 +1,483 @@
+//! Text search: every page of the component's stream printed as rg prints it.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use sandgrep::limits::{LIST_RESULTS, MAX_RESULTS};
+use sandgrep::{render, FileCount, ListFilesRequest, OutputMode, QueryMode, Sandbox, SearchError, SearchTextRequest};
+
+use super::args::unescape;
+use super::flags::{sat, SearchArgs};
+use super::printer;
+use super::{go_on, json_line, notes, Outcome};
+
+pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    // -q: nothing printed but --stats.
+    let mut nothing = io::sink();
+    let mut shown: &mut dyn Write = if args.quiet { &mut nothing } else { &mut *out };
+    if args.type_list {
+        return type_list(out);
+    }
+    if args.files {
+        return files(sandbox, args, &mut shown);
+    }
+    let counting = args.count || args.count_matches;
+    if !args.json && (args.files_without_match && !counting || args.include_zero && counting) {
+        return with_unmatched(sandbox, args, &mut shown);
+    }
+    let mut request = args.request();
+    if args.json {
+        let response = sandbox.search_text(&request).map_err(io::Error::other)?;
+        json_line(&mut shown, &response)?;
+        let found = !response.matches.is_empty() || !response.files.is_empty();
+        return Ok(Outcome::of(found, response.timed_out));
+    }
+    // As rg: a per-file limit of none finds nothing, nor do no patterns
+    // (an empty -f file) but with -v.
+    if args.max_count == Some(0) || args.regexp.is_empty() && !args.pattern_files.is_empty() && !args.invert_match {
+        return Ok(Outcome::Nothing);
+    }
+    let started = std::time::Instant::now();
+    request.streaming = true;
+    // Lines longer than --max-columns are left out, as rg does (see
+    // `printer::Style`), so they come whole.
+    request.max_columns = None;
+    let mut printer = printer::Printer::new(shown, style(args), printer::Names::new(&args.given, &args.paths));
+    let mut run = Run { left: args.max_results.unwrap_or(u64::MAX), ..Run::default() };
+    if args.quiet && !args.stats {
+        // The first file with a match answers.
+        request.output = Some(OutputMode::FilesWithMatches);
+        run.left = run.left.min(1);
+    }
+    let (timed_out, ending) = stream_paths(sandbox, &mut request, args, &mut printer, &mut run)?;
+    let (mut totals, printed) = printer.finish()?;
+    if args.stats {
+        if request.output != Some(OutputMode::Content) {
+            totals = counted(sandbox, args, &mut request, &mut run.searching)?;
+        }
+        let printed = if args.quiet { 0 } else { printed };
+        printer::stats(out, &totals, printed, run.searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
+    }
+    let found = run.found;
+    if args.no_messages {
+        run.warnings.clear();
+    } else {
+        run.withheld.say();
+    }
+    // (-q asked for one match: that others follow is no news.)
+    notes(&run.warnings, ending.filter(|_| !args.quiet || timed_out));
+    if run.errored && !(args.quiet && found) {
+        return Ok(Outcome::Partial);
+    }
+    if args.paths.is_empty() && totals.files_searched + totals.files_left == 0 && !timed_out {
+        // As rg 15.2: a search of the current directory that no file reached
+        // (past the filters) is an error.
+        return Err(io::Error::other(NOTHING_SEARCHED));
+    }
+    if !found && !timed_out && args.fixed_strings && render::looks_like_regex(&request.query) {
+        eprintln!(
+            "sandgrep: no match for the literal text; it reads as a regular expression: drop -F to search it as one"
+        );
+    }
+    Ok(Outcome::of(found, timed_out))
+}
+
+pub(crate) const NOTHING_SEARCHED: &str =
+    "no files were searched: the paths, globs, types, depth or ignore rules left out every file";
+
+/// What `--stats` says of a search whatever it prints: rg counts matches
+/// and matched lines, so they are counted from the lines, in a second
+/// search printing nothing.
+pub(crate) fn counted(
+    sandbox: &Sandbox,
+    args: &SearchArgs,
+    request: &mut SearchTextRequest,
+    searching: &mut u64,
+) -> io::Result<printer::Totals> {
+    let mut counter = printer::Printer::new(io::sink(), style(args), printer::Names::new(&args.given, &args.paths));
+    (request.output, request.count_matches, request.streaming) = (Some(OutputMode::Content), false, true);
+    let mut run = Run { left: u64::MAX, searching: *searching, ..Run::default() };
+    stream_paths(sandbox, request, args, &mut counter, &mut run)?;
+    *searching = run.searching;
+    Ok(counter.finish()?.0)
+}
+
+/// What a command's search has come to over its pages.
+#[derive(Default)]
+pub(crate) struct Run {
+    /// Results still to print.
+    left: u64,
+    warnings: Vec<String>,
+    found: bool,
+    /// The component's own time, in ms.
+    searching: u64,
+    /// A path named could not be searched (said on stderr; the others were).
+    errored: bool,
+    withheld: Withheld,
+}
+
+/// What a search or listing withheld, said once on stderr at its end (its
+/// stdout stays rg's): the entries the denylist keeps out, which no flag
+/// includes, and the lines shown with secrets redacted, by rule.
+#[derive(Default)]
+pub(crate) struct Withheld {
+    denied: u64,
+    redacted: u64,
+    by_rule: std::collections::BTreeMap<String, u64>,
+}
+
+impl Withheld {
+    pub(crate) fn add(&mut self, stats: &sandgrep::SearchStats) {
+        self.denied += stats.skipped.denied;
+        self.redacted += stats.lines_redacted;
+        for r in &stats.redacted_by {
+            *self.by_rule.entry(r.rule.clone()).or_default() += r.lines;
+        }
+    }
+
+    pub(crate) fn say(&self) {
+        if self.denied > 0 {
+            eprintln!("sandgrep: {} entries withheld by the secrets denylist (no flag includes them)", self.denied);
+        }
+        if self.redacted > 0 {
+            let rules: Vec<String> = self.by_rule.iter().map(|(rule, n)| format!("{rule} {n}")).collect();
+            eprintln!("sandgrep: {} lines shown with secrets [REDACTED] ({})", self.redacted, rules.join(", "));
+        }
+    }
+}
+
+/// The guest's notes, for an answer that found nothing, of what the rules
+/// left out: rg says nothing of them, and the CLI says the denied count
+/// itself ([`Withheld`]).
+pub(crate) fn left_out(warning: &str) -> bool {
+    warning.contains("withheld by the secrets denylist")
+        || warning.contains("entries left out by .gitignore")
+        || warning.contains("hidden entries left out")
+}
+
+/// Prints the stream of each path named in turn, as rg searches them (a
+/// cursor or skip belongs to the stream of all of them); whether time cut
+/// it, and what to say at its end.
+pub(crate) fn stream_paths<W: Write>(
+    sandbox: &Sandbox,
+    request: &mut SearchTextRequest,
+    args: &SearchArgs,
+    printer: &mut printer::Printer<W>,
+    run: &mut Run,
+) -> io::Result<(bool, Option<String>)> {
+    let each: Vec<Vec<String>> = if args.paths.len() > 1 && args.cursor.is_none() && args.skip.is_none() {
+        args.paths.iter().map(|p| vec![p.clone()]).collect()
+    } else {
+        vec![args.paths.clone()]
+    };
+    let (mut timed_out, mut ending) = (false, None);
+    let one_by_one = each.len() > 1;
+    for (i, paths) in each.into_iter().enumerate() {
+        if run.left == 0 || timed_out {
+            break;
+        }
+        if one_by_one {
+            printer.next_root(i)?;
+        }
+        request.paths = paths;
+        request.cursor = args.cursor.clone();
+        request.skip = sat(args.skip);
+        let (cut, cursor, stats) = match stream(sandbox, request, args, printer, run) {
+            Err(e) if one_by_one && unsearchable(args, &e) => {
+                run.errored = true;
+                continue;
+            }
+            r => r?,
+        };
+        timed_out = cut;
+        ending = render::search_ending(cut, cursor.as_deref(), &stats, go_on);
+    }
+    Ok((timed_out, ending))
+}
+
+/// Prints every page of `request`'s stream (up to `run.left` results), and
+/// says how it ended: cut by time, the cursor past the last result printed.
+pub(crate) fn stream<W: Write>(
+    sandbox: &Sandbox,
+    request: &mut SearchTextRequest,
+    args: &SearchArgs,
+    printer: &mut printer::Printer<W>,
+    run: &mut Run,
+) -> io::Result<(bool, Option<String>, sandgrep::SearchStats)> {
+    // Pages through the whole stream (each page bounded); a page cut by
+    // the component's time limit goes on unless --timeout asked for one.
+    // Instances side by side pass every match they find on to the one that
+    // merges their parts: where matches outnumber the files searched, that
+    // costs more than the search they share, and the next pages (the same
+    // whatever the instances) are one instance's.
+    let single = sandbox.clone().with_jobs(1);
+    let mut dense = false;
+    loop {
+        request.max_results = Some(run.left.min(MAX_RESULTS.max) as u32);
+        let r = if dense { &single } else { sandbox }.search_text(request).map_err(by_path)?;
+        dense |= r.stats.matches_returned > r.stats.files_scanned;
+        for m in &r.matches {
+            printer.text_match(m)?;
+        }
+        for f in &r.files {
+            printer.file_count(f, args.count || args.count_matches)?;
+        }
+        run.found |= !r.matches.is_empty() || !r.files.is_empty();
+        let t = &mut printer.totals;
+        t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
+        // A page that goes on in the file the last one ended in searched it again.
+        if request.cursor.is_some() && r.matches.first().is_some_and(|m| m.path == t.last_path) {
+            t.files_searched -= 1;
+        }
+        t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
+        t.bytes_searched += r.stats.bytes_searched;
+        t.files_left += r.stats.skipped.too_large + r.stats.skipped.unreadable;
+        run.withheld.add(&r.stats);
+        run.searching += r.stats.elapsed_ms;
+        run.left = run.left.saturating_sub(r.stats.matches_returned);
+        let cut_by_time = r.timed_out && args.timeout_ms.is_some();
+        let goes_on = r.next_cursor.is_some() && run.left > 0 && !cut_by_time;
+        for w in r.warnings {
+            // rg says nothing of the binary files it skips in a directory,
+            // nor of the files -m cut short; a page full of text is no news
+            // when the next one follows.
+            let as_rg = w.ends_with(" binary file(s) skipped")
+                || left_out(&w)
+                || w.contains("(max-matches-per-file)")
+                || goes_on && w.starts_with("output reached ");
+            if !as_rg && !run.warnings.contains(&w) {
+                run.warnings.push(w);
+            }
+        }
+        match r.next_cursor {
+            Some(c) if goes_on => {
+                request.cursor = Some(c);
+                request.skip = None;
+            }
+            c => return Ok((r.timed_out, c, r.stats)),
+        }
+    }
+}
+
+/// rg's look for this output: a terminal gets headings, line numbers and
+/// colors unless told otherwise; a pipe `path:text`.
+pub(crate) fn style(args: &SearchArgs) -> printer::Style {
+    use std::io::IsTerminal;
+    let tty = io::stdout().is_terminal();
+    // --vimgrep: every match with its line and column, under its path, no
+    // headings (colors as ever, rg 15). -p was read as the flags it stands
+    // for (`SearchArgs::pretty_where_given`). Colors on a terminal as
+    // rg's (termcolor's): not for TERM unset or `dumb`, nor with NO_COLOR.
+    let vim = args.vimgrep;
+    let color = match args.color.as_str() {
+        "always" | "ansi" => true,
+        "never" => false,
+        _ => tty && std::env::var_os("TERM").is_some_and(|t| t != "dumb") && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let (before, after) = args.contexts();
+    printer::Style {
+        color,
+        heading: !vim && if args.heading || args.no_heading { args.heading } else { tty },
+        line_numbers: !args.no_line_number && (vim || args.line_number || args.column || tty),
+        column: args.column || vim,
+        only_matching: args.only_matching,
+        context: before > 0 || after > 0,
+        with_filename: if vim {
+            Some(!args.no_filename)
+        } else if args.with_filename || args.no_filename {
+            Some(args.with_filename)
+        } else {
+            None
+        },
+        // (-v: rg's standard printer counts no match in a line it shows;
+        // its summaries — -c, -l, --files-without-match, -q — count each
+        // line as one, rg 15.)
+        invert: args.invert_match
+            && !(args.quiet || args.count || args.count_matches || args.files_with_matches || args.files_without_match),
+        vimgrep: vim,
+        trim: args.trim,
+        null: args.null,
+        // (rg counts a long line's matches where it finds each anyway.)
+        max_columns: args
+            .max_columns
+            .filter(|&n| n > 0)
+            .map(|n| (n, color || args.column || vim || args.stats || args.replace.is_some())),
+        context_separator: (!args.no_context_separator).then(|| unescape(&args.context_separator)),
+        match_field: unescape(&args.field_match_separator),
+        context_field: unescape(&args.field_context_separator),
+        path_separator: args.path_separator.as_deref().map(unescape),
+        replaced: args.replace.is_some(),
+    }
+}
+
+/// `--files-without-match`, and `-c --include-zero`: the files a search
+/// reads, each with what the search found in it. They are the files a
+/// listing with the search's filters names that are empty or that a search
+/// of every line finds (it leaves out binary files and those past the size
+/// limit).
+pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    let started = std::time::Instant::now();
+    let mut printer = printer::Printer::new(&mut *out, style(args), printer::Names::new(&args.given, &args.paths));
+    let mut request = args.request();
+    request.streaming = true;
+    request.output = Some(if args.include_zero { OutputMode::Count } else { OutputMode::FilesWithMatches });
+    let mut every_line = args.request();
+    (every_line.query, every_line.mode, every_line.invert_match) = (String::new(), Some(QueryMode::Regex), false);
+    (every_line.word, every_line.multiline) = (false, false);
+    every_line.output = Some(OutputMode::FilesWithMatches);
+    let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
+    let (mut found, mut printed) = (false, false);
+    let (mut errored, mut listed) = (false, false);
+    for (i, root) in roots.iter().enumerate() {
+        printer.next_root(i)?;
+        let counted = file_counts(sandbox, &mut request, root)
+            .and_then(|counts| Ok((counts, file_counts(sandbox, &mut every_line, root)?)));
+        let (counts, text) = match counted {
+            Err(e) if unsearchable(args, &e) => {
+                errored = true;
+                continue;
+            }
+            r => r?,
+        };
+        found |= !counts.is_empty();
+        let mut list = listing(args, root);
+        list.include_metadata = true;
+        loop {
+            let response = sandbox.list_files(&list).map_err(by_path)?;
+            let searched = |e: &sandgrep::FileEntry| e.size == Some(0) || text.contains_key(&e.path);
+            for e in response.entries.into_iter().filter(searched) {
+                listed = true;
+                let count = counts.get(&e.path).copied();
+                if args.include_zero || count.is_none() {
+                    printer.file_count(&FileCount { path: e.path, count: count.unwrap_or(0) }, args.include_zero)?;
+                    printed = true;
+                }
+            }
+            match response.next_cursor {
+                Some(c) => list.cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    printer.finish()?;
+    if args.stats {
+        let mut searching = 0;
+        let totals = counted(sandbox, args, &mut args.request(), &mut searching)?;
+        printer::stats(out, &totals, 0, searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
+    }
+    if errored {
+        return Ok(Outcome::Partial);
+    }
+    if args.paths.is_empty() && !listed {
+        return Err(io::Error::other(NOTHING_SEARCHED));
+    }
+    // (As rg: exit 0 when a file without a match was printed, or with
+    // --include-zero when anything matched.)
+    Ok(Outcome::of(if args.include_zero { found } else { printed }, false))
+}
+
+/// Each file `request` finds under `root`, with its count.
+pub(crate) fn file_counts(
+    sandbox: &Sandbox,
+    request: &mut SearchTextRequest,
+    root: &str,
+) -> io::Result<HashMap<String, u64>> {
+    (request.paths, request.cursor) = (vec![root.to_string()], None);
+    let mut counts = HashMap::new();
+    loop {
+        let r = sandbox.search_text(request).map_err(by_path)?;
+        counts.extend(r.files.into_iter().map(|f| (f.path, f.count)));
+        match r.next_cursor {
+            Some(c) => request.cursor = Some(c),
+            None => return Ok(counts),
+        }
+    }
+}
+
+/// `--type-list`: the types the component's walker knows, as rg lists them.
+pub(crate) fn type_list(out: &mut impl Write) -> io::Result<Outcome> {
+    let mut types = ignore::types::TypesBuilder::new();
+    types.add_defaults();
+    for def in types.definitions() {
+        writeln!(out, "{}: {}", def.name(), def.globs().join(", "))?;
+    }
+    Ok(Outcome::Found)
+}
+
+/// `--files`: every file a search would look at, as `rg --files`.
+pub(crate) fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
+    let mut printer = printer::Printer::new(out, style(args), printer::Names::new(&args.given, &args.paths));
+    let (mut found, mut errored) = (false, false);
+    let mut withheld = Withheld::default();
+    for (i, root) in roots.iter().enumerate() {
+        printer.next_root(i)?;
+        let mut r = listing(args, root);
+        loop {
+            let response = match sandbox.list_files(&r).map_err(by_path) {
+                Ok(response) => response,
+                Err(e) if unsearchable(args, &e) => {
+                    errored = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
+            for e in response.entries {
+                printer.file_count(&FileCount { path: e.path, count: 0 }, false)?;
+                found = true;
+            }
+            // The files the denylist withholds are said once, at the end;
+            // as rg's --files, nothing of what the ignore rules leave out.
+            withheld.denied += response.skipped.denied;
+            let warnings: Vec<String> =
+                response.warnings.into_iter().filter(|w| !args.no_messages && !left_out(w)).collect();
+            notes(&warnings, None);
+            match response.next_cursor {
+                Some(c) => r.cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    printer.finish()?;
+    if !args.no_messages {
+        withheld.say();
+    }
+    Ok(if errored { Outcome::Partial } else { Outcome::of(found, false) })
+}
+
+/// The listing of what a search of `root` reads: its filters, all entries a page.
+pub(crate) fn listing(args: &SearchArgs, root: &str) -> ListFilesRequest {
+    let mut r = ListFilesRequest::new(root);
+    r.include_globs = args.globs.clone();
+    r.hidden = args.hidden;
+    r.no_ignore = args.no_ignore;
+    r.follow_symlinks = args.follow;
+    r.types = args.all_types();
+    r.max_depth = args.max_depth;
+    r.max_results = Some(LIST_RESULTS.max as u32);
+    // Every page is printed and no total: no walk past each page's end.
+    r.no_total = true;
+    r
+}
+
+/// Whether `e` is of a path that cannot be searched (see [`by_path`]); if
+/// so it is said (unless --no-messages), and, as in rg, the other paths
+/// are searched.
+pub(crate) fn unsearchable(args: &SearchArgs, e: &io::Error) -> bool {
+    let path = e.kind() == io::ErrorKind::NotFound;
+    if path && !args.no_messages {
+        eprintln!("sandgrep: {}", render::path(&e.to_string()));
+    }
+    path
+}
+
+/// A call's error as io's: `NotFound` for a path that cannot be searched
+/// (missing, outside the workspace, denied), which spares the other paths.
+pub(crate) fn by_path(e: sandgrep::Error) -> io::Error {
+    match e {
+        sandgrep::Error::Search(
+            SearchError::NotFound(_) | SearchError::OutsideWorkspace(_) | SearchError::Denied(_),
+        ) => io::Error::new(io::ErrorKind::NotFound, e),
+        e => io::Error::other(e),
+    }
+}
