@@ -87,7 +87,7 @@ pub(crate) fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::
     r.skip = sat(args.skip);
     r.cursor = args.cursor.clone();
     let response = sandbox.list_files(&r).map_err(io::Error::other)?;
-    if args.json {
+    if args.json || args.json_page {
         json_line(out, &response)?;
     } else {
         use std::io::IsTerminal;
@@ -115,7 +115,7 @@ pub(crate) fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> 
         r.max_bytes = count;
     }
     let response = sandbox.read_file(&r).map_err(io::Error::other)?;
-    if args.json {
+    if args.json || args.json_page {
         json_line(out, &response)?;
         return Ok(Outcome::Found);
     }
@@ -138,7 +138,7 @@ pub(crate) fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io
     r.skip = sat(args.skip);
     r.timeout_ms = sat(args.timeout_ms);
     let response = sandbox.search_ast(&r).map_err(io::Error::other)?;
-    if args.json {
+    if args.json || args.json_page {
         json_line(out, &response)?;
     } else {
         render::ast(out, &response)?;

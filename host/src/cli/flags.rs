@@ -121,9 +121,12 @@ pub(crate) struct LsArgs {
     /// Continue after the entry a previous call's cursor names.
     #[arg(long, value_name = "TOKEN")]
     pub(crate) cursor: Option<String>,
-    /// Print one JSON object (the full response) instead of text.
-    #[arg(long)]
+    /// Print the response as one JSON object (one bounded page; as --json-page).
+    #[arg(long, overrides_with = "json_page")]
     pub(crate) json: bool,
+    /// Print the response as one JSON object (one bounded page).
+    #[arg(long, overrides_with = "json")]
+    pub(crate) json_page: bool,
 }
 
 #[cfg(feature = "serve")]
@@ -175,9 +178,13 @@ pub(crate) struct AstArgs {
     /// Stop after this long with partial results (milliseconds).
     #[arg(long = "timeout", value_name = "MS")]
     pub(crate) timeout_ms: Option<u64>,
-    /// Print one JSON object (the full response) instead of text.
-    #[arg(long)]
+    /// Print each match as a JSON object on a line of its own, as
+    /// `ast-grep --json=stream`.
+    #[arg(long, overrides_with = "json_page")]
     pub(crate) json: bool,
+    /// Print the response as one JSON object (one bounded page).
+    #[arg(long, overrides_with = "json")]
+    pub(crate) json_page: bool,
 }
 
 #[derive(Args)]
@@ -191,9 +198,12 @@ pub(crate) struct ReadArgs {
     #[arg(long, value_name = "OFFSET:COUNT", value_parser = parse_range,
           help = format!("COUNT bytes from OFFSET (0-based); COUNT defaults to {}", READ_BYTES.default))]
     pub(crate) bytes: Option<(u64, Option<u64>)>,
-    /// Print one JSON object (the full response) instead of text.
-    #[arg(long)]
+    /// Print the response as one JSON object (one bounded page; as --json-page).
+    #[arg(long, overrides_with = "json_page")]
     pub(crate) json: bool,
+    /// Print the response as one JSON object (one bounded page).
+    #[arg(long, overrides_with = "json")]
+    pub(crate) json_page: bool,
 }
 
 /// "WHAT (default D, max M)", from the limits table.
@@ -417,9 +427,13 @@ pub(crate) struct SearchArgs {
     /// Stop after MS milliseconds and return what was found.
     #[arg(long = "timeout", value_name = "MS")]
     pub(crate) timeout_ms: Option<u64>,
-    /// Print one JSON object (the full response) instead of text.
-    #[arg(long)]
+    /// Print JSON Lines as `rg --json` does (begin, match, context, end,
+    /// summary messages), every result.
+    #[arg(long, overrides_with = "json_page")]
     pub(crate) json: bool,
+    /// Print the response as one JSON object (one bounded page).
+    #[arg(long, overrides_with = "json")]
+    pub(crate) json_page: bool,
     /// The paths as given (results are shown under these names, as rg does).
     #[arg(skip)]
     pub(crate) given: Vec<String>,

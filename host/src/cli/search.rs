@@ -22,11 +22,11 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         return files(sandbox, args, &mut shown);
     }
     let counting = args.count || args.count_matches;
-    if !args.json && (args.files_without_match && !counting || args.include_zero && counting) {
+    if !(args.json || args.json_page) && (args.files_without_match && !counting || args.include_zero && counting) {
         return with_unmatched(sandbox, args, &mut shown);
     }
     let mut request = args.request();
-    if args.json {
+    if args.json || args.json_page {
         let response = sandbox.search_text(&request).map_err(io::Error::other)?;
         json_line(&mut shown, &response)?;
         let found = !response.matches.is_empty() || !response.files.is_empty();
