@@ -319,7 +319,7 @@ fn nul_in_arguments() {
     assert!(matches!(sandbox.search_text(&r), Err(sandgrep::Error::Search(sandgrep::SearchError::InvalidArgument(_)))));
     let mut r = sandgrep::SearchTextRequest::new("x\0y");
     r.include_globs = vec!["*\0".into()];
-    r.cursor = Some("sg2.\0".into());
+    r.cursor = Some("sg3.\0".into());
     assert!(sandbox.search_text(&r).is_err());
     let r = sandgrep::ReadFileRequest::new("a.txt\0/../../etc/passwd");
     assert!(matches!(sandbox.read_file(&r), Err(sandgrep::Error::Search(sandgrep::SearchError::InvalidArgument(_)))));
@@ -434,7 +434,7 @@ fn unbase64(s: &str) -> Vec<u8> {
 /// request's fingerprint copied from the real cursor `real`, and the
 /// checksum (FNV-1a, public) computed.
 fn forge(real: &str, line: u64, taken: u64, path: &str) -> String {
-    let bytes = unbase64(real.strip_prefix("sg2.").unwrap());
+    let bytes = unbase64(real.strip_prefix("sg3.").unwrap());
     let mut forged = Vec::new();
     for mut v in [line.wrapping_add(1), taken] {
         while v >= 0x80 {
@@ -447,7 +447,7 @@ fn forge(real: &str, line: u64, taken: u64, path: &str) -> String {
     forged.extend_from_slice(&bytes[bytes.len() - 8..bytes.len() - 4]);
     let check = forged.iter().fold(0x9e37_79b9_7f4a_7c15u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
     forged.extend_from_slice(&(check as u32).to_le_bytes());
-    format!("sg2.{}", base64(&forged))
+    format!("sg3.{}", base64(&forged))
 }
 
 #[test]
@@ -456,19 +456,20 @@ fn cursor_tampering() {
     t.write("a.txt", "needle\n".repeat(5)).write("b.txt", "needle\n");
     let v = json(t.path(), &["search", "--json", "--max-results", "2", "needle"]);
     let c = v["next_cursor"].as_str().unwrap();
-    let bytes = unbase64(c.strip_prefix("sg2.").unwrap());
+    let bytes = unbase64(c.strip_prefix("sg3.").unwrap());
     let mut flipped = bytes.clone();
     flipped[0] ^= 1;
     for bad in [
         "".to_string(),
-        "sg2".into(),
-        "sg2.".into(),
+        "sg3".into(),
+        "sg3.".into(),
         format!("{c}x"),
         format!("{c}AAAA"),
-        c.replace("sg2.", "sg1."),
-        format!("sg2.{}", base64(&flipped)),
-        format!("sg2.{}", base64(&bytes[..bytes.len() - 1])),
-        format!("sg2.{}", base64(&bytes[8..])),
+        c.replace("sg3.", "sg1."),
+        c.replace("sg3.", "sg2."),
+        format!("sg3.{}", base64(&flipped)),
+        format!("sg3.{}", base64(&bytes[..bytes.len() - 1])),
+        format!("sg3.{}", base64(&bytes[8..])),
     ] {
         let out = quick(t.path(), &["search", "--json", "--max-results", "2", "--cursor", &bad, "needle"]);
         assert_eq!(out.status.code(), Some(2), "{bad}");

@@ -677,7 +677,7 @@ mod tests {
         let r = ws.search_ast(SearchAstRequest { skip: Some(4), max_results: Some(2), ..req("f($X)") }).unwrap();
         assert_eq!(spots(&r), all[4..6]);
         let other =
-            ws.search_ast(SearchAstRequest { cursor: cursor.or(Some("sg2.AQAAAAAAAAA".into())), ..req("g($X)") });
+            ws.search_ast(SearchAstRequest { cursor: cursor.or(Some("sg3.AQAAAAAAAAA".into())), ..req("g($X)") });
         assert!(matches!(other, Err(SearchError::InvalidArgument(_))), "{other:?}");
     }
 

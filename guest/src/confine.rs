@@ -4,6 +4,7 @@
 //! instead of an opaque I/O failure, and gives every path one canonical,
 //! workspace-relative spelling.
 
+use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -200,21 +201,34 @@ pub fn lists_bare_repository(names: &[(String, Kind)]) -> bool {
     has("HEAD", Kind::File) && has("objects", Kind::Dir) && has("refs", Kind::Dir)
 }
 
-/// Sort key that orders paths the way their contents are listed bytewise:
-/// a directory `a` sorts as `a/`, after `a.txt` and before `a0`.
-pub fn dir_sort_key(path: &str, is_dir: bool) -> String {
-    let mut key = String::new();
-    push_sort_key(&mut key, path, is_dir);
-    key
-}
-
-/// [`dir_sort_key`], appended to `out`.
-pub fn push_sort_key(out: &mut String, path: &str, is_dir: bool) {
-    if path != "." {
-        out.push_str(path);
-        if is_dir {
-            out.push('/');
+/// The one order of paths (SPEC §2), `rg --sort path`'s: component by
+/// component, each bytewise, a path before everything beneath it (`a/b`
+/// before `a+`, `git/x.go` before `git.go`) — Rust's `Path` order. The
+/// workspace root `.` comes first. Answers, cursors, shards, listings and
+/// the index's table of files all sort by it.
+///
+/// It also orders the keys of walk events: a path and a NUL
+/// ([`crate::page::walk_anchor`]) sorts just after that path and before
+/// whatever follows it (beneath it or not). (No name holds a NUL.)
+pub fn path_cmp(a: &str, b: &str) -> Ordering {
+    fn bytes(p: &str) -> &[u8] {
+        if p == "." {
+            &[]
+        } else {
+            p.as_bytes()
         }
+    }
+    let (a, b) = (bytes(a), bytes(b));
+    // `/` ends a component, so it sorts below every byte a name holds.
+    let rank = |c: u8| match c {
+        0 => 0,
+        b'/' => 1,
+        c => u16::from(c) + 1,
+    };
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    match (a.get(same), b.get(same)) {
+        (Some(&x), Some(&y)) => rank(x).cmp(&rank(y)),
+        _ => a.len().cmp(&b.len()),
     }
 }
 
@@ -262,10 +276,50 @@ mod tests {
     }
 
     #[test]
-    fn sort_keys_order_like_full_paths() {
-        let mut v = vec![("a", true), ("a.txt", false), ("a0", false), ("a-b", true)];
-        v.sort_by_key(|(p, d)| dir_sort_key(p, *d));
-        assert_eq!(v.iter().map(|x| x.0).collect::<Vec<_>>(), ["a-b", "a.txt", "a", "a0"]);
+    fn paths_order_as_rg_sort_path_orders_them() {
+        // Rust's `Path` order, which `rg --sort path` follows.
+        let names = [
+            ".",
+            "a",
+            "a/b",
+            "a/b/c",
+            "a+",
+            "a!",
+            "a-",
+            "a.",
+            "a.b/c",
+            "a0",
+            "ab",
+            "git/x.go",
+            "git.go",
+            "git-x",
+            "git/x/y",
+            "git/x.go/z",
+            "A",
+            "\u{1}",
+            "a\u{1}b",
+            "a/\u{1}",
+            "ü",
+            "z/ü/a",
+            "z/u/a",
+            "-x",
+        ];
+        for a in names {
+            for b in names {
+                let want = std::path::Path::new(a).cmp(std::path::Path::new(b));
+                assert_eq!(path_cmp(a, b), want, "{a:?} {b:?}");
+            }
+        }
+        let mut v = vec!["git.go", "git/x.go", "git-x", "a+", "a/b", "a!", "a.b/c", "ab", "a"];
+        v.sort_by(|a, b| path_cmp(a, b));
+        assert_eq!(v, ["a", "a/b", "a!", "a+", "a.b/c", "ab", "git/x.go", "git-x", "git.go"]);
+        // A walk event's key: just after its path, before what follows it.
+        for (before, anchor, after) in
+            [("a", "a\0", "a/b"), ("a", "a\0", "a!"), ("a/b", "a/b\0", "a+"), ("", "\0", "-")]
+        {
+            assert_eq!(path_cmp(before, anchor), Ordering::Less);
+            assert_eq!(path_cmp(anchor, after), Ordering::Less, "{anchor:?} {after:?}");
+        }
         assert!(is_within("src/a.rs", "src"));
         assert!(!is_within("srcx/a.rs", "src"));
         assert!(is_within("x", "."));

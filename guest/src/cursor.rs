@@ -22,7 +22,11 @@ impl Position {
     }
 }
 
-const PREFIX: &str = "sg2.";
+/// 3: positions in `rg --sort path` order (2 had them bytewise by whole
+/// path, a directory as `dir/`).
+const PREFIX: &str = "sg3.";
+/// Cursors of earlier formats, refused as such.
+const EARLIER: [&str; 2] = ["sg1.", "sg2."];
 const CHECK_BASIS: u64 = 0x9e37_79b9_7f4a_7c15;
 
 pub fn fingerprint(stream_key: &str) -> u64 {
@@ -39,7 +43,7 @@ fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
-/// A cursor: `sg2.` and, in URL-safe base64, the position (line and taken
+/// A cursor: `sg3.` and, in URL-safe base64, the position (line and taken
 /// as varints, then the path), 4 bytes of the request's fingerprint
 /// (which covers the host's cursor key: a tenant's) and a 4-byte checksum
 /// of all that, so that an edited cursor is refused rather than read as
@@ -60,6 +64,12 @@ pub fn encode(stream_key: &str, pos: &Position) -> String {
 
 pub fn decode(stream_key: &str, cursor: &str) -> Result<Position, SearchError> {
     let malformed = || SearchError::InvalidArgument("cursor is malformed; pass back a cursor unchanged".into());
+    if EARLIER.iter().any(|p| cursor.starts_with(p)) {
+        return Err(SearchError::InvalidArgument(
+            "cursor is from an earlier version of sandgrep (another order of results); repeat the request without it"
+                .into(),
+        ));
+    }
     let encoded = cursor.strip_prefix(PREFIX).ok_or_else(malformed)?;
     // Canonical only: a base64 string has one spelling of its bytes.
     let bytes = unbase64(encoded).filter(|b| base64(b) == encoded).ok_or_else(malformed)?;
@@ -146,7 +156,10 @@ mod tests {
         assert_eq!(decode("k", &c).unwrap(), pos);
         assert!(decode("other", &c).is_err());
         assert!(decode("k", "garbage").is_err());
-        assert!(decode("k", &c.replace("sg2", "sg1")).is_err());
+        assert!(decode("k", &c.replace("sg3", "sg1")).is_err());
+        // A cursor of the earlier order is refused as such, never misread.
+        let earlier = decode("k", &c.replace("sg3.", "sg2.")).unwrap_err();
+        assert!(format!("{earlier:?}").contains("earlier version"), "{earlier:?}");
         assert!(decode("k", &format!("{c}A")).is_err());
         // Any one character changed is refused.
         for i in PREFIX.len()..c.len() {

@@ -1,10 +1,11 @@
 //! `list-files`: the walk of `search-text` (ignore rules as `rg --files`,
-//! globs, the denylist, bytewise order), one page of entries at a time.
+//! globs, the denylist, the order of `rg --sort path`), one page of entries
+//! at a time.
 
 use std::cell::Cell;
 use std::rc::Rc;
 
-use crate::confine::dir_sort_key;
+use crate::confine::path_cmp;
 use crate::cursor::{self, Position};
 use crate::page::{self, Paging};
 use crate::request::{ListQuery, LIST_COUNT_BUDGET, TIMEOUT_MS};
@@ -25,8 +26,9 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let walker = Rc::new(Walker::new(ws, &q.walk)?.with_deadline(deadline));
     let roots = walker.roots(std::slice::from_ref(&q.root))?;
     let root = roots[0].rel.clone();
-    // Entries are ordered by their sort key (a directory as `path/`); the
-    // cursor holds the last key handed out and how many entries preceded it.
+    // Entries are in path order (a directory right before its contents);
+    // the cursor holds the last path handed out and how many entries
+    // preceded it.
     let after = resume.as_ref().map(|r| r.path.clone());
     let mut ordinal = resume.as_ref().map_or(0, |r| r.taken);
     // The total an earlier page counted travels in the cursor (as its
@@ -71,14 +73,13 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
                 continue;
             }
         };
-        walked = Some(dir_sort_key(&entry.rel, entry.is_dir));
+        walked = Some(entry.rel.clone());
         let listed =
             entry.is_file || (entry.is_dir && q.include_dirs && entry.rel != root && walker.dir_selected(&entry.path));
         if !listed {
             continue;
         }
-        let key = dir_sort_key(&entry.rel, entry.is_dir);
-        if after.is_some_and(|a| key.as_str() <= a) {
+        if after.is_some_and(|a| path_cmp(&entry.rel, a).is_le()) {
             continue;
         }
         if paging.full() {
@@ -96,7 +97,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         }
         // Saturating: a hand-edited cursor may carry any count.
         ordinal = ordinal.saturating_add(1);
-        paging.reached(Position { path: key, line: 0, taken: ordinal });
+        paging.reached(Position { path: entry.rel.clone(), line: 0, taken: ordinal });
         if paging.skipping() {
             continue;
         }
@@ -114,7 +115,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         has_more = true;
         // A page the time cut short goes on past what was walked.
         if paging.returned() < q.max_results
-            && paging.position().is_none_or(|l| walked.as_ref().is_some_and(|w| *w > l.path))
+            && paging.position().is_none_or(|l| walked.as_ref().is_some_and(|w| path_cmp(w, &l.path).is_gt()))
         {
             if let Some(w) = walked {
                 paging.reached(Position { path: w, line: 0, taken: ordinal });
@@ -195,20 +196,56 @@ mod tests {
         }
         let ws = Workspace::new(dir.path());
         let r = ws.list_files(req()).unwrap();
-        assert_eq!(paths(&r), ["a.txt", "a/x", "b/c/d.rs"]);
+        // Path order: a directory's contents right after it.
+        assert_eq!(paths(&r), ["a/x", "a.txt", "b/c/d.rs"]);
         assert_eq!((r.has_more, r.total), (false, Some(3)));
         assert!(r.entries[0].size.is_none());
         let mut q = req();
         q.include_dirs = true;
         q.include_metadata = true;
         let r = ws.list_files(q).unwrap();
-        assert_eq!(paths(&r), ["a.txt", "a", "a/x", "b", "b/c", "b/c/d.rs"]);
-        assert_eq!(r.entries[0].size, Some(5));
-        assert!(r.entries[0].modified.unwrap() > 1_600_000_000);
+        assert_eq!(paths(&r), ["a", "a/x", "a.txt", "b", "b/c", "b/c/d.rs"]);
+        assert_eq!(r.entries[2].size, Some(5));
+        assert!(r.entries[2].modified.unwrap() > 1_600_000_000);
         let mut q = req();
         q.recursive = Some(false);
         q.include_dirs = true;
-        assert_eq!(paths(&ws.list_files(q).unwrap()), ["a.txt", "a", "b"]);
+        assert_eq!(paths(&ws.list_files(q).unwrap()), ["a", "a.txt", "b"]);
+    }
+
+    #[test]
+    fn pages_go_on_in_path_order_through_directories_named_as_prefixes() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = ["git/x.go", "git.go", "git-x", "a/b/c", "a+", "a.b/c", "ab", "a!", "a-", "a.", "a/b!/c", "a/b.c"];
+        for f in files {
+            let p = dir.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        }
+        let ws = Workspace::new(dir.path());
+        for dirs in [false, true] {
+            let mut q = req();
+            q.include_dirs = dirs;
+            let all: Vec<String> = paths(&ws.list_files(q.clone()).unwrap()).iter().map(|p| p.to_string()).collect();
+            let mut want = all.clone();
+            want.sort_by(|a, b| std::path::Path::new(a).cmp(std::path::Path::new(b)));
+            assert_eq!(all, want);
+            assert_eq!(all.len(), if dirs { files.len() + 5 } else { files.len() });
+            for max in [1, 2, 3] {
+                q.max_results = Some(max);
+                q.cursor = None;
+                let mut seen = Vec::new();
+                loop {
+                    let r = ws.list_files(q.clone()).unwrap();
+                    seen.extend(r.entries.into_iter().map(|e| e.path));
+                    match r.next_cursor {
+                        Some(c) => q.cursor = Some(c),
+                        None => break,
+                    }
+                }
+                assert_eq!(seen, all, "dirs {dirs}, pages of {max}");
+            }
+        }
     }
 
     #[test]

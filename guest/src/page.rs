@@ -4,17 +4,21 @@
 //! it stops, the cursor that goes on from there, and the warnings that say
 //! so.
 
+use crate::confine::path_cmp;
 use crate::cursor::{self, Position};
 use crate::request::MAX_OUTPUT_BYTES;
 use crate::{SearchError, SearchStats, SkipCounts};
 
 /// Sets `key` to the key of walk events that follow the entry `rel`: its
-/// sort key and a NUL, so that they sort just after it and before anything
-/// beneath it ([`Paging::walked_to`] reads it back). In place: this runs for
-/// every entry of a walk.
-pub fn walk_anchor(key: &mut String, rel: &str, is_dir: bool) {
+/// path and a NUL, so that they sort just after it and before whatever
+/// follows it, beneath it or not ([`crate::confine::path_cmp`];
+/// [`Paging::walked_to`] reads it back). In place: this runs for every
+/// entry of a walk.
+pub fn walk_anchor(key: &mut String, rel: &str) {
     key.clear();
-    crate::confine::push_sort_key(key, rel, is_dir);
+    if rel != "." {
+        key.push_str(rel);
+    }
     key.push('\0');
 }
 
@@ -23,7 +27,7 @@ pub fn walk_anchor(key: &mut String, rel: &str, is_dir: bool) {
 pub fn anchor_after(last: Option<&crate::walk::Step>) -> String {
     let mut anchor = String::new();
     if let Some(crate::walk::Step::Entry(entry)) = last {
-        walk_anchor(&mut anchor, &entry.rel, entry.is_dir);
+        walk_anchor(&mut anchor, &entry.rel);
     }
     anchor
 }
@@ -37,7 +41,7 @@ pub fn resume_from(stream_key: &str, cursor: Option<&str>) -> Result<Option<Posi
 /// [`Paging::resume_point`]).
 pub fn resume_point(resume: Option<&Position>, rel: &str) -> Option<(u64, u64)> {
     match resume {
-        Some(r) if rel < r.path.as_str() => None,
+        Some(r) if path_cmp(rel, &r.path).is_lt() => None,
         Some(r) if rel == r.path => (r.line != u64::MAX).then_some((r.line, r.taken)),
         _ => Some((0, 0)),
     }
@@ -171,7 +175,7 @@ impl Paging {
     /// a cursor goes on past it.
     pub fn walked_to(&mut self, key: &str) {
         let Some(walked) = key.strip_suffix('\0').filter(|w| !w.is_empty()) else { return };
-        if self.position.as_ref().is_none_or(|p| p.path.as_str() < walked) {
+        if self.position.as_ref().is_none_or(|p| path_cmp(&p.path, walked).is_lt()) {
             self.position = Some(Position::file_done(walked.to_string()));
         }
     }

@@ -1,5 +1,7 @@
 //! Walking the workspace: ignore rules as ripgrep applies them, globs, file
-//! types, the denylist, and an order that is bytewise by full path.
+//! types, the denylist, and the order of `rg --sort path`
+//! ([`confine::path_cmp`]): each directory's names bytewise, a directory's
+//! contents right after it.
 //!
 //! The walk is our own, on `ignore`'s matchers (gitignore files, globs,
 //! types), and goes descriptor by descriptor ([`crate::fs`]): each directory
@@ -18,7 +20,6 @@
 //! search in it still ends in time.
 
 use std::cell::{Cell, RefCell};
-use std::cmp::Ordering;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -30,7 +31,7 @@ use ignore::types::{Types, TypesBuilder};
 use ignore::Match;
 use sandgrep_contract::limits::OPEN_DIRS;
 
-use crate::confine::{self, dir_sort_key, Opened, Target};
+use crate::confine::{self, path_cmp, Opened, Target};
 use crate::error::{error_message, plain_io_message};
 use crate::fs::{Dir, Kind, SearchFile};
 use crate::request::WalkOptions;
@@ -47,12 +48,6 @@ pub struct Root {
     /// A regular file (not a FIFO, socket or device).
     pub is_file: bool,
     opened: Opened,
-}
-
-impl Root {
-    fn key(&self) -> String {
-        dir_sort_key(&self.rel, self.is_dir)
-    }
 }
 
 /// The roots that are files: named by the request, not found in a walk.
@@ -390,8 +385,9 @@ impl Walker {
     }
 
     /// Normalizes the requested roots, opens them, and orders them so their
-    /// walks concatenate into one bytewise-sorted stream (a root inside
-    /// another is dropped: its files are already covered).
+    /// walks concatenate into one stream in path order (a root inside
+    /// another is dropped: its files are already covered). (The CLI searches
+    /// several roots in the order given, as rg does, one call each.)
     pub fn roots(&self, paths: &[String]) -> Result<Vec<Root>, SearchError> {
         let mut roots = Vec::with_capacity(paths.len());
         for p in paths {
@@ -403,7 +399,7 @@ impl Walker {
             };
             roots.push(Root { rel, is_dir, is_file, opened });
         }
-        roots.sort_by_key(Root::key);
+        roots.sort_by(|a, b| path_cmp(&a.rel, &b.rel));
         let mut kept: Vec<Root> = Vec::with_capacity(roots.len());
         for r in roots {
             if !kept.iter().any(|k| k.is_dir && confine::is_within(&r.rel, &k.rel)) {
@@ -413,7 +409,7 @@ impl Walker {
         Ok(kept)
     }
 
-    /// Walks one root in bytewise path order: the root itself, then
+    /// Walks one root in path order: the root itself, then
     /// (directories) everything below it. With `after`, directories whose
     /// whole subtree sorts before it are not entered (cursor resumption).
     pub fn walk(self: &Rc<Self>, root: &Root, after: Option<&str>) -> Walk {
@@ -788,8 +784,9 @@ impl Walk {
             self.queue.extend(problems.into_iter().map(Err));
             Some(Rc::new(level))
         };
-        let follow = walker.opts.follow_symlinks;
-        names.sort_unstable_by(|a, b| sibling_order(&walker, real.as_deref().unwrap_or(&rel), a, b, follow));
+        // Path order: siblings by name, bytewise (names are unique, and
+        // a directory's contents follow it whatever its name).
+        names.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
         self.stack.push(Frame { children: names.into_iter(), rel, real, dir: Some(dir), identity: None, level, depth });
         self.close_outer();
@@ -994,38 +991,11 @@ impl Iterator for Walk {
 /// (so a resumed walk can skip it). `after` itself is not "before": the
 /// caller decides whether to resume inside it.
 pub fn subtree_before(rel: &str, is_dir: bool, after: &str) -> bool {
-    if rel == "." {
-        return false;
-    }
-    if is_dir {
-        let key = dir_sort_key(rel, true);
-        key.as_str() < after && !after.starts_with(&key)
-    } else {
-        rel < after
-    }
-}
-
-/// Orders two siblings in the directory really at `dir` as their full paths
-/// (and their contents') sort bytewise: a directory `a` compares as `a/`.
-/// Only a name that is a prefix of its sibling's, followed by a byte below
-/// `/`, needs the kind — and a link's kind only when links are followed.
-fn sibling_order(walker: &Walker, dir: &str, a: &(String, Kind), b: &(String, Kind), follow: bool) -> Ordering {
-    let (an, bn) = (a.0.as_bytes(), b.0.as_bytes());
-    let is_dir = |(name, kind): &(String, Kind)| match kind {
-        Kind::Dir => true,
-        Kind::Symlink if follow => {
-            let real = join(dir, name);
-            matches!(confine::open(&walker.ws, &real, false, &real), Ok(Opened { target: Target::Dir(_), .. }))
-        }
-        _ => false,
-    };
-    if bn.len() > an.len() && bn.starts_with(an) && bn[an.len()] < b'/' {
-        return if is_dir(a) { Ordering::Greater } else { Ordering::Less };
-    }
-    if an.len() > bn.len() && an.starts_with(bn) && an[bn.len()] < b'/' {
-        return if is_dir(b) { Ordering::Less } else { Ordering::Greater };
-    }
-    an.cmp(bn)
+    // (A directory's contents follow it: they are all before `after` unless
+    // `after` lies among them, or between it and them, as a walk event's
+    // key does.)
+    let among = |rest: &str| rest.is_empty() || rest.starts_with(['/', '\0']);
+    rel != "." && path_cmp(rel, after).is_lt() && !(is_dir && after.strip_prefix(rel).is_some_and(among))
 }
 
 #[cfg(test)]
@@ -1123,19 +1093,119 @@ mod tests {
             .iter()
             .flat_map(|r| w.walk(r, after).collect::<Vec<_>>())
             .filter_map(|e| e.ok().filter(|e| e.is_file).map(|e| e.rel))
-            .filter(|rel| after.is_none_or(|a| rel.as_str() >= a))
+            .filter(|rel| after.is_none_or(|a| path_cmp(rel, a).is_ge()))
             .collect()
     }
 
+    /// Names whose order differs between whole-path and component order:
+    /// bytes below `/` (`!`, `-`, `.`, `+`), a directory named as a prefix
+    /// of its siblings, deep nesting.
+    const ORDER_TREE: &[&str] = &[
+        "git/x.go",
+        "git.go",
+        "git-x",
+        "git/x/y.go",
+        "git/x.go.d/z",
+        "a/b0",
+        "a+",
+        "a.b/c",
+        "ab",
+        "a!",
+        "a-",
+        "a.",
+        "a/b!/c",
+        "a/b/c/d/e/f/g/h",
+        "a/b.c",
+        "a/b-",
+        "a/b/c!",
+        "a/b/c/d!",
+        "b\u{1}",
+        "b/c",
+        "ü/x",
+        "u/x",
+        "A",
+        "0",
+    ];
+
     #[test]
-    fn order_is_bytewise_by_full_path() {
-        let dir = tree(&["a/x", "a.txt", "a-b/y", "a0", "b", "A"]);
+    fn order_is_rg_sort_path() {
+        let dir = tree(ORDER_TREE);
         let ws = Workspace::new(dir.path());
         let got = walk_all(&ws, &WalkOptions::default(), ".", None);
-        let mut sorted = got.clone();
-        sorted.sort();
-        assert_eq!(got, sorted);
-        assert_eq!(got.len(), 6);
+        let mut want: Vec<String> = ORDER_TREE.iter().map(|s| s.to_string()).collect();
+        want.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+        assert_eq!(got, want);
+        assert_eq!(&got[..4], ["0", "A", "a/b/c/d/e/f/g/h", "a/b/c/d!"]);
+        // Directories come right before their contents, whatever sorts
+        // between their name and their contents' paths bytewise.
+        let w = Rc::new(Walker::new(&ws, &WalkOptions::default()).unwrap());
+        let root = &w.roots(&[".".to_string()]).unwrap()[0];
+        let all: Vec<String> = w.walk(root, None).filter_map(|e| e.ok().map(|e| e.rel)).collect();
+        let mut sorted = all.clone();
+        sorted.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+        assert_eq!(all, sorted);
+        let at = |p: &str| all.iter().position(|e| e == p).unwrap();
+        assert!(at("git") < at("git/x.go") && at("git/x.go.d/z") < at("git-x") && at("git-x") < at("git.go"));
+        // Several roots walk as one stream in the same order.
+        let roots = w.roots(&["git.go".into(), "a".into(), "git".into(), "a/b".into()]).unwrap();
+        let rels: Vec<&str> = roots.iter().map(|r| r.rel.as_str()).collect();
+        assert_eq!(rels, ["a", "git", "git.go"]);
+    }
+
+    #[test]
+    fn order_is_by_name_whatever_links_lead_to() {
+        // With links followed, a link to a directory sorts by its own name
+        // (its contents after it), as the directory would.
+        let dir = tree(&["d/x", "l-x", "l.txt", "f/y"]);
+        std::os::unix::fs::symlink("d", dir.path().join("l")).unwrap();
+        std::os::unix::fs::symlink("f/y", dir.path().join("l0")).unwrap();
+        let ws = Workspace::new(dir.path());
+        let opts = WalkOptions { follow_symlinks: true, ..Default::default() };
+        assert_eq!(walk_all(&ws, &opts, ".", None), ["d/x", "f/y", "l/x", "l-x", "l.txt", "l0"]);
+        assert_eq!(walk_all(&ws, &opts, ".", Some("l/x")), ["l/x", "l-x", "l.txt", "l0"]);
+    }
+
+    #[test]
+    fn a_resumed_walk_goes_on_in_path_order() {
+        let dir = tree(ORDER_TREE);
+        let ws = Workspace::new(dir.path());
+        let opts = WalkOptions::default();
+        let all = walk_all(&ws, &opts, ".", None);
+        // From every file, and from every directory (a listing's cursor
+        // names directories too): what follows it, and only that.
+        let mut places: Vec<String> = all.clone();
+        for f in &all {
+            let mut p = f.as_str();
+            while let Some((dir, _)) = p.rsplit_once('/') {
+                places.push(dir.to_string());
+                p = dir;
+            }
+        }
+        places.extend(["a/b/c/d/e/f/g/h/zz", "a\0", "a/\0", "git.", ""].map(String::from));
+        for after in &places {
+            let want: Vec<&String> = all.iter().filter(|f| path_cmp(f, after).is_ge()).collect();
+            let w = Rc::new(Walker::new(&ws, &opts).unwrap());
+            let roots = w.roots(&[".".to_string()]).unwrap();
+            let got: Vec<String> = steps(w, roots, Some(after.clone()), Default::default())
+                .filter_map(|s| match s {
+                    Step::Entry(e) if e.is_file => Some(e.rel),
+                    _ => None,
+                })
+                .collect();
+            // (A resumed walk may hand out the files before `after` in a
+            // directory it enters, never those of a directory it skips.)
+            let kept: Vec<&String> = got.iter().filter(|f| path_cmp(f, after).is_ge()).collect();
+            assert_eq!(kept, want, "after {after:?}");
+            for f in &got {
+                if path_cmp(f, after).is_lt() {
+                    let dir = f.rsplit_once('/').map_or(".", |d| d.0);
+                    assert!(
+                        confine::is_within(after.trim_end_matches('\0'), dir),
+                        "after {after:?}: {f} is in a directory not skipped"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

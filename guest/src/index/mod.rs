@@ -13,7 +13,8 @@
 //! under another policy is not used at all.
 //!
 //! One file, `index.v1` in the index directory, replaced atomically (written
-//! beside, then renamed): header, file table (sorted by path), dictionary
+//! beside, then renamed): header, file table (in path order,
+//! [`path_cmp`]), dictionary
 //! (trigram → postings), postings (delta-coded file numbers).
 
 mod plan;
@@ -26,6 +27,7 @@ use std::time::{Instant, SystemTime};
 
 pub use plan::{plan, Query};
 
+use crate::confine::path_cmp;
 use crate::cursor::{read_varint, varint};
 use crate::fs::Meta;
 use crate::request::WalkOptions;
@@ -39,7 +41,9 @@ use sandgrep_contract::limits::INDEX_FILESIZE;
 pub const PREOPEN: &str = "/sandgrep-index";
 const FILE: &str = "index.v1";
 const MAGIC: &[u8; 8] = b"SGINDEX\0";
-const VERSION: u32 = 3;
+/// 4: the table of files in `rg --sort path` order ([`path_cmp`]; 3 had
+/// it bytewise by whole path).
+const VERSION: u32 = 4;
 const HEADER: usize = 80;
 /// Files whose times are this close to the moment they were read are not
 /// trusted: another write in the same clock tick would not change them.
@@ -152,7 +156,7 @@ impl Loaded {
             let changed_ns = read_varint(&table, &mut at).ok_or_else(corrupt)?;
             let flags = *table.get(at).ok_or_else(corrupt)?;
             at += 1;
-            if files.last().is_some_and(|f: &FileRec| f.path >= path) {
+            if files.last().is_some_and(|f: &FileRec| path_cmp(&f.path, &path).is_ge()) {
                 return Err(corrupt());
             }
             files.push(FileRec { path, size, modified_ns, changed_ns, flags });
@@ -218,7 +222,7 @@ impl Loaded {
     fn record(&self, rel: &str, likely: usize) -> Option<usize> {
         match likely {
             i if self.files.get(i).is_some_and(|f| f.path == rel) => Some(i),
-            _ => self.files.binary_search_by(|f| f.path.as_str().cmp(rel)).ok(),
+            _ => self.files.binary_search_by(|f| path_cmp(&f.path, rel)).ok(),
         }
     }
 
@@ -501,7 +505,7 @@ fn build(
             }
             let Some(meta) = entry.meta() else { continue };
             if let Some(old) = old.as_ref() {
-                if let Ok(i) = old.files.binary_search_by(|f| f.path.as_str().cmp(&entry.rel)) {
+                if let Ok(i) = old.files.binary_search_by(|f| path_cmp(&f.path, &entry.rel)) {
                     let rec = &old.files[i];
                     if rec.flags & (UNTRUSTED | LASTING) != UNTRUSTED && rec.same(&meta) {
                         kept.push((rec.clone(), Some(i)));
@@ -551,8 +555,8 @@ fn build(
             kept.push((rec, None));
         }
     }
-    // Numbered by path, for lookups by binary search.
-    kept.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    // Numbered in path order (the walk's), for lookups by binary search.
+    kept.sort_by(|a, b| path_cmp(&a.0.path, &b.0.path));
     kept.dedup_by(|a, b| a.0.path == b.0.path);
     // Nothing changed: the index stands as it is (if it is sound).
     if let Some(old) = old.as_mut().filter(|o| o.files.len() == kept.len() && kept.iter().all(|k| k.1.is_some())) {
@@ -572,7 +576,7 @@ fn build(
                 renumber[*was] = new as u32;
             }
         }
-        let walked = |path: &str| kept.binary_search_by(|k| k.0.path.as_str().cmp(path)).is_ok();
+        let walked = |path: &str| kept.binary_search_by(|k| path_cmp(&k.0.path, path)).is_ok();
         report.files_removed = old.files.iter().filter(|f| !walked(&f.path)).count() as u64;
         for i in 0..old.dict.len() {
             let tri = old.dict[i].0;

@@ -336,3 +336,49 @@ fn the_policy_fingerprint_covers_the_redaction_rules_switched_off() {
     assert_ne!(fp(true, &[]), fp(false, &[]));
     assert_eq!(fp(false, &[]), fp(false, &["jwt"]), "nothing is redacted either way");
 }
+
+#[test]
+fn the_table_of_files_is_in_path_order_and_an_index_of_the_old_order_is_rebuilt() {
+    // Names whose whole-path bytewise order differs from path order.
+    let names = ["git/x.go", "git.go", "git-x", "a/b", "a+", "a.b/c", "ab", "a!", "a-", "a.", "a/b!/c", "a/c/d/e"];
+    let files: Vec<(&str, &[u8])> = names.iter().map(|n| (*n, &b"needle here\n"[..])).collect();
+    let (root, idx) = setup(&files);
+    let scan = Workspace::new(root.path());
+    let indexed = Workspace::new(root.path()).with_index_dir(idx.path());
+    assert_eq!(indexed.refresh_index().unwrap().files, names.len() as u64);
+    let loaded = Loaded::open(idx.path(), indexed.index_policy()).unwrap();
+    let table: Vec<&str> = loaded.files.iter().map(|f| f.path.as_str()).collect();
+    let mut want = names.to_vec();
+    want.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+    assert_eq!(table, want);
+    drop(loaded);
+    // Indexed answers come in the scan's order, page after page.
+    for max in [None, Some(1), Some(5)] {
+        let mut cursor = None;
+        loop {
+            let request = SearchTextRequest { max_results: max, cursor: cursor.clone(), ..text_request("needle") };
+            let (a, b) = (scan.search_text(request.clone()).unwrap(), indexed.search_text(request).unwrap());
+            assert_eq!(answer(&a), answer(&b), "{max:?} {cursor:?}");
+            assert_eq!(b.stats.index, IndexUse::Served);
+            cursor = b.next_cursor;
+            if cursor.is_none() {
+                break;
+            }
+        }
+    }
+    let all = scan.search_text(text_request("needle")).unwrap();
+    assert_eq!(all.matches.iter().map(|m| m.path.as_str()).collect::<Vec<_>>(), want);
+    // An index of format 3 (the table bytewise by whole path), checksums
+    // and all, is another format: not used, rebuilt.
+    let path = idx.path().join(FILE);
+    let mut old = std::fs::read(&path).unwrap();
+    old[8..12].copy_from_slice(&3u32.to_le_bytes());
+    let sum = checksum(&old[..72]);
+    old[72..80].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&path, &old).unwrap();
+    assert_eq!(Loaded::open(idx.path(), indexed.index_policy()).err().as_deref(), Some("it had another format"));
+    assert_eq!(indexed.search_text(text_request("needle")).unwrap().stats.index, IndexUse::None);
+    let report = indexed.refresh_index().unwrap();
+    assert!(report.rebuilt.as_deref().is_some_and(|r| r.contains("another format")), "{report:?}");
+    assert_eq!(indexed.search_text(text_request("needle")).unwrap().stats.index, IndexUse::Served);
+}

@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use super::Page;
+use crate::confine::path_cmp;
 use crate::cursor;
 use crate::page::{self, Paging};
 use crate::request::TextQuery;
@@ -59,12 +60,12 @@ pub(crate) fn in_walk_order<E>(
     let cut = shards
         .iter()
         .filter_map(|(events, stopped)| Some((events.last().map_or(String::new(), |e| key(e).clone()), (*stopped)?)))
-        .min_by(|a, b| a.0.cmp(&b.0));
+        .min_by(|a, b| path_cmp(&a.0, &b.0));
     let mut events: Vec<E> = shards.into_iter().flat_map(|(events, _)| events).collect();
     // Stable: equal keys (shard 0's walk events) keep their order.
-    events.sort_by(|a, b| key(a).cmp(key(b)));
+    events.sort_by(|a, b| path_cmp(key(a), key(b)));
     if let Some((last, _)) = &cut {
-        events.truncate(events.partition_point(|e| key(e) <= last));
+        events.truncate(events.partition_point(|e| path_cmp(key(e), last).is_le()));
     }
     (events, cut)
 }
