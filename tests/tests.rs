@@ -19,5 +19,6 @@ mod mcp;
 mod parallel;
 mod redaction;
 mod rg_output;
+mod rg_suite;
 mod serve;
 mod web;
