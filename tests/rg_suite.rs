@@ -35,6 +35,8 @@ fn ripgreps_own_tests_pass_no_fewer_than_recorded() {
          tests/rg-suite-passed. Failing (scripts/rg-suite -v NAME shows why):\n{failing}"
     );
     if passed > recorded {
-        eprintln!("ripgrep's own tests: {passed}/{run} pass, {recorded} recorded: raise tests/rg-suite-passed to {passed}");
+        eprintln!(
+            "ripgrep's own tests: {passed}/{run} pass, {recorded} recorded: raise tests/rg-suite-passed to {passed}"
+        );
     }
 }
