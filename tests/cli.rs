@@ -37,7 +37,7 @@ fn regex_and_case_defaults_follow_rg_on_the_cli() {
     let t = Tree::new();
     t.write("a.txt", "Foo\nfoo\nf.o\n");
     let count = |args: &[&str]| {
-        json(t.path(), &[&["search", "--json"][..], args].concat())["matches"].as_array().unwrap().len()
+        json(t.path(), &[&["search", "--json-page"][..], args].concat())["matches"].as_array().unwrap().len()
     };
     assert_eq!(count(&["f.o"]), 2, "regex, case-sensitive by default");
     assert_eq!(count(&["-F", "f.o"]), 1);
@@ -82,7 +82,7 @@ fn numbers_are_clamped_with_warnings() {
     t.write("a.txt", "foo\n");
     let v = json(
         t.path(),
-        &["search", "--json", "--max-results", "0", "-C", "99999999999", "--max-columns", "4294967296", "foo"],
+        &["search", "--json-page", "--max-results", "0", "-C", "99999999999", "--max-columns", "4294967296", "foo"],
     );
     assert_eq!(v["matches"].as_array().unwrap().len(), 1);
     let warnings = v["warnings"].to_string();
@@ -97,7 +97,7 @@ fn results_are_sorted_bytewise_by_path_then_line() {
     for f in ["a/x", "a.txt", "a-b/y", "a0", "B", "b/c/d", "ü"] {
         t.write(f, "hit\nmiss\nhit\n");
     }
-    let v = json(t.path(), &["search", "--json", "hit"]);
+    let v = json(t.path(), &["search", "--json-page", "hit"]);
     let got = lines_of(&v);
     let mut sorted = got.clone();
     sorted.sort();
@@ -110,18 +110,18 @@ fn caps_truncate_and_say_so() {
     let t = Tree::new();
     t.write("many.txt", "foo\n".repeat(30)).write("one.txt", "foo\n");
     // The per-file cap cuts many.txt; no page follows, the warning names it.
-    let v = json(t.path(), &["search", "--json", "-m", "5", "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "-m", "5", "foo"]);
     assert_eq!(lines_of(&v).len(), 6);
     assert_eq!(v["truncated"], true);
     assert!(v["next_cursor"].is_null());
     assert!(v["warnings"].to_string().contains("many.txt"), "{}", v["warnings"]);
     // The total cap: a cursor to continue.
-    let v = json(t.path(), &["search", "--json", "--max-results", "10", "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-results", "10", "foo"]);
     assert_eq!(lines_of(&v).len(), 10);
     assert_eq!(v["truncated"], true);
     assert!(v["next_cursor"].is_string());
     // Exactly at the cap with nothing after: not truncated.
-    let v = json(t.path(), &["search", "--json", "--max-results", "31", "-m", "1000", "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-results", "31", "-m", "1000", "foo"]);
     assert_eq!((lines_of(&v).len(), &v["truncated"]), (31, &Value::Bool(false)));
 }
 
@@ -132,13 +132,13 @@ fn cursor_paging_yields_every_result_exactly_once_in_order() {
         t.write(&format!("d{}/f{i}.txt", i % 3), "x\nfoo\nfoo bar\ny\nfoo\n".repeat(1 + i % 4));
     }
     t.write("d1.txt", "foo\n");
-    let all = lines_of(&json(t.path(), &["search", "--json", "--max-results", "5000", "foo"]));
+    let all = lines_of(&json(t.path(), &["search", "--json-page", "--max-results", "5000", "foo"]));
     assert!(all.len() > 60);
     for (page, per_file) in [("7", "50"), ("1", "50"), ("10", "4")] {
         let mut got = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
-            let mut args = vec!["search", "--json", "--max-results", page, "-m", per_file, "-C", "1", "foo"];
+            let mut args = vec!["search", "--json-page", "--max-results", page, "-m", per_file, "-C", "1", "foo"];
             if let Some(c) = &cursor {
                 args.extend(["--cursor", c.as_str()]);
             }
@@ -170,7 +170,7 @@ fn cursor_paging_yields_every_result_exactly_once_in_order() {
     for skip in (0..all.len()).step_by(9) {
         got.extend(lines_of(&json(
             t.path(),
-            &["search", "--json", "--max-results", "9", "--skip", &skip.to_string(), "foo"],
+            &["search", "--json-page", "--max-results", "9", "--skip", &skip.to_string(), "foo"],
         )));
     }
     assert_eq!(got, all);
@@ -180,13 +180,13 @@ fn cursor_paging_yields_every_result_exactly_once_in_order() {
 fn a_cursor_from_another_request_is_refused() {
     let t = Tree::new();
     t.write("a.txt", "foo\n".repeat(10));
-    let v = json(t.path(), &["search", "--json", "--max-results", "2", "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-results", "2", "foo"]);
     let c = v["next_cursor"].as_str().unwrap();
-    let out = run(t.path(), &["search", "--json", "--max-results", "2", "--cursor", c, "bar"]);
+    let out = run(t.path(), &["search", "--json-page", "--max-results", "2", "--cursor", c, "bar"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("different request"), "{}", stderr(&out));
     // Changing only the page size keeps the cursor valid.
-    let v = json(t.path(), &["search", "--json", "--max-results", "3", "--cursor", c, "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-results", "3", "--cursor", c, "foo"]);
     assert_eq!(lines_of(&v).iter().map(|l| l.1).collect::<Vec<_>>(), [3, 4, 5]);
 }
 
@@ -194,7 +194,7 @@ fn a_cursor_from_another_request_is_refused() {
 fn long_lines_come_back_as_a_window_around_the_match() {
     let t = Tree::new();
     t.write("min.js", format!("{}NEEDLE{}\n", "a".repeat(50_000), "b".repeat(50_000)));
-    let v = json(t.path(), &["search", "--json", "NEEDLE"]);
+    let v = json(t.path(), &["search", "--json-page", "NEEDLE"]);
     let m = &v["matches"][0];
     let text = m["text"].as_str().unwrap();
     assert!(text.len() <= 500 + 6, "{} bytes", text.len());
@@ -211,13 +211,13 @@ fn a_timeout_returns_partial_results_and_a_cursor() {
     for i in 0..3000 {
         t.write(&format!("d{}/f{i:04}.txt", i % 10), "foo\n");
     }
-    let v = json(t.path(), &["search", "--json", "--timeout", "1", "--max-results", "5000", "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "--timeout", "1", "--max-results", "5000", "foo"]);
     assert_eq!(v["timed_out"], true);
     let mut got = lines_of(&v);
     // Even a call that times out searches one file: paging always progresses.
     assert!(!got.is_empty() && got.len() < 3000, "{}", got.len());
     let c = v["next_cursor"].as_str().expect("a cursor to resume from");
-    let v = json(t.path(), &["search", "--json", "--max-results", "5000", "--cursor", c, "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-results", "5000", "--cursor", c, "foo"]);
     assert_eq!(v["timed_out"], false);
     got.extend(lines_of(&v));
     let mut sorted = got.clone();
@@ -243,7 +243,7 @@ fn denylisted_files_are_never_searched() {
     ] {
         t.write(f, "password=hunter2\n");
     }
-    let v = json(t.path(), &["search", "--json", "--hidden", "--no-ignore", "hunter2"]);
+    let v = json(t.path(), &["search", "--json-page", "--hidden", "--no-ignore", "hunter2"]);
     assert_eq!(lines_of(&v), [("ok.txt".to_string(), 1)]);
     assert!(v["stats"]["skipped"]["denied"].as_u64().unwrap() >= 9, "{}", v["stats"]);
     // Not through an explicit path either.
@@ -262,7 +262,7 @@ fn binary_files_are_skipped_even_after_matches() {
     late.extend("filler line\n".repeat(20_000).into_bytes());
     late.push(0);
     t.write("late.bin", late).write("text.txt", "foo\n");
-    let v = json(t.path(), &["search", "--json", "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "foo"]);
     assert_eq!(lines_of(&v), [("text.txt".to_string(), 1)]);
     assert_eq!(v["stats"]["skipped"]["binary"], 1);
 }
@@ -275,7 +275,7 @@ fn symlinks_cannot_lead_out_of_the_workspace() {
     t.write("in.txt", "foo inside\n");
     std::os::unix::fs::symlink(outside.path(), t.path().join("escape")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.txt"), t.path().join("escape.txt")).unwrap();
-    let v = json(t.path(), &["search", "--json", "-L", "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "-L", "foo"]);
     assert_eq!(lines_of(&v), [("in.txt".to_string(), 1)]);
     assert!(v["stats"]["skipped"]["unreadable"].as_u64().unwrap() >= 1, "{}", v["stats"]);
     let out = run(t.path(), &["search", "foo", "escape"]);
@@ -289,7 +289,7 @@ fn after_context_is_complete_when_a_cap_stops_the_search() {
     t.write("f.txt", "foo 1\nfoo 2\nctx 3\nctx 4\nfoo 5\n");
     let out = run(t.path(), &["search", "--column", "-m", "1", "-A", "2", "foo"]);
     assert_eq!(stdout(&out), "f.txt:1:1:foo 1\nf.txt-2-foo 2\nf.txt-3-ctx 3\n");
-    let v = json(t.path(), &["search", "--json", "--max-results", "1", "-A", "2", "foo"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-results", "1", "-A", "2", "foo"]);
     assert_eq!(v["matches"][0]["context_after"], serde_json::json!(["foo 2", "ctx 3"]));
 }
 
@@ -318,7 +318,7 @@ fn a_count_cut_by_the_timeout_is_not_returned_half_done() {
     let (mut counts, mut warnings) = (Vec::new(), String::new());
     let mut cursor: Option<String> = None;
     loop {
-        let mut args = vec!["search", "--json", "-c", "--timeout", "5", "hit"];
+        let mut args = vec!["search", "--json-page", "-c", "--timeout", "5", "hit"];
         if let Some(c) = &cursor {
             args.extend(["--cursor", c]);
         }
@@ -353,7 +353,7 @@ fn a_page_stays_within_its_text_budget_and_memory() {
             "--memory-limit",
             "64M",
             "search",
-            "--json",
+            "--json-page",
             "-C",
             "10",
             "--max-columns",

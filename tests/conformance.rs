@@ -183,7 +183,7 @@ fn rg_hits(root: &Path, args: &[&str]) -> Hits {
     hits
 }
 
-pub const UNCAPPED: &[&str] = &["--json", "--max-results", "5000", "-m", "1000", "--max-columns", "10000"];
+pub const UNCAPPED: &[&str] = &["--json-page", "--max-results", "5000", "-m", "1000", "--max-columns", "10000"];
 
 fn sandgrep_hits(root: &Path, args: &[&str]) -> Hits {
     let mut full = vec!["search"];

@@ -150,7 +150,7 @@ fn symlinks_leading_outside() {
         every_op_refuses(&ws, p, "outside the workspace");
     }
     // Walking with -L finds the inside file only, and says what it skipped.
-    let v = json(&ws, &["search", "--json", "-L", "--hidden", "hello"]);
+    let v = json(&ws, &["search", "--json-page", "-L", "--hidden", "hello"]);
     assert_eq!(v["matches"].as_array().unwrap().len(), 1, "{v}");
     assert!(v["stats"]["skipped"]["unreadable"].as_u64().unwrap() >= 6, "{}", v["stats"]);
     assert!(!v.to_string().contains(OUTSIDE));
@@ -212,7 +212,7 @@ fn huge_sparse_files() {
     let f = std::fs::File::create(t.path().join("sparse.bin")).unwrap();
     f.set_len(20 << 30).unwrap();
     t.write("a.txt", "needle\n");
-    let v = json(t.path(), &["search", "--json", "--max-filesize", "1G", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-filesize", "1G", "needle"]);
     assert_eq!(v["matches"].as_array().unwrap().len(), 1);
     assert_eq!(v["stats"]["skipped"]["too_large"], 1);
     let out = quick(t.path(), &["read", "sparse.bin", "--bytes", "10737418240:100"]);
@@ -228,7 +228,7 @@ fn multi_megabyte_single_line() {
     line.push_str("NEEDLE\n");
     t.write("one-line.js", &line);
     t.write("too-long.js", format!("{}NEEDLE\n", "y".repeat(40 << 20)));
-    let v = json(t.path(), &["search", "--json", "--max-filesize", "100M", "NEEDLE"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-filesize", "100M", "NEEDLE"]);
     let m = &v["matches"][0];
     assert_eq!(m["path"], "one-line.js");
     assert!(m["text"].as_str().unwrap().len() < 600);
@@ -249,7 +249,7 @@ fn binary_after_64_kib() {
     b.extend("filler\n".repeat(20_000).into_bytes());
     b.push(0);
     t.write("late.bin", b);
-    let v = json(t.path(), &["search", "--json", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "needle"]);
     assert!(v["matches"].as_array().unwrap().is_empty(), "{}", v["matches"].as_array().unwrap().len());
     assert_eq!(v["stats"]["skipped"]["binary"], 1);
 }
@@ -263,7 +263,7 @@ fn invalid_utf8_and_utf16_in_every_operation() {
         u16.extend_from_slice(&u.to_le_bytes());
     }
     t.write("utf16.txt", u16);
-    let v = json(t.path(), &["search", "--json", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "needle"]);
     let texts: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|m| m["text"].as_str().unwrap()).collect();
     assert_eq!(texts, ["caf\u{FFFD} needle", "héllo needle"]);
     let v = json(t.path(), &["read", "latin1.txt", "--json"]);
@@ -285,7 +285,7 @@ fn names_that_are_not_utf8_are_left_out_and_said() {
     std::fs::create_dir(t.path().join(OsStr::from_bytes(b"d\xfe"))).unwrap();
     std::fs::write(t.path().join(OsStr::from_bytes(b"d\xfe/inner.txt")), "needle\n").unwrap();
     // The names after them in the listing are still there.
-    let v = json(t.path(), &["search", "--json", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "needle"]);
     let paths: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
     assert_eq!(paths, ["a.txt", "z.txt"]);
     assert!(v["warnings"].to_string().contains("2 name(s) that are not UTF-8"), "{}", v["warnings"]);
@@ -300,7 +300,7 @@ fn deep_nesting_and_very_many_files() {
     for i in 0..20_000 {
         t.write(&format!("many/f{i:05}"), "");
     }
-    let v = json(t.path(), &["search", "--json", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "needle"]);
     assert_eq!(v["matches"][0]["path"], format!("{deep}bottom.txt"));
     let v = json(t.path(), &["ls", "--json", "many", "--max-results", "10000"]);
     assert_eq!((v["entries"].as_array().unwrap().len(), &v["total"]), (10_000, &Value::from(20_000)));
@@ -390,7 +390,7 @@ fn numeric_overflow_and_negative_values() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
     for args in [
-        &["search", "--json", "--max-results", "18446744073709551615", "--skip", "18446744073709551615", "needle"][..],
+        &["search", "--json-page", "--max-results", "18446744073709551615", "--skip", "18446744073709551615", "needle"][..],
         &["read", "a.txt", "--json", "--lines", "18446744073709551615:18446744073709551615"],
         &["read", "a.txt", "--json", "--bytes", "18446744073709551615:18446744073709551615"],
         &["ls", "--json", "--max-results", "0", "--skip", "4294967296"],
@@ -454,7 +454,7 @@ fn forge(real: &str, line: u64, taken: u64, path: &str) -> String {
 fn cursor_tampering() {
     let t = Tree::new();
     t.write("a.txt", "needle\n".repeat(5)).write("b.txt", "needle\n");
-    let v = json(t.path(), &["search", "--json", "--max-results", "2", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-results", "2", "needle"]);
     let c = v["next_cursor"].as_str().unwrap();
     let bytes = unbase64(c.strip_prefix("sg3.").unwrap());
     let mut flipped = bytes.clone();
@@ -471,14 +471,14 @@ fn cursor_tampering() {
         format!("sg3.{}", base64(&bytes[..bytes.len() - 1])),
         format!("sg3.{}", base64(&bytes[8..])),
     ] {
-        let out = quick(t.path(), &["search", "--json", "--max-results", "2", "--cursor", &bad, "needle"]);
+        let out = quick(t.path(), &["search", "--json-page", "--max-results", "2", "--cursor", &bad, "needle"]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(stderr(&out).contains("cursor"), "{bad}: {}", stderr(&out));
     }
     // A well-formed cursor naming another path can only skip: it never opens it.
     for path in ["../../etc/passwd", "/etc/passwd", "zzz"] {
         let forged = forge(c, u64::MAX, 0, path);
-        let out = quick(t.path(), &["search", "--json", "--max-results", "2", "--cursor", &forged, "needle"]);
+        let out = quick(t.path(), &["search", "--json-page", "--max-results", "2", "--cursor", &forged, "needle"]);
         assert!(matches!(out.status.code(), Some(0 | 1)), "{path}");
         assert_no_leak(&out, path);
         assert!(!stdout(&out).contains("root:"));
@@ -503,7 +503,7 @@ fn denylisted_files_in_every_operation() {
     t.write("ok.txt", "hello ok\n");
     symlink(".env", t.path().join("innocent.txt")).unwrap();
     symlink(".git", t.path().join("gitlink")).unwrap();
-    let v = json(t.path(), &["search", "--json", "--hidden", "--no-ignore", "-L", "hello"]);
+    let v = json(t.path(), &["search", "--json-page", "--hidden", "--no-ignore", "-L", "hello"]);
     let paths: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
     assert_eq!(paths, ["ok.txt"]);
     assert!(v["stats"]["skipped"]["denied"].as_u64().unwrap() >= 10, "{}", v["stats"]);
@@ -567,13 +567,13 @@ fn secrets_in_every_kind_of_returned_text() {
     let out = quick(t.path(), &["search", "-C", "1", "VTLw|rq0"]);
     check("hit in key body", &stdout(&out));
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    let v = json(t.path(), &["search", "--json", "-c", "VTLw|rq0|q8Zr3x|AKIAIOSF"]);
+    let v = json(t.path(), &["search", "--json-page", "-c", "VTLw|rq0|q8Zr3x|AKIAIOSF"]);
     assert!(v["files"].as_array().unwrap().is_empty(), "counts are an oracle too: {v}");
     // Multiline matches.
     let out = quick(t.path(), &["search", "-U", "BEGIN[\\s\\S]*?END"]);
     check("multiline", &stdout(&out));
     // JSON windows of long lines.
-    let v = json(t.path(), &["search", "--json", "--max-columns", "50", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "--max-columns", "50", "needle"]);
     check("window", &v.to_string());
     // Byte ranges whose edges cut a secret.
     for offset in 0..30 {
@@ -730,7 +730,7 @@ fn a_walk_through_links_with_no_files_ends_at_its_timeout() {
         }
     }
     t.mkdir("d12");
-    for op in [&["search", "-L", "--json", "--timeout", "1000", "needle"][..]] {
+    for op in [&["search", "-L", "--json-page", "--timeout", "1000", "needle"][..]] {
         let started = Instant::now();
         let out = bounded(t.path(), op, Duration::from_secs(30));
         let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{op:?}: {e}: {}", stderr(&out)));
@@ -755,8 +755,8 @@ fn an_ignore_file_linked_to_a_denied_file_is_denied() {
     symlink("../.env", t.path().join("sub/.rgignore")).unwrap();
     t.write("plain/.gitignore", "QUOTED-LINE-SHOULD-NOT-SHOW{[\n").write("plain/c.txt", "needle\n");
     for args in [
-        &["search", "--json", "needle"][..],
-        &["search", "-L", "--json", "needle"][..],
+        &["search", "--json-page", "needle"][..],
+        &["search", "-L", "--json-page", "needle"][..],
         &["ls", "--json"][..],
         &["ast", "--json", "needle", "--lang", "rust"][..],
     ] {
@@ -766,7 +766,7 @@ fn an_ignore_file_linked_to_a_denied_file_is_denied() {
             assert!(!all.contains(secret), "{args:?} quoted {secret}: {all}");
         }
     }
-    let v = json(t.path(), &["search", "--json", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "needle"]);
     assert_eq!(v["matches"].as_array().unwrap().len(), 3, "{v}");
     assert!(v["stats"]["skipped"]["denied"].as_u64().unwrap() >= 1, "{v}");
     let warnings = v["warnings"].to_string();
@@ -843,7 +843,7 @@ fn editor_copies_of_denied_files_and_bare_repositories_are_denied() {
     t.write("mirror.git/config", "[remote] url = https://needle:BARESECRET@example.com\n");
     t.mkdir("mirror.git/objects").mkdir("mirror.git/refs");
     t.write("ok.txt", "needle\n");
-    let v = json(t.path(), &["search", "--hidden", "--json", "needle"]);
+    let v = json(t.path(), &["search", "--hidden", "--json-page", "needle"]);
     assert_eq!(v["matches"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v["matches"][0]["path"], "ok.txt");
     assert_eq!(v["stats"]["skipped"]["denied"], 6, "{v}");
@@ -884,9 +884,9 @@ fn one_answer_stays_under_16_mib_whatever_the_bytes() {
         t.write(&format!("{name}{i:02}.txt"), format!("{}\n", format!("x{line}\n").repeat(120)));
     }
     for args in [
-        &["search", "--json", "-U", "--max-columns", "10000", "--max-filesize", "100M", "(?s)START.*END"][..],
-        &["search", "--json", "-m", "1000", "--max-results", "5000", "--max-columns", "10000", "-C", "10", "x"][..],
-        &["search", "--json", "-l", "--max-results", "5000", "x"][..],
+        &["search", "--json-page", "-U", "--max-columns", "10000", "--max-filesize", "100M", "(?s)START.*END"][..],
+        &["search", "--json-page", "-m", "1000", "--max-results", "5000", "--max-columns", "10000", "-C", "10", "x"][..],
+        &["search", "--json-page", "-l", "--max-results", "5000", "x"][..],
         &["ls", "--json", "--max-results", "10000"][..],
     ] {
         // Not `bounded`: its pipe would fill with megabytes unread.
@@ -908,7 +908,7 @@ fn a_replacement_cannot_build_past_the_answer() {
     let t = Tree::new();
     t.write("long.txt", format!("{}\n", "a".repeat(10_000)));
     let replacement = "Z".repeat(60_000);
-    for args in [&["search", "--json", "-r", &replacement, "a"][..], &["search", "-c", "-r", &replacement, "a"]] {
+    for args in [&["search", "--json-page", "-r", &replacement, "a"][..], &["search", "-c", "-r", &replacement, "a"]] {
         let out = run(t.path(), args);
         assert!(matches!(out.status.code(), Some(0 | 2)), "{}", stderr(&out));
         assert!(!stderr(&out).contains("memory"), "{}", stderr(&out));
@@ -965,7 +965,7 @@ fn one_big_file_cannot_hold_a_call_past_its_timeout() {
     t.write("x.txt", "x TODO\n".repeat(1_500_000));
     for args in [
         &["search", "-c", "--timeout", "1000", "TODO"][..],
-        &["search", "--json", "--timeout", "1000", "-m", "1000", "--max-results", "5000", "TODO"][..],
+        &["search", "--json-page", "--timeout", "1000", "-m", "1000", "--max-results", "5000", "TODO"][..],
         &["search", "-c", "x"][..],
     ] {
         let out = answered_within(t.path(), args, Duration::from_secs(15));
@@ -995,7 +995,7 @@ fn redaction_is_no_oracle_for_any_pattern() {
         ("(?:BEGIN|^MIIEow)[^\\n]*\\n", "(?:BEGIN|^MIIEox)[^\\n]*\\n"),
     ];
     for (right, wrong) in probes {
-        for mode in [&["-c"][..], &["-l"][..], &[][..], &["-U"][..], &["--json"][..]] {
+        for mode in [&["-c"][..], &["-l"][..], &[][..], &["-U"][..], &["--json-page"][..]] {
             let answer = |pattern: &str| {
                 let mut args = vec!["search"];
                 args.extend_from_slice(mode);
@@ -1263,7 +1263,7 @@ fn an_answer_that_found_nothing_says_what_was_left_out() {
     t.write(".gitignore", "build/\n*.log\n");
     t.write("build/a/out.txt", "needle\n").write("build/b/out.txt", "needle\n").write("x.log", "needle\n");
     t.write(".hidden/x.txt", "needle\n").write(".env", "needle\n").write("src/a.txt", "nothing\n");
-    let v = json(t.path(), &["search", "--json", "needle"]);
+    let v = json(t.path(), &["search", "--json-page", "needle"]);
     assert!(v["matches"].as_array().unwrap().is_empty(), "{v}");
     // A directory counts once, its contents unwalked; `.git` is no hidden
     // entry (hidden would not include it).
@@ -1273,7 +1273,7 @@ fn an_answer_that_found_nothing_says_what_was_left_out() {
     assert!(warnings.contains("2 entries left out by .gitignore/.ignore/.rgignore rules (no_ignore"), "{warnings}");
     assert!(warnings.contains("3 hidden entries left out (hidden includes them)"), "{warnings}");
     // With them included: the denylist's part, which nothing includes.
-    let v = json(t.path(), &["search", "--json", "--hidden", "--no-ignore", "nothing-is-here"]);
+    let v = json(t.path(), &["search", "--json-page", "--hidden", "--no-ignore", "nothing-is-here"]);
     assert!(
         v["warnings"].to_string().contains("entries withheld by the secrets denylist (no argument includes them)"),
         "{v}"
@@ -1301,7 +1301,7 @@ fn lines_shown_redacted_are_counted_by_rule_and_rules_switch_off_by_name() {
     let t = Tree::new();
     let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
     t.write("a.txt", format!("github_token = {token}\nplain line\n"));
-    let v = json(t.path(), &["search", "--json", "-C", "1", "plain"]);
+    let v = json(t.path(), &["search", "--json-page", "-C", "1", "plain"]);
     assert_eq!(v["stats"]["lines_redacted"], 1, "{v}");
     let by = v["stats"]["redacted_by"].as_array().unwrap();
     assert_eq!(by.len(), 1, "{v}");

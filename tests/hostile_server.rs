@@ -387,7 +387,7 @@ fn file_names_cannot_forge_cli_output() {
     assert_inert(&stdout(&out));
     assert_eq!(stdout(&out).lines().count(), 1);
     // The JSON output keeps the exact names (escaped by JSON itself).
-    let out = run(t.path(), &["search", "needle", "--json"]);
+    let out = run(t.path(), &["search", "needle", "--json-page"]);
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let mut paths: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
     paths.sort();

@@ -37,7 +37,7 @@ fn same_answers(tree: &Tree, cases: &[&[&str]]) -> usize {
     for case in cases {
         let mut whole = UNCAPPED.to_vec();
         whole.extend_from_slice(case);
-        let mut paged = vec!["--json", "--max-results", "2"];
+        let mut paged = vec!["--json-page", "--max-results", "2"];
         paged.extend_from_slice(case);
         for args in [whole, paged] {
             let (scanned, _) = search(tree.path(), true, &args);
@@ -106,10 +106,10 @@ fn a_rewrite_that_puts_the_times_back_is_seen() {
     std::fs::write(&file, "xyzzy words here\n").unwrap();
     std::fs::File::options().write(true).open(&file).unwrap().set_modified(mtime).unwrap();
     assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), mtime);
-    let (v, stats) = search(tree.path(), false, &["--json", "xyzzy"]);
+    let (v, stats) = search(tree.path(), false, &["--json-page", "xyzzy"]);
     assert_eq!(stats["index"], "served", "{stats}");
     assert_eq!(v["matches"].as_array().map(Vec::len), Some(1), "{v}");
-    assert_eq!(v, search(tree.path(), true, &["--json", "xyzzy"]).0);
+    assert_eq!(v, search(tree.path(), true, &["--json-page", "xyzzy"]).0);
 }
 
 #[test]
@@ -195,7 +195,7 @@ fn each_policy_keeps_its_own_index() {
         let refreshed = json(t.path(), &args);
         assert_eq!(refreshed["files_read"], 0, "{policy:?}: {refreshed}");
         let mut args = policy.to_vec();
-        args.extend_from_slice(&["search", "--json", "needle"]);
+        args.extend_from_slice(&["search", "--json-page", "needle"]);
         let v = json(t.path(), &args);
         assert_eq!((&v["stats"]["index"], &v["stats"]["files_skipped_by_index"]), (&"served".into(), &1.into()), "{v}");
     }

@@ -105,7 +105,7 @@ fn decode(tree: &Tree, args: &[&str]) -> Response {
 fn content_output_has_the_documented_shape() {
     let t = Tree::new();
     t.write("src/a.rs", "one\nlet x = foo(foo);\nthree\n");
-    let r = decode(&t, &["search", "--json", "-C", "1", "foo"]);
+    let r = decode(&t, &["search", "--json-page", "-C", "1", "foo"]);
     assert_eq!(r.matches.len(), 1);
     let m = &r.matches[0];
     assert_eq!((m.path.as_str(), m.line, m.column, m.end_line, m.end_column), ("src/a.rs", 2, 9, 2, 16));
@@ -125,11 +125,11 @@ fn content_output_has_the_documented_shape() {
 fn files_and_count_outputs_have_the_documented_shape() {
     let t = Tree::new();
     t.write("a.txt", "foo\nfoo\nbar\n").write("b.txt", "foo\n").write("c.txt", "nothing\n");
-    let r = decode(&t, &["search", "--json", "-c", "foo"]);
+    let r = decode(&t, &["search", "--json-page", "-c", "foo"]);
     let got: Vec<(&str, u64)> = r.files.iter().map(|f| (f.path.as_str(), f.count)).collect();
     assert_eq!(got, [("a.txt", 2), ("b.txt", 1)]);
     assert!(r.matches.is_empty());
-    let r = decode(&t, &["search", "--json", "-l", "foo"]);
+    let r = decode(&t, &["search", "--json-page", "-l", "foo"]);
     assert_eq!(r.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["a.txt", "b.txt"]);
 }
 
@@ -140,16 +140,16 @@ fn skip_reasons_are_counted() {
         .write("big.txt", "foo\n".repeat(1000))
         .write("id_rsa", "foo\n")
         .write("ok.txt", "foo\n");
-    let r = decode(&t, &["search", "--json", "--max-filesize", "1K", "foo"]);
+    let r = decode(&t, &["search", "--json-page", "--max-filesize", "1K", "foo"]);
     assert_eq!(r.matches.iter().map(|m| m.path.as_str()).collect::<Vec<_>>(), ["ok.txt"]);
     assert_eq!((r.stats.skipped.binary, r.stats.skipped.too_large, r.stats.skipped.denied), (1, 1, 1));
     assert!(r.warnings.iter().any(|w| w.contains("max-filesize")), "{:?}", r.warnings);
     // A binary file skipped is only counted, as rg says nothing of it...
     assert!(!r.warnings.iter().any(|w| w.contains("binary")), "{:?}", r.warnings);
     // ...unless nothing was found, or the caller named it.
-    let r = decode(&t, &["search", "--json", "nothing-matches-this"]);
+    let r = decode(&t, &["search", "--json-page", "nothing-matches-this"]);
     assert!(r.warnings.iter().any(|w| w == "1 binary file(s) skipped"), "{:?}", r.warnings);
-    let r = decode(&t, &["search", "--json", "foo", "bin.dat", "ok.txt"]);
+    let r = decode(&t, &["search", "--json-page", "foo", "bin.dat", "ok.txt"]);
     assert_eq!(r.matches.len(), 1);
     assert_eq!(r.warnings, ["bin.dat: binary file, not searched"]);
 }

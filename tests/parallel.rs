@@ -39,7 +39,7 @@ fn pages(t: &Tree, jobs: &str, args: &[&str]) -> Vec<Value> {
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let mut full = vec![jobs, "search", "--json"];
+        let mut full = vec![jobs, "search", "--json-page"];
         full.extend_from_slice(args);
         if let Some(c) = &cursor {
             full.extend_from_slice(&["--cursor", c]);

@@ -18,6 +18,7 @@ mod limits;
 mod mcp;
 mod parallel;
 mod redaction;
+mod rg_json;
 mod rg_output;
 mod rg_suite;
 mod serve;

@@ -50,6 +50,7 @@ pub struct FileResults {
     pub more: bool,
     pub binary: bool,
     pub timed_out: bool,
+    /// Bytes read, as rg counts them (see `text-match.bytes-searched`).
     pub bytes_searched: u64,
     /// Bytes of text in `matches` (match text and context).
     pub text_bytes: usize,
@@ -83,6 +84,10 @@ pub struct FileSink<'a, 'm> {
     buffer_redaction: BufferRedaction,
     /// Lines up to this one were delivered on an earlier page.
     min_line: u64,
+    /// Results among those lines whose after-context reaches past them
+    /// are returned again, uncounted (a stream searched piece by piece:
+    /// `search-bytes`).
+    pub repeat_seen: bool,
     /// Results to collect from this file.
     limit: u64,
     /// Results collected (lines; `results.count` may count matches).
@@ -96,6 +101,9 @@ pub struct FileSink<'a, 'm> {
     recent: VecDeque<(u64, String, Vec<&'static str>)>,
     /// Matches still owed after-context: (index, last line of the match).
     owed: Vec<(usize, u64)>,
+    /// Where the last match recorded ends (its lines' terminator included):
+    /// where rg's search stops once the file's limit is reached.
+    last_match_end: u64,
     pub results: FileResults,
     /// For a file searched redacted whole (see `search_file`): the rules
     /// that redacted each line before the search, which the lines handed to
@@ -122,12 +130,14 @@ impl<'a, 'm> FileSink<'a, 'm> {
             memo: redact::Memo::default(),
             buffer_redaction: BufferRedaction::default(),
             min_line,
+            repeat_seen: false,
             limit,
             taken: 0,
             deadline,
             budget,
             recent: VecDeque::new(),
             owed: Vec::new(),
+            last_match_end: 0,
             results: FileResults::default(),
             redacted_before: Default::default(),
         }
@@ -264,7 +274,18 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// long the secret was, does not show. With `broken`, the block's last
     /// line break (not in `shown`) may end a match: it is found with it, and
     /// shown up to it (as rg).
-    fn record_match(&mut self, line: u64, lines_in_block: usize, mut shown: Vec<u8>, edits: Vec<Edit>, broken: bool) {
+    /// `offset` and `end`: where the block starts and ends in the file.
+    #[allow(clippy::too_many_arguments)]
+    fn record_match(
+        &mut self,
+        line: u64,
+        lines_in_block: usize,
+        mut shown: Vec<u8>,
+        edits: Vec<Edit>,
+        broken: bool,
+        offset: u64,
+        end: u64,
+    ) {
         let marks = marks(&edits);
         // Each mark's line, and the rule that made it (once per line).
         let mut redactions: Vec<Redaction> = Vec::new();
@@ -357,6 +378,9 @@ impl<'a, 'm> FileSink<'a, 'm> {
             context_before,
             context_after: Vec::new(),
             redactions,
+            offset,
+            // (Known once the search ends: see `finish`.)
+            bytes_searched: end,
         };
         self.results.text_bytes += match_cost(self.path_cost, text_cost, &m);
         self.results.matches.push(m);
@@ -386,6 +410,11 @@ impl<'a, 'm> FileSink<'a, 'm> {
         count_up_to(self.cfg.matcher, text, range, |_, _| true, left)
     }
 
+    /// Results counted against the limit.
+    pub fn taken(&self) -> u64 {
+        self.taken
+    }
+
     /// Past the limit, the search goes on only to finish owed after-context.
     fn go_on(&self) -> bool {
         !self.results.more || !self.owed.is_empty()
@@ -409,7 +438,10 @@ impl Sink for FileSink<'_, '_> {
         let line = mat.line_number().unwrap_or(1);
         let offset = mat.absolute_byte_offset();
         let block = mat.bytes();
-        if line > self.min_line && !self.results.more {
+        // (A result before the new lines of a stream's piece, shown again
+        // for its after-context: see `repeat_seen`.)
+        let repeat = self.repeat_seen && line <= self.min_line && line + self.cfg.after as u64 > self.min_line;
+        if (line > self.min_line || repeat) && !self.results.more {
             // A line matches only as callers see it: redaction is no oracle
             // for what it hides (a pattern that matched only inside a secret
             // finds nothing).
@@ -427,6 +459,11 @@ impl Sink for FileSink<'_, '_> {
                     None => !self.cfg.redact || self.visible(block, offset, buffer.0, buffer.1),
                 };
             if hit == self.cfg.invert {
+            } else if repeat {
+                if let Some((shown, edits)) = shaped {
+                    let lines = mat.lines().count().max(1);
+                    self.record_match(line, lines, shown, edits, false, offset, offset + block.len() as u64);
+                }
             } else if self.taken >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
             } else {
@@ -441,13 +478,14 @@ impl Sink for FileSink<'_, '_> {
                 let left = if multiline { self.limit - self.taken } else { u64::MAX };
                 let (n, found, past) = if matches { self.matches_in(mat, left) } else { (1, 1, false) };
                 self.results.count += n.max(1);
+                self.last_match_end = offset + block.len() as u64;
                 self.taken += if multiline { found.max(1) } else { 1 };
                 self.results.more |= past;
                 match (self.cfg.output, shaped) {
                     (OutputMode::Content, Some((shown, edits))) => {
                         let lines = mat.lines().count().max(1);
                         let broken = block.ends_with(b"\n") && searcher.multi_line_with_matcher(self.cfg.matcher);
-                        self.record_match(line, lines, shown, edits, broken)
+                        self.record_match(line, lines, shown, edits, broken, offset, offset + block.len() as u64)
                     }
                     (OutputMode::Content, None) => unreachable!("content is always shaped"),
                     (OutputMode::FilesWithMatches, _) => return Ok(false),
@@ -479,7 +517,13 @@ impl Sink for FileSink<'_, '_> {
     }
 
     fn finish(&mut self, _searcher: &Searcher, finish: &SinkFinish) -> Result<(), io::Error> {
-        self.results.bytes_searched = finish.byte_count();
+        // As rg: a search the file's limit ended stopped at the end of its
+        // last match (its after-context is no part of its count).
+        let limited = self.results.more && self.taken >= self.limit;
+        self.results.bytes_searched = if limited { self.last_match_end } else { finish.byte_count() };
+        for m in &mut self.results.matches {
+            m.bytes_searched = self.results.bytes_searched;
+        }
         if finish.binary_byte_offset().is_some() {
             self.results.binary = true;
         }

@@ -18,6 +18,16 @@ pub fn to_value(response: &impl Serialize) -> Value {
             }
         }
     }
+    // A text match's offset and its file's bytes searched are for rg's
+    // JSON Lines (the CLI's `search --json`); the page leaves them out.
+    if let Some(Value::Array(matches)) = v.get_mut("matches") {
+        for m in matches.iter_mut().filter_map(Value::as_object_mut) {
+            if m.contains_key("context_before") {
+                m.remove("offset");
+                m.remove("bytes_searched");
+            }
+        }
+    }
     v
 }
 

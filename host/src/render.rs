@@ -523,6 +523,8 @@ mod tests {
             context_before: Vec::new(),
             context_after: vec!["after".into()],
             redactions: Vec::new(),
+            offset: 0,
+            bytes_searched: 0,
         };
         let lines = super::merged(std::slice::from_ref(&m));
         assert_eq!(lines.keys().copied().collect::<Vec<_>>(), [1, 4]);

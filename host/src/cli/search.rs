@@ -4,12 +4,71 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use sandgrep::limits::{LIST_RESULTS, MAX_RESULTS};
-use sandgrep::{render, FileCount, ListFilesRequest, OutputMode, QueryMode, Sandbox, SearchError, SearchTextRequest};
+use sandgrep::{
+    render, FileCount, ListFilesRequest, OutputMode, QueryMode, Sandbox, SearchError, SearchTextRequest, TextMatch,
+};
 
 use super::args::unescape;
 use super::flags::{sat, SearchArgs};
 use super::printer;
 use super::{go_on, json_line, notes, Outcome};
+
+#[path = "jsonl.rs"]
+mod jsonl;
+
+/// What prints a search's pages as they come: rg's text
+/// ([`printer::Printer`]) or its JSON Lines ([`jsonl::Printer`]).
+pub(crate) trait Results {
+    fn text_match(&mut self, m: &TextMatch) -> io::Result<()>;
+    /// One file of `-l` (no count) or `-c` output.
+    fn file_count(&mut self, f: &FileCount, count: bool) -> io::Result<()>;
+    /// The search of the `i`th path named begins.
+    fn next_root(&mut self, i: usize) -> io::Result<()>;
+    fn totals(&mut self) -> &mut printer::Totals;
+    /// A page goes on in the file the last one ended in (searching it again).
+    fn searched_again(&mut self) {}
+}
+
+impl<W: Write> Results for printer::Printer<W> {
+    fn text_match(&mut self, m: &TextMatch) -> io::Result<()> {
+        printer::Printer::text_match(self, m)
+    }
+
+    fn file_count(&mut self, f: &FileCount, count: bool) -> io::Result<()> {
+        printer::Printer::file_count(self, f, count)
+    }
+
+    fn next_root(&mut self, i: usize) -> io::Result<()> {
+        printer::Printer::next_root(self, i)
+    }
+
+    fn totals(&mut self) -> &mut printer::Totals {
+        &mut self.totals
+    }
+}
+
+impl<W: Write> Results for jsonl::Printer<W> {
+    fn text_match(&mut self, m: &TextMatch) -> io::Result<()> {
+        jsonl::Printer::text_match(self, m)
+    }
+
+    fn file_count(&mut self, _: &FileCount, _: bool) -> io::Result<()> {
+        // (JSON Lines are of content output only: -c and -l print text.)
+        Ok(())
+    }
+
+    fn next_root(&mut self, i: usize) -> io::Result<()> {
+        jsonl::Printer::next_root(self, i)
+    }
+
+    fn totals(&mut self) -> &mut printer::Totals {
+        &mut self.totals
+    }
+
+    fn searched_again(&mut self) {
+        jsonl::Printer::searched_again(self)
+    }
+}
 
 pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
     // -q: nothing printed but --stats.
@@ -22,16 +81,19 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         return files(sandbox, args, &mut shown);
     }
     let counting = args.count || args.count_matches;
-    if !(args.json || args.json_page) && (args.files_without_match && !counting || args.include_zero && counting) {
+    if !args.json_page && (args.files_without_match && !counting || args.include_zero && counting) {
         return with_unmatched(sandbox, args, &mut shown);
     }
     let mut request = args.request();
-    if args.json || args.json_page {
+    if args.json_page {
         let response = sandbox.search_text(&request).map_err(io::Error::other)?;
         json_line(&mut shown, &response)?;
         let found = !response.matches.is_empty() || !response.files.is_empty();
         return Ok(Outcome::of(found, response.timed_out));
     }
+    // As rg: --json prints rg's JSON Lines, but for -c, -l and
+    // --files-without-match, which print their text.
+    let json = args.json && !(counting || args.files_with_matches || args.files_without_match);
     // As rg: a per-file limit of none finds nothing, nor do no patterns
     // (an empty -f file) but with -v.
     if args.max_count == Some(0) || args.regexp.is_empty() && !args.pattern_files.is_empty() && !args.invert_match {
@@ -42,8 +104,18 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     // Lines longer than --max-columns are left out, as rg does (see
     // `printer::Style`), so they come whole.
     request.max_columns = None;
-    let mut printer = printer::Printer::new(shown, style(args), printer::Names::new(&args.given, &args.paths));
     let mut run = Run { left: args.max_results.unwrap_or(u64::MAX), ..Run::default() };
+    if json {
+        // (rg's JSON shows the lines as they are, and each match's
+        // replacement beside it.)
+        let replacement = request.replace.take().map(|r| literal_replacement(&r));
+        let mut printer = jsonl::Printer::new(&mut *out, args.quiet, &args.given, &args.paths, replacement);
+        let (timed_out, ending) = stream_paths(sandbox, &mut request, args, &mut printer, &mut run)?;
+        let searching = std::time::Duration::from_millis(run.searching);
+        let totals = printer.finish(searching, started.elapsed())?;
+        return ended(args, &request, run, totals, timed_out, ending);
+    }
+    let mut printer = printer::Printer::new(shown, style(args), printer::Names::new(&args.given, &args.paths));
     if args.quiet && !args.stats {
         // The first file with a match answers.
         request.output = Some(OutputMode::FilesWithMatches);
@@ -58,6 +130,19 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         let printed = if args.quiet { 0 } else { printed };
         printer::stats(out, &totals, printed, run.searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
     }
+    ended(args, &request, run, totals, timed_out, ending)
+}
+
+/// What a search that printed its results says at its end (on stderr),
+/// and how it ended.
+fn ended(
+    args: &SearchArgs,
+    request: &SearchTextRequest,
+    mut run: Run,
+    totals: printer::Totals,
+    timed_out: bool,
+    ending: Option<String>,
+) -> io::Result<Outcome> {
     let found = run.found;
     if args.no_messages {
         run.warnings.clear();
@@ -80,6 +165,13 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         );
     }
     Ok(Outcome::of(found, timed_out))
+}
+
+/// `-r`'s replacement as rg's JSON shows it beside each match: `$$` is a
+/// dollar. (A group's value is not known here: `$1` and `${name}` are
+/// shown as written.)
+fn literal_replacement(r: &str) -> String {
+    r.replace("$$", "$")
 }
 
 pub(crate) const NOTHING_SEARCHED: &str =
@@ -158,11 +250,11 @@ pub(crate) fn left_out(warning: &str) -> bool {
 /// Prints the stream of each path named in turn, as rg searches them (a
 /// cursor or skip belongs to the stream of all of them); whether time cut
 /// it, and what to say at its end.
-pub(crate) fn stream_paths<W: Write>(
+pub(crate) fn stream_paths(
     sandbox: &Sandbox,
     request: &mut SearchTextRequest,
     args: &SearchArgs,
-    printer: &mut printer::Printer<W>,
+    printer: &mut impl Results,
     run: &mut Run,
 ) -> io::Result<(bool, Option<String>)> {
     let each: Vec<Vec<String>> = if args.paths.len() > 1 && args.cursor.is_none() && args.skip.is_none() {
@@ -197,11 +289,11 @@ pub(crate) fn stream_paths<W: Write>(
 
 /// Prints every page of `request`'s stream (up to `run.left` results), and
 /// says how it ended: cut by time, the cursor past the last result printed.
-pub(crate) fn stream<W: Write>(
+pub(crate) fn stream(
     sandbox: &Sandbox,
     request: &mut SearchTextRequest,
     args: &SearchArgs,
-    printer: &mut printer::Printer<W>,
+    printer: &mut impl Results,
     run: &mut Run,
 ) -> io::Result<(bool, Option<String>, sandgrep::SearchStats)> {
     // Pages through the whole stream (each page bounded); a page cut by
@@ -216,6 +308,11 @@ pub(crate) fn stream<W: Write>(
         request.max_results = Some(run.left.min(MAX_RESULTS.max) as u32);
         let r = if dense { &single } else { sandbox }.search_text(request).map_err(by_path)?;
         dense |= r.stats.matches_returned > r.stats.files_scanned;
+        // A page that goes on in the file the last one ended in searched it again.
+        let again = request.cursor.is_some() && r.matches.first().is_some_and(|m| m.path == printer.totals().last_path);
+        if again {
+            printer.searched_again();
+        }
         for m in &r.matches {
             printer.text_match(m)?;
         }
@@ -223,10 +320,9 @@ pub(crate) fn stream<W: Write>(
             printer.file_count(f, args.count || args.count_matches)?;
         }
         run.found |= !r.matches.is_empty() || !r.files.is_empty();
-        let t = &mut printer.totals;
+        let t = printer.totals();
         t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
-        // A page that goes on in the file the last one ended in searched it again.
-        if request.cursor.is_some() && r.matches.first().is_some_and(|m| m.path == t.last_path) {
+        if again {
             t.files_searched -= 1;
         }
         t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();

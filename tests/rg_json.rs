@@ -1,0 +1,187 @@
+//! `search --json` against `rg --json --sort path`: the same JSON Lines,
+//! message for message (begin, match, context, end, summary), timings
+//! aside, and the same exit status — on a generated tree and on a copy of
+//! real source.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::conformance::rg;
+use crate::util::{run, stderr, stdout, Tree};
+
+/// Files with matches spread over lines and directories, context groups
+/// that merge, several matches per line, a file with more matching lines
+/// than one page, CRLF, no final newline, unicode, blocks for -U, and a
+/// binary file (skipped, but searched and counted as rg counts it).
+fn tree() -> Tree {
+    let t = Tree::new();
+    let mut seed = 7u64;
+    let mut next = move |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let words = ["foo", "bar", "foo bar foo", "Foo", "foobar", "baz\tfoo", "qux", "food", "x", "FOO"];
+    for dir in ["", "src/", "src/deep/", "docs/"] {
+        for f in 0..4 {
+            let text: String =
+                (0..5 + next(30)).map(|i| format!("{i} {}\n", words[next(words.len() as u64) as usize])).collect();
+            t.write(&format!("{dir}f{f}.txt"), text);
+        }
+    }
+    t.write("big.txt", (0..6000).map(|i| format!("foo {i}\n")).collect::<String>());
+    t.write("crlf.txt", "foo\r\nbar\r\nfoo bar\r\n");
+    t.write("last.txt", "bar\nfoo at the end");
+    t.write("twice.txt", "foofoo barbar\n");
+    t.write("utf8.txt", "ſkip foo\né\nüber foo → bar\n");
+    t.write("blocks.txt", "start\nfoo\nbar\nend\nfoo\nbar\nx\nstart\nend\n");
+    t.write("bin.dat", b"foo\0binary\n");
+    t
+}
+
+/// The messages of `out`, one a line, with their timings zeroed.
+fn messages(out: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(out);
+    text.lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            untimed(&mut v);
+            v
+        })
+        .collect()
+}
+
+fn untimed(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                if k == "elapsed" || k == "elapsed_total" {
+                    *x = Value::Null;
+                } else {
+                    untimed(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(untimed),
+        _ => {}
+    }
+}
+
+/// Runs `rg --json --sort path ARGS` and `sandgrep search --json ARGS`:
+/// their messages (or, where rg prints text, their text) and exit status.
+fn compare(root: &Path, flags: &[&str], args: &[&str]) {
+    let mut theirs = vec!["--json", "--sort", "path"];
+    theirs.extend_from_slice(args);
+    let theirs = rg(root, &theirs);
+    let mut ours = flags.to_vec();
+    ours.extend_from_slice(&["search", "--json"]);
+    ours.extend_from_slice(args);
+    let ours = run(root, &ours);
+    assert_eq!(ours.status.code(), theirs.status.code(), "{args:?}: {}", stderr(&ours));
+    let json = theirs.stdout.first() == Some(&b'{');
+    if json {
+        let (want, got) = (messages(&theirs.stdout), messages(&ours.stdout));
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            assert_eq!(g, w, "{args:?}: message {i}");
+        }
+        assert_eq!(got.len(), want.len(), "{args:?}: {}", stdout(&ours));
+        // The messages as rg writes them, key order and all.
+        let want: Vec<String> = want.iter().map(|v| v.to_string()).collect();
+        let got: Vec<String> = got.iter().map(|v| v.to_string()).collect();
+        assert_eq!(got, want, "{args:?}");
+    } else {
+        assert_eq!(stdout(&ours), stdout(&theirs), "{args:?}");
+    }
+}
+
+#[test]
+fn json_lines_are_rgs_message_for_message() {
+    let t = tree();
+    let sets: &[&[&str]] = &[
+        &["foo"],
+        // Context: groups that merge, and that do not.
+        &["-C", "1", "foo"],
+        &["-C", "3", "bar"],
+        &["-A", "2", "-B", "1", "qux"],
+        &["-m", "1", "foo"],
+        &["-m", "2", "bar"],
+        &["-i", "foo"],
+        &["-w", "foo"],
+        &["-F", "o b"],
+        &["-e", "bar", "-e", "qux"],
+        &["-g", "*.txt", "-g", "!src/**", "foo"],
+        &["-t", "txt", "bar"],
+        // Matches over several lines, with context.
+        &["-U", "foo\\nbar"],
+        &["-U", "-C", "1", "(?s)start.*?end"],
+        &["-v", "foo"],
+        // Nothing found: the summary alone (exit 1).
+        &["nothing-is-here"],
+        // Several paths, in the order given.
+        &["foo", "src", "docs"],
+        &["foo", "docs", "src/deep", "twice.txt"],
+        &["foo", "./src"],
+        &["foo", "crlf.txt"],
+        &["-C", "2", "end", "last.txt"],
+        &["é|→"],
+        // Empty matches, and one at the end of a last line with no newline.
+        &["x|"],
+        // rg's JSON ignores these.
+        &["-o", "foo"],
+        &["--stats", "bar"],
+        &["--vimgrep", "bar"],
+        // A replacement shows beside each match.
+        &["-r", "X$$", "foo"],
+        // -q: the summary alone.
+        &["-q", "foo"],
+        // -c and -l print their text, --json or not.
+        &["-c", "foo"],
+        &["-l", "foo"],
+        &["--count-matches", "foo"],
+    ];
+    for args in sets {
+        compare(t.path(), &[], args);
+    }
+}
+
+/// Files with more matching lines than a page are printed whole, each
+/// line once, and counted once.
+#[test]
+fn json_lines_stream_every_page() {
+    let t = tree();
+    for args in [&["foo"][..], &["-C", "2", "[0-9]"], &["-A", "1", "foo", "big.txt", "src"]] {
+        compare(t.path(), &["-j1"], args);
+        compare(t.path(), &[], args);
+    }
+}
+
+/// Real source (a copy of this project's own, redaction off: its tests
+/// hold made-up secrets).
+#[test]
+fn json_lines_on_real_source() {
+    let t = Tree::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for dir in ["guest/src/search", "host/src/cli", "wit"] {
+        copy(&root.join(dir), &t.path().join(dir));
+    }
+    for args in [
+        &["fn [a-z_]+\\("][..],
+        &["-C", "2", "-w", "request"],
+        &["-i", "-U", "match \\w+ \\{\\n"],
+        &["-F", "pub(crate)", "host", "guest"],
+    ] {
+        compare(t.path(), &["--no-redact"], args);
+    }
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
