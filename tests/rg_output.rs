@@ -218,6 +218,13 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--files", "-g", "!docs/**", "--iglob", "DOCS/F2*"],
         &["--files-without-match", "--max-depth", "0", "foo"],
         &["-H", "--field-match-separator", "\\xC3\\xA9", "--path-separator", "", "qux", "src"],
+        &["-s", "-c", "foo"],
+        &["-i", "-s", "-l", "FOO"],
+        &["--max-filesize", "40", "-c", "foo"],
+        &["--max-filesize", "1K", "-l", "bar"],
+        &["--block-buffered", "-c", "bar"],
+        &["--no-messages", "qux", "missing.txt", "src"],
+        &["--type-list"],
     ];
     let mut differ = Vec::new();
     for args in sets {

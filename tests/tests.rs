@@ -11,6 +11,7 @@ mod features;
 mod files;
 mod hostile;
 mod hostile_server;
+mod help;
 mod hosts;
 mod index;
 mod json;

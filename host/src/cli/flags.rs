@@ -7,6 +7,12 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use sandgrep::limits::{Limit, LIST_RESULTS, MAX_RESULTS, READ_BYTES, READ_LINES};
 
+/// The heading of the search flags sandgrep does not share with rg (its
+/// paging). Every other search flag is rg's, prints what rg prints with
+/// it, and has a case in the tests that compare with rg
+/// (`tests/rg_output.rs`, `tests/rg_json.rs`; a unit test below checks).
+const SANDGREP_ONLY: &str = "Paging (sandgrep's own)";
+
 /// Where `--help` lists the options every subcommand takes (after its own).
 pub(crate) const GLOBAL: &str = "Global options";
 
@@ -233,206 +239,233 @@ pub(crate) struct SearchArgs {
     pub(crate) paths: Vec<String>,
     /// A pattern to search for (repeatable: lines matching any); every
     /// positional argument is then a path.
-    #[arg(short = 'e', long = "regexp", value_name = "PATTERN", allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "Input options",
+        short = 'e',
+        long = "regexp",
+        value_name = "PATTERN",
+        allow_hyphen_values = true
+    )]
     pub(crate) regexp: Vec<String>,
+    /// Patterns from FILE, one per line (`-`: standard input), as with -e.
+    #[arg(help_heading = "Input options", short = 'f', long = "file", value_name = "PATTERNFILE")]
+    pub(crate) pattern_files: Vec<std::path::PathBuf>,
+    /// Case-sensitive (the default).
+    #[arg(help_heading = "Search options", short = 's', long, overrides_with_all = ["ignore_case", "smart_case"])]
+    pub(crate) case_sensitive: bool,
     /// Treat the pattern as a literal string.
-    #[arg(short = 'F', long)]
+    #[arg(help_heading = "Search options", short = 'F', long)]
     pub(crate) fixed_strings: bool,
     /// Case-insensitive.
-    #[arg(short = 'i', long, overrides_with_all = ["case_sensitive", "smart_case"])]
+    #[arg(help_heading = "Search options", short = 'i', long, overrides_with_all = ["case_sensitive", "smart_case"])]
     pub(crate) ignore_case: bool,
-    /// Case-sensitive (the default).
-    #[arg(short = 's', long, overrides_with_all = ["ignore_case", "smart_case"])]
-    pub(crate) case_sensitive: bool,
-    /// Case-insensitive unless the pattern has an upper-case letter.
-    #[arg(short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
-    pub(crate) smart_case: bool,
-    /// Match whole words only.
-    #[arg(short = 'w', long, overrides_with = "line_regexp")]
-    pub(crate) word_regexp: bool,
     /// Select the lines that do not match.
-    #[arg(short = 'v', long)]
+    #[arg(help_heading = "Search options", short = 'v', long)]
     pub(crate) invert_match: bool,
+    /// Only lines the pattern matches whole.
+    #[arg(help_heading = "Search options", short = 'x', long, overrides_with = "word_regexp")]
+    pub(crate) line_regexp: bool,
+    /// Matching lines per file.
+    #[arg(help_heading = "Search options", short = 'm', long = "max-count", value_name = "PER_FILE")]
+    pub(crate) max_count: Option<u64>,
     /// Let matches span lines.
-    #[arg(short = 'U', long)]
+    #[arg(help_heading = "Search options", short = 'U', long)]
     pub(crate) multiline: bool,
     /// With -U, `.` matches line ends too.
-    #[arg(long)]
+    #[arg(help_heading = "Search options", long)]
     pub(crate) multiline_dotall: bool,
-    /// Only lines the pattern matches whole.
-    #[arg(short = 'x', long, overrides_with = "word_regexp")]
-    pub(crate) line_regexp: bool,
-    /// Patterns from FILE, one per line (`-`: standard input), as with -e.
-    #[arg(short = 'f', long = "file", value_name = "PATTERNFILE")]
-    pub(crate) pattern_files: Vec<std::path::PathBuf>,
+    /// Case-insensitive unless the pattern has an upper-case letter.
+    #[arg(help_heading = "Search options", short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
+    pub(crate) smart_case: bool,
+    /// Match whole words only.
+    #[arg(help_heading = "Search options", short = 'w', long, overrides_with = "line_regexp")]
+    pub(crate) word_regexp: bool,
+    /// Follow symbolic links (escapes are still refused).
+    #[arg(help_heading = "Filter options", short = 'L', long)]
+    pub(crate) follow: bool,
     /// Include files matching GLOB; `!GLOB` excludes.
-    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    #[arg(help_heading = "Filter options", short = 'g', long = "glob", value_name = "GLOB")]
     pub(crate) globs: Vec<String>,
-    /// As -g, matching either case.
-    #[arg(long = "iglob", value_name = "GLOB")]
-    pub(crate) iglobs: Vec<String>,
     /// Every -g glob matches either case.
-    #[arg(long)]
+    #[arg(help_heading = "Filter options", long)]
     pub(crate) glob_case_insensitive: bool,
+    /// Search hidden files and directories.
+    #[arg(help_heading = "Filter options", long = "hidden", short = '.')]
+    pub(crate) hidden: bool,
+    /// As -g, matching either case.
+    #[arg(help_heading = "Filter options", long = "iglob", value_name = "GLOB")]
+    pub(crate) iglobs: Vec<String>,
+    /// Descend at most NUM directories below each path (0: only the paths named).
+    #[arg(help_heading = "Filter options", short = 'd', long, alias = "maxdepth", value_name = "NUM")]
+    pub(crate) max_depth: Option<u32>,
+    /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
+    #[arg(help_heading = "Filter options", long, value_name = "SIZE", value_parser = parse_size)]
+    pub(crate) max_filesize: Option<u64>,
+    /// Do not respect .gitignore, .ignore and .rgignore.
+    #[arg(help_heading = "Filter options", long)]
+    pub(crate) no_ignore: bool,
+    /// Accepted as rg's: sandgrep reads no global gitignore (nothing
+    /// outside the workspace).
+    #[arg(help_heading = "Filter options", long)]
+    pub(crate) no_ignore_global: bool,
     /// Only search files of this ripgrep type (rust, py, js, ...; see --type-list).
-    #[arg(short = 't', long = "type", value_name = "TYPE")]
+    #[arg(help_heading = "Filter options", short = 't', long = "type", value_name = "TYPE")]
     pub(crate) types: Vec<String>,
     /// Leave out files of this type.
-    #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
+    #[arg(help_heading = "Filter options", short = 'T', long = "type-not", value_name = "TYPE")]
     pub(crate) types_not: Vec<String>,
-    /// Descend at most NUM directories below each path (0: only the paths named).
-    #[arg(short = 'd', long, alias = "maxdepth", value_name = "NUM")]
-    pub(crate) max_depth: Option<u32>,
+    /// -u: --no-ignore; -uu: and --hidden (binary files are never searched).
+    #[arg(help_heading = "Filter options", short = 'u', long = "unrestricted", action = clap::ArgAction::Count)]
+    pub(crate) unrestricted: u8,
     /// Lines of context after each match.
-    #[arg(short = 'A', long, value_name = "N")]
+    #[arg(help_heading = "Output options", short = 'A', long, value_name = "N")]
     pub(crate) after_context: Option<u64>,
     /// Lines of context before each match.
-    #[arg(short = 'B', long, value_name = "N")]
+    #[arg(help_heading = "Output options", short = 'B', long, value_name = "N")]
     pub(crate) before_context: Option<u64>,
-    /// Lines of context before and after each match (-A and -B override its part, wherever given).
-    #[arg(short = 'C', long, value_name = "N")]
-    pub(crate) context: Option<u64>,
-    /// Matching lines per file.
-    #[arg(short = 'm', long = "max-count", value_name = "PER_FILE")]
-    pub(crate) max_count: Option<u64>,
-    /// Results in all (text output: every result unless given; --json: one page).
-    #[arg(long, value_name = "N")]
-    pub(crate) max_results: Option<u64>,
-    /// Lines of N bytes or more are left out (as rg; --json: cut to a window around the match).
-    #[arg(short = 'M', long, value_name = "N")]
-    pub(crate) max_columns: Option<u64>,
-    /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub(crate) max_filesize: Option<u64>,
-    /// Search hidden files and directories.
-    #[arg(long = "hidden", short = '.')]
-    pub(crate) hidden: bool,
-    /// Do not respect .gitignore, .ignore and .rgignore.
-    #[arg(long)]
-    pub(crate) no_ignore: bool,
-    /// -u: --no-ignore; -uu: and --hidden (binary files are never searched).
-    #[arg(short = 'u', long = "unrestricted", action = clap::ArgAction::Count)]
-    pub(crate) unrestricted: u8,
-    /// Follow symbolic links (escapes are still refused).
-    #[arg(short = 'L', long)]
-    pub(crate) follow: bool,
-    /// Print only the paths of files with matches (of -l, -c, --count-matches
-    /// and --files-without-match, the last given wins, as in rg 15).
-    #[arg(short = 'l', long, overrides_with_all = ["files_without_match", "count", "count_matches"])]
-    pub(crate) files_with_matches: bool,
-    /// Print only the paths of files searched without a match.
-    #[arg(long, overrides_with_all = ["files_with_matches", "count", "count_matches"])]
-    pub(crate) files_without_match: bool,
-    /// With -c, files without a match too (count 0).
-    #[arg(long)]
-    pub(crate) include_zero: bool,
-    /// Print the number of matching lines per file (with -U or -o, of matches).
-    #[arg(short = 'c', long, overrides_with_all = ["count_matches", "files_with_matches", "files_without_match"])]
-    pub(crate) count: bool,
-    /// Print the number of matches per file.
-    #[arg(long, overrides_with_all = ["count", "files_with_matches", "files_without_match"])]
-    pub(crate) count_matches: bool,
-    /// Print each match (not its whole line) on a line of its own.
-    #[arg(short = 'o', long)]
-    pub(crate) only_matching: bool,
-    /// Show line numbers (the default on a terminal).
-    #[arg(short = 'n', long, overrides_with = "no_line_number")]
-    pub(crate) line_number: bool,
-    /// Hide line numbers.
-    #[arg(short = 'N', long, overrides_with = "line_number")]
-    pub(crate) no_line_number: bool,
-    /// Show the column of the first match (and line numbers).
-    #[arg(long)]
-    pub(crate) column: bool,
-    /// Each file's name once above its lines (the default on a terminal).
-    #[arg(long, overrides_with = "no_heading")]
-    pub(crate) heading: bool,
-    /// The file's name on every line.
-    #[arg(long, overrides_with = "heading")]
-    pub(crate) no_heading: bool,
-    /// Show the file's name on every line even for one file.
-    #[arg(short = 'H', long, overrides_with = "no_filename")]
-    pub(crate) with_filename: bool,
-    /// Never show file names.
-    #[arg(short = 'I', long, overrides_with = "with_filename")]
-    pub(crate) no_filename: bool,
+    /// Accepted as rg's (output is written in blocks when piped).
+    #[arg(help_heading = "Output options", long)]
+    pub(crate) block_buffered: bool,
     /// Colors: never, auto (on a terminal), always.
-    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["never", "auto", "always", "ansi"])]
+    #[arg(help_heading = "Output options", long, value_name = "WHEN", default_value = "auto", value_parser = ["never", "auto", "always", "ansi"])]
     pub(crate) color: String,
-    /// Results come in path order; `path` and `none` are accepted as rg's.
-    #[arg(long, value_name = "SORTBY", value_parser = ["path", "none"])]
-    pub(crate) sort: Option<String>,
-    /// List the files that would be searched (as `rg --files`), no search.
-    #[arg(long)]
-    pub(crate) files: bool,
-    /// List the file types `-t` knows, with their globs.
-    #[arg(long)]
-    pub(crate) type_list: bool,
-    /// After the results, what was searched and found (as `rg --stats`).
-    #[arg(long)]
-    pub(crate) stats: bool,
-    /// Print nothing; exit 0 at the first match, 1 if none.
-    #[arg(short = 'q', long)]
-    pub(crate) quiet: bool,
+    /// Show the column of the first match (and line numbers).
+    #[arg(help_heading = "Output options", long)]
+    pub(crate) column: bool,
+    /// Lines of context before and after each match (-A and -B override its part, wherever given).
+    #[arg(help_heading = "Output options", short = 'C', long, value_name = "N")]
+    pub(crate) context: Option<u64>,
     /// Between groups of context lines (escapes such as \t and \x7F allowed).
-    #[arg(long, value_name = "SEPARATOR", default_value = "--", allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "Output options",
+        long,
+        value_name = "SEPARATOR",
+        default_value = "--",
+        allow_hyphen_values = true
+    )]
     pub(crate) context_separator: String,
     /// No line between groups of context.
-    #[arg(long)]
+    #[arg(help_heading = "Output options", long)]
     pub(crate) no_context_separator: bool,
-    /// After the path, line and column of a matching line.
-    #[arg(long, value_name = "SEPARATOR", default_value = ":", allow_hyphen_values = true)]
-    pub(crate) field_match_separator: String,
     /// After the path and line of a context line.
-    #[arg(long, value_name = "SEPARATOR", default_value = "-", allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "Output options",
+        long,
+        value_name = "SEPARATOR",
+        default_value = "-",
+        allow_hyphen_values = true
+    )]
     pub(crate) field_context_separator: String,
-    /// Print each `/` of a path as SEPARATOR.
-    #[arg(long, value_name = "SEPARATOR")]
-    pub(crate) path_separator: Option<String>,
-    /// Each match as `path:line:column:line` (vim's format).
-    #[arg(long)]
-    pub(crate) vimgrep: bool,
-    /// Print each match replaced by TEXT (`$1`, `$name`, `${name}`: its groups; `$$`: a dollar).
-    #[arg(short = 'r', long, value_name = "TEXT", allow_hyphen_values = true)]
-    pub(crate) replace: Option<String>,
-    /// Leave out leading whitespace of printed lines.
-    #[arg(long)]
-    pub(crate) trim: bool,
-    /// A NUL byte after each path printed (for `xargs -0`).
-    #[arg(short = '0', long)]
-    pub(crate) null: bool,
-    /// No warnings about files that could not be searched.
-    #[arg(long)]
-    pub(crate) no_messages: bool,
-    /// --color always --heading --line-number (those given after it win).
-    #[arg(short = 'p', long)]
-    pub(crate) pretty: bool,
-    /// Accepted as rg's, and nothing to change: sandgrep reads no config
-    /// file and no global gitignore (nothing outside the workspace), and
-    /// writes each line whole.
-    #[arg(long, hide = true)]
-    pub(crate) no_config: bool,
-    #[arg(long, hide = true)]
-    pub(crate) no_ignore_global: bool,
-    #[arg(long, hide = true)]
+    /// After the path, line and column of a matching line.
+    #[arg(
+        help_heading = "Output options",
+        long,
+        value_name = "SEPARATOR",
+        default_value = ":",
+        allow_hyphen_values = true
+    )]
+    pub(crate) field_match_separator: String,
+    /// Each file's name once above its lines (the default on a terminal).
+    #[arg(help_heading = "Output options", long, overrides_with = "no_heading")]
+    pub(crate) heading: bool,
+    /// The file's name on every line.
+    #[arg(help_heading = "Output options", long, overrides_with = "heading")]
+    pub(crate) no_heading: bool,
+    /// With -c, files without a match too (count 0).
+    #[arg(help_heading = "Output options", long)]
+    pub(crate) include_zero: bool,
+    /// Accepted as rg's (each line is written whole).
+    #[arg(help_heading = "Output options", long)]
     pub(crate) line_buffered: bool,
-    #[arg(long, hide = true)]
-    pub(crate) block_buffered: bool,
-    /// Continue after the result a previous call's cursor names.
-    #[arg(long, value_name = "TOKEN")]
-    pub(crate) cursor: Option<String>,
-    /// Skip this many results first.
-    #[arg(long, value_name = "N")]
-    pub(crate) skip: Option<u64>,
-    /// Stop after MS milliseconds and return what was found.
-    #[arg(long = "timeout", value_name = "MS")]
-    pub(crate) timeout_ms: Option<u64>,
+    /// Show line numbers (the default on a terminal).
+    #[arg(help_heading = "Output options", short = 'n', long, overrides_with = "no_line_number")]
+    pub(crate) line_number: bool,
+    /// Hide line numbers.
+    #[arg(help_heading = "Output options", short = 'N', long, overrides_with = "line_number")]
+    pub(crate) no_line_number: bool,
+    /// Lines of N bytes or more are left out (as rg; --json-page: cut to a window around the match).
+    #[arg(help_heading = "Output options", short = 'M', long, value_name = "N")]
+    pub(crate) max_columns: Option<u64>,
+    /// A NUL byte after each path printed (for `xargs -0`).
+    #[arg(help_heading = "Output options", short = '0', long)]
+    pub(crate) null: bool,
+    /// Print each match (not its whole line) on a line of its own.
+    #[arg(help_heading = "Output options", short = 'o', long)]
+    pub(crate) only_matching: bool,
+    /// Print each `/` of a path as SEPARATOR.
+    #[arg(help_heading = "Output options", long, value_name = "SEPARATOR")]
+    pub(crate) path_separator: Option<String>,
+    /// --color always --heading --line-number (those given after it win).
+    #[arg(help_heading = "Output options", short = 'p', long)]
+    pub(crate) pretty: bool,
+    /// Print nothing; exit 0 at the first match, 1 if none.
+    #[arg(help_heading = "Output options", short = 'q', long)]
+    pub(crate) quiet: bool,
+    /// Print each match replaced by TEXT (`$1`, `$name`, `${name}`: its groups; `$$`: a dollar).
+    #[arg(help_heading = "Output options", short = 'r', long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub(crate) replace: Option<String>,
+    /// Results come in path order; `path` and `none` are accepted as rg's.
+    #[arg(help_heading = "Output options", long, value_name = "SORTBY", value_parser = ["path", "none"])]
+    pub(crate) sort: Option<String>,
+    /// Leave out leading whitespace of printed lines.
+    #[arg(help_heading = "Output options", long)]
+    pub(crate) trim: bool,
+    /// Each match as `path:line:column:line` (vim's format).
+    #[arg(help_heading = "Output options", long)]
+    pub(crate) vimgrep: bool,
+    /// Show the file's name on every line even for one file.
+    #[arg(help_heading = "Output options", short = 'H', long, overrides_with = "no_filename")]
+    pub(crate) with_filename: bool,
+    /// Never show file names.
+    #[arg(help_heading = "Output options", short = 'I', long, overrides_with = "with_filename")]
+    pub(crate) no_filename: bool,
+    /// Print the number of matching lines per file (with -U or -o, of matches).
+    #[arg(help_heading = "Output modes", short = 'c', long, overrides_with_all = ["count_matches", "files_with_matches", "files_without_match"])]
+    pub(crate) count: bool,
+    /// Print the number of matches per file.
+    #[arg(help_heading = "Output modes", long, overrides_with_all = ["count", "files_with_matches", "files_without_match"])]
+    pub(crate) count_matches: bool,
+    /// Print only the paths of files with matches.
+    // (Of -l, -c, --count-matches and --files-without-match, the last given
+    // wins, as in rg 15.)
+    #[arg(help_heading = "Output modes", short = 'l', long, overrides_with_all = ["files_without_match", "count", "count_matches"])]
+    pub(crate) files_with_matches: bool,
+    /// Print only the paths of files searched without a match.
+    #[arg(help_heading = "Output modes", long, overrides_with_all = ["files_with_matches", "count", "count_matches"])]
+    pub(crate) files_without_match: bool,
     /// Print JSON Lines as `rg --json` does (begin, match, context, end,
     /// summary messages), every result.
-    #[arg(long, overrides_with = "json_page")]
+    #[arg(help_heading = "Output modes", long, overrides_with = "json_page")]
     pub(crate) json: bool,
+    /// No warnings about files that could not be searched.
+    #[arg(help_heading = "Logging options", long)]
+    pub(crate) no_messages: bool,
+    /// After the results, what was searched and found (as `rg --stats`).
+    #[arg(help_heading = "Logging options", long)]
+    pub(crate) stats: bool,
+    /// List the files that would be searched (as `rg --files`), no search.
+    #[arg(help_heading = "Other behaviors", long)]
+    pub(crate) files: bool,
+    /// Accepted as rg's: sandgrep reads no configuration file.
+    #[arg(help_heading = "Other behaviors", long)]
+    pub(crate) no_config: bool,
+    /// List the file types `-t` knows, with their globs.
+    #[arg(help_heading = "Other behaviors", long)]
+    pub(crate) type_list: bool,
+    /// Results in all (every result unless given; --json-page: one page of at most N).
+    #[arg(help_heading = SANDGREP_ONLY, long, value_name = "N")]
+    pub(crate) max_results: Option<u64>,
+    /// Continue after the result a previous call's cursor names.
+    #[arg(help_heading = SANDGREP_ONLY, long, value_name = "TOKEN")]
+    pub(crate) cursor: Option<String>,
+    /// Skip this many results first.
+    #[arg(help_heading = SANDGREP_ONLY, long, value_name = "N")]
+    pub(crate) skip: Option<u64>,
+    /// Stop after MS milliseconds and return what was found.
+    #[arg(help_heading = SANDGREP_ONLY, long = "timeout", value_name = "MS")]
+    pub(crate) timeout_ms: Option<u64>,
     /// Print the response as one JSON object (one bounded page).
-    #[arg(long, overrides_with = "json")]
+    #[arg(help_heading = SANDGREP_ONLY, long, overrides_with = "json")]
     pub(crate) json_page: bool,
     /// The paths as given (results are shown under these names, as rg does).
     #[arg(skip)]
@@ -461,4 +494,37 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     };
     let n: u64 = digits.parse().map_err(|_| format!("invalid size {s:?}"))?;
     Ok(n.saturating_mul(mult))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// The tests that run rg beside sandgrep and compare their output.
+    const ORACLE_CASES: &[&str] =
+        &[include_str!("../../../tests/rg_output.rs"), include_str!("../../../tests/rg_json.rs")];
+
+    #[test]
+    fn every_flag_shared_with_rg_has_an_oracle_case() {
+        let command = Cli::command();
+        let search = command.find_subcommand("search").unwrap();
+        let mut missing = Vec::new();
+        for arg in search.get_arguments().filter(|a| !a.is_positional()) {
+            let Some(long) = arg.get_long() else { continue };
+            if arg.get_help_heading() == Some(SANDGREP_ONLY) {
+                continue;
+            }
+            let mut spellings = vec![format!("\"--{long}\""), format!("\"--{long}=")];
+            if let Some(short) = arg.get_short() {
+                spellings.push(format!("\"-{short}\""));
+                spellings.push(format!("\"-{short}{short}\""));
+            }
+            if !ORACLE_CASES.iter().any(|cases| spellings.iter().any(|s| cases.contains(s.as_str()))) {
+                missing.push(long);
+            }
+        }
+        assert!(missing.is_empty(), "flags shared with rg without a case that compares with rg: {missing:?}");
+    }
 }

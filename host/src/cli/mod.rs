@@ -8,6 +8,7 @@ use std::process::ExitCode;
 mod args;
 mod commands;
 mod flags;
+mod help;
 mod printer;
 mod search;
 
@@ -26,6 +27,13 @@ pub fn main() -> ExitCode {
             eprintln!("sandgrep: {name} was given more than once");
             return ExitCode::from(2);
         }
+    }
+    // As rg's: the bare command's help is the search's.
+    if let Some(long) = help::asked(&args[past_globals(&args).min(args.len())..]) {
+        return match help::print(long) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::from(2),
+        };
     }
     // (Parsed as `Cli::parse_from` does, with the matches kept: -p reads
     // where the flags stand.)
@@ -71,6 +79,22 @@ pub fn main() -> ExitCode {
 /// is neither a subcommand nor help or version, starts a search.
 pub(crate) fn search_by_default(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     use clap::CommandFactory;
+    let i = past_globals(&args);
+    let first = args.get(i).map(|a| a.to_string_lossy().into_owned());
+    let command = Cli::command();
+    let named = |name: &str| command.get_subcommands().any(|c| c.get_name() == name) || name == "help";
+    match first.as_deref() {
+        None | Some("-h" | "--help" | "-V" | "--version") => {}
+        Some(arg) if named(arg) => {}
+        Some(_) => args.insert(i, "search".into()),
+    }
+    args
+}
+
+/// Where the arguments past the program's name and the global options
+/// start.
+fn past_globals(args: &[std::ffi::OsString]) -> usize {
+    use clap::CommandFactory;
     let command = Cli::command();
     let takes_value = |arg: &str| {
         command.get_arguments().any(|a| {
@@ -95,14 +119,7 @@ pub(crate) fn search_by_default(mut args: Vec<std::ffi::OsString>) -> Vec<std::f
             break;
         }
     }
-    let first = args.get(i).map(|a| a.to_string_lossy().into_owned());
-    let named = |name: &str| command.get_subcommands().any(|c| c.get_name() == name) || name == "help";
-    match first.as_deref() {
-        None | Some("-h" | "--help" | "-V" | "--version") => {}
-        Some(arg) if named(arg) => {}
-        Some(_) => args.insert(i, "search".into()),
-    }
-    args
+    i
 }
 
 impl Cli {
@@ -147,14 +164,13 @@ impl Outcome {
 }
 
 pub(crate) fn run(cli: &Cli) -> io::Result<Outcome> {
-    use clap::CommandFactory;
     match &cli.command {
         Command::Completions { shell } => {
-            clap_complete::generate(*shell, &mut Cli::command(), "sandgrep", &mut io::stdout());
+            help::completions(*shell, &mut io::stdout());
             return Ok(Outcome::Found);
         }
         Command::Man => {
-            clap_mangen::Man::new(Cli::command()).render(&mut io::stdout())?;
+            help::man(&mut io::stdout())?;
             return Ok(Outcome::Found);
         }
         _ => {}
