@@ -131,7 +131,7 @@ fn json_lines_are_rgs_message_for_message() {
         &["--stats", "bar"],
         &["--vimgrep", "bar"],
         // A replacement shows beside each match.
-        &["-r", "X$$", "foo"],
+        &["-r", "X$$<$0>", "foo"],
         // -q: the summary alone.
         &["-q", "foo"],
         // -c and -l print their text, --json or not.

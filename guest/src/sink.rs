@@ -90,6 +90,9 @@ pub struct FileSink<'a, 'm> {
     pub repeat_seen: bool,
     /// Results to collect from this file.
     limit: u64,
+    /// `limit` is the file's own cap (max-matches-per-file), not the room
+    /// left in the page: rg's search of the file ends at it.
+    pub capped: bool,
     /// Results collected (lines; `results.count` may count matches).
     taken: u64,
     /// When to stop early with what was found, if at all.
@@ -132,6 +135,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             min_line,
             repeat_seen: false,
             limit,
+            capped: false,
             taken: 0,
             deadline,
             budget,
@@ -516,10 +520,13 @@ impl Sink for FileSink<'_, '_> {
         Ok(false)
     }
 
-    fn finish(&mut self, _searcher: &Searcher, finish: &SinkFinish) -> Result<(), io::Error> {
+    fn finish(&mut self, searcher: &Searcher, finish: &SinkFinish) -> Result<(), io::Error> {
         // As rg: a search the file's limit ended stopped at the end of its
-        // last match (its after-context is no part of its count).
-        let limited = self.results.more && self.taken >= self.limit;
+        // last match (its after-context is no part of its count) — but a
+        // multi-line one, which held the whole file.
+        let limited = self.taken >= self.limit
+            && (self.capped || self.results.more)
+            && !searcher.multi_line_with_matcher(self.cfg.scan);
         self.results.bytes_searched = if limited { self.last_match_end } else { finish.byte_count() };
         for m in &mut self.results.matches {
             m.bytes_searched = self.results.bytes_searched;

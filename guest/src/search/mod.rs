@@ -206,7 +206,9 @@ impl Searching {
             redact: self.redact,
         };
         let (limit, budget) = (page.limit(taken), page.paging.budget_left());
-        Some(search_file(&mut self.searcher, &cfg, q, entry, min_line, limit, deadline, budget))
+        // (The file's own cap, not the page's room: where rg's search of it ends.)
+        let capped = q.per_file.is_some() && (limit < page.paging.wanted() || q.output != OutputMode::Content);
+        Some(search_file(&mut self.searcher, &cfg, q, entry, min_line, (limit, capped), deadline, budget))
     }
 
     fn finish(&self, page: Page) -> SearchTextResponse {
@@ -225,7 +227,8 @@ fn walk_of(ws: &Workspace, q: &TextQuery, started: Instant) -> Result<(Rc<Walker
 }
 
 /// Searches one file for at most `limit` results (and one more, to tell that
-/// more exist) and `budget` bytes of text.
+/// more exist; `capped`: the limit is the file's own cap) and `budget`
+/// bytes of text.
 #[allow(clippy::too_many_arguments)]
 fn search_file(
     searcher: &mut Searcher,
@@ -233,7 +236,7 @@ fn search_file(
     q: &TextQuery,
     entry: &walk::Entry,
     min_line: u64,
-    limit: u64,
+    (limit, capped): (u64, bool),
     deadline: Option<Instant>,
     budget: usize,
 ) -> ShardEventKind {
@@ -257,6 +260,7 @@ fn search_file(
         timed_out: false,
     };
     let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
+    sink.capped = capped;
     let outcome = if cfg.redact && searcher.multi_line_with_matcher(cfg.scan) {
         // Matches that may span lines decide which lines join one block
         // from the whole text: on the raw text, a secret a guess matched

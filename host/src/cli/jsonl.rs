@@ -49,7 +49,7 @@ pub struct Printer<W: Write> {
     /// The paths named (as given, as workspace paths), for each root's names.
     given: Vec<String>,
     paths: Vec<String>,
-    /// `-r` without groups: each submatch's replacement.
+    /// `-r`: each submatch's replacement (see [`interpolate`]).
     replacement: Option<String>,
     file: Option<File>,
     pub totals: Totals,
@@ -189,8 +189,8 @@ impl<W: Write> Printer<W> {
                             let (s, e) = (s.min(lines.len()), e.min(lines.len()));
                             let text = lines.get(s..e).unwrap_or_default();
                             match &self.replacement {
-                                Some(r) => json!({"match": {"text": text}, "replacement": {"text": r},
-                                    "start": s, "end": e}),
+                                Some(r) => json!({"match": {"text": text},
+                                    "replacement": {"text": interpolate(r, text)}, "start": s, "end": e}),
                                 None => json!({"match": {"text": text}, "start": s, "end": e}),
                             }
                         })
@@ -321,5 +321,48 @@ fn duration(d: Duration, sorted: bool) -> Value {
         json!({"human": human, "nanos": d.subsec_nanos(), "secs": d.as_secs()})
     } else {
         json!({"secs": d.as_secs(), "nanos": d.subsec_nanos(), "human": human})
+    }
+}
+
+/// `-r`'s replacement for a match whose text is `m`, as rg fills it in:
+/// `$$` is a dollar and `$0` (`${0}`) the match. Other groups are not known
+/// here (the component returns no captures): they are shown as written.
+fn interpolate(template: &str, m: &str) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let (name, len) = if let Some(braced) = after.strip_prefix('{') {
+            match braced.find('}') {
+                Some(j) => (&braced[..j], j + 2),
+                None => ("", 0),
+            }
+        } else {
+            let j = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+            (&after[..j], j)
+        };
+        if after.starts_with('$') {
+            out.push('$');
+            rest = &after[1..];
+        } else if name == "0" {
+            out.push_str(m);
+            rest = &after[len..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn replacements_fill_in_what_is_known() {
+        assert_eq!(super::interpolate("X$$", "foo"), "X$");
+        assert_eq!(super::interpolate("<$0>${0}", "foo"), "<foo>foo");
+        assert_eq!(super::interpolate("$1-$name$", "foo"), "$1-$name$");
     }
 }

@@ -108,7 +108,7 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     if json {
         // (rg's JSON shows the lines as they are, and each match's
         // replacement beside it.)
-        let replacement = request.replace.take().map(|r| literal_replacement(&r));
+        let replacement = request.replace.take();
         let mut printer = jsonl::Printer::new(&mut *out, args.quiet, &args.given, &args.paths, replacement);
         let (timed_out, ending) = stream_paths(sandbox, &mut request, args, &mut printer, &mut run)?;
         let searching = std::time::Duration::from_millis(run.searching);
@@ -165,13 +165,6 @@ fn ended(
         );
     }
     Ok(Outcome::of(found, timed_out))
-}
-
-/// `-r`'s replacement as rg's JSON shows it beside each match: `$$` is a
-/// dollar. (A group's value is not known here: `$1` and `${name}` are
-/// shown as written.)
-fn literal_replacement(r: &str) -> String {
-    r.replace("$$", "$")
 }
 
 pub(crate) const NOTHING_SEARCHED: &str =
