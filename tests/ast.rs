@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::util::{json, run, stderr, Tree};
+use crate::util::{json, on_terminal, run, stderr, stdout, Tree};
 
 fn ast_grep() -> std::path::PathBuf {
     let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/ast-grep");
@@ -210,7 +210,7 @@ fn oracle(root: &Path, pattern: &str, lang: Option<&str>) -> Option<Vec<Spot>> {
 }
 
 fn ours(root: &Path, pattern: &str, lang: Option<&str>) -> Option<Vec<Spot>> {
-    let mut args = vec!["ast", "--json", "--max-results", "5000", pattern];
+    let mut args = vec!["ast", "--json-page", "--max-results", "5000", pattern];
     if let Some(l) = lang {
         args.extend(["--lang", l]);
     }
@@ -279,7 +279,7 @@ fn matches_agree_with_the_ast_grep_cli_in_every_language() {
             }
         }
         // The index left files unread where the pattern names words.
-        let v = json(t.path(), &["ast", "--json", "fmt.Println($$$A)"]);
+        let v = json(t.path(), &["ast", "--json-page", "fmt.Println($$$A)"]);
         assert_eq!(v["stats"]["index"], "served", "{v}");
         assert!(v["stats"]["files_skipped_by_index"].as_u64() > Some(0), "{v}");
     }
@@ -288,13 +288,13 @@ fn matches_agree_with_the_ast_grep_cli_in_every_language() {
 #[test]
 fn pages_of_ast_matches_concatenate_to_the_whole_answer() {
     let t = generated(13);
-    let all = json(t.path(), &["ast", "--json", "--max-results", "5000", "$F($$$A)", "--lang", "py"]);
+    let all = json(t.path(), &["ast", "--json-page", "--max-results", "5000", "$F($$$A)", "--lang", "py"]);
     let all = all["matches"].as_array().unwrap().clone();
     assert!(all.len() > 6, "{}", all.len());
     let mut got = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
-        let mut args = vec!["ast", "--json", "--max-results", "3", "$F($$$A)", "--lang", "py"];
+        let mut args = vec!["ast", "--json-page", "--max-results", "3", "$F($$$A)", "--lang", "py"];
         if let Some(c) = &cursor {
             args.extend(["--cursor", c]);
         }
@@ -324,7 +324,7 @@ fn bad_patterns_languages_and_paths_are_clear_errors() {
     // ast-grep does; binary files are skipped and counted.
     t.write("broken.py", "def f(:\n    foo(1)\n");
     t.write("bin.py", b"foo(1)\n\0\n");
-    let v = json(t.path(), &["ast", "--json", "foo($X)", "--lang", "py", "broken.py", "bin.py"]);
+    let v = json(t.path(), &["ast", "--json-page", "foo($X)", "--lang", "py", "broken.py", "bin.py"]);
     assert_eq!(v["stats"]["skipped"]["binary"], 1);
 }
 
@@ -334,13 +334,13 @@ fn a_timeout_returns_what_was_found_and_paging_goes_on() {
     for i in 0..200 {
         t.write(&format!("m{i:03}.py"), format!("def f{i}(a):\n    return g(a, {i})\n").repeat(20));
     }
-    let all = json(t.path(), &["ast", "--json", "--max-results", "5000", "g($A, $B)"]);
+    let all = json(t.path(), &["ast", "--json-page", "--max-results", "5000", "g($A, $B)"]);
     let all = all["matches"].as_array().unwrap().clone();
     assert_eq!(all.len(), 4000);
     let (mut got, mut pages, mut timed_out) = (Vec::new(), 0, false);
     let mut cursor: Option<String> = None;
     loop {
-        let mut args = vec!["ast", "--json", "--max-results", "5000", "--timeout", "1", "g($A, $B)"];
+        let mut args = vec!["ast", "--json-page", "--max-results", "5000", "--timeout", "1", "g($A, $B)"];
         if let Some(c) = &cursor {
             args.extend(["--cursor", c]);
         }
@@ -357,4 +357,88 @@ fn a_timeout_returns_what_was_found_and_paging_goes_on() {
     }
     assert!(timed_out && pages > 1, "1 ms should not be enough for 200 files");
     assert_eq!(got, all);
+}
+
+/// `ast-grep run` in `root` with `args`, its output.
+fn ast_grep_run(root: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(ast_grep()).current_dir(root).arg("run").args(args).output().unwrap()
+}
+
+/// JSON Lines sorted by file and start (ast-grep's file order is its
+/// threads').
+fn sorted_lines(text: &str) -> Vec<Value> {
+    let mut v: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    v.sort_by_key(|m| (m["file"].as_str().unwrap().to_string(), m["range"]["byteOffset"]["start"].as_u64()));
+    v
+}
+
+#[test]
+fn every_match_streams_as_ast_grep_prints_it() {
+    // More matches than a page holds (200), in files of two languages.
+    let t = Tree::new();
+    for i in 0..30 {
+        let body: String = (0..9).map(|j| format!("x{j} = g(a{i}, é{j})\n")).collect();
+        t.write(&format!("d{}/m{i:02}.py", i % 3), body);
+    }
+    t.write("w.rs", "fn main() {\n    let v = g(1,\n        2);\n    g(3, 4); g(5, 6);\n}\n");
+    let pattern = "g($A, $B)";
+    let text = run(t.path(), &["ast", pattern]);
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    assert_eq!(stderr(&text), "", "no warning for languages not asked for");
+    // Piped: each file's lines as ast-grep prints them.
+    let mut want: Vec<String> = Vec::new();
+    let mut files: Vec<String> = (0..30).map(|i| format!("d{}/m{i:02}.py", i % 3)).collect();
+    files.push("w.rs".into());
+    files.sort();
+    for f in &files {
+        want.push(stdout(&ast_grep_run(t.path(), &["-p", pattern, f])));
+    }
+    assert_eq!(stdout(&text), want.concat());
+    assert_eq!(stdout(&text).lines().count(), 30 * 9 + 3, "every match, the one over two lines whole");
+    // --json: ast-grep's --json=stream, one match a line.
+    let ours = run(t.path(), &["ast", "--json", pattern]);
+    let theirs = ast_grep_run(t.path(), &["-p", pattern, "--json=stream", "."]);
+    let (ours, theirs) = (stdout(&ours), stdout(&theirs));
+    assert_eq!(ours.lines().count(), 30 * 9 + 3);
+    let theirs: Vec<Value> = sorted_lines(&theirs.replace("\"file\":\"./", "\"file\":\""));
+    let ours_sorted = sorted_lines(&ours);
+    assert_eq!(ours_sorted, theirs);
+    // In path order (rg's), as they come.
+    let got: Vec<Value> = ours.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(got, ours_sorted);
+    // One page still, where asked for.
+    let v = json(t.path(), &["ast", "--json-page", pattern]);
+    assert_eq!(v["matches"].as_array().unwrap().len(), 200);
+    let out = run(t.path(), &["ast", pattern, "--max-results", "5"]);
+    assert_eq!(stdout(&out).lines().count(), 5);
+    assert!(stderr(&out).contains("--cursor"), "{}", stderr(&out));
+}
+
+#[test]
+fn on_a_terminal_matches_come_under_headings_in_colors_as_ast_grep_shows_them() {
+    let t = Tree::new();
+    t.write("w.rs", "fn main() {\n    let v = g(1,\n        2);\n    g(3, 4); g(5, 6);\n}\n");
+    let body: String = (0..12).map(|j| if j % 4 == 0 { format!("g({j}, 1)\n") } else { "pass\n".into() }).collect();
+    t.write("a.py", body);
+    let pattern = "'g($A, $B)'";
+    let dir = t.path().display();
+    let mut want = String::new();
+    for f in ["a.py", "w.rs"] {
+        let out = on_terminal(&format!("cd {dir} && {} run -p {pattern} {f}", ast_grep().display()));
+        // (ast-grep asks the terminal for its colors first.)
+        want.push_str(stdout(&out).trim_start_matches("\x1b]11;?\x07\x1b[5n"));
+    }
+    let ours = on_terminal(&format!("{} --root {dir} ast {pattern}", env!("CARGO_BIN_EXE_sandgrep")));
+    assert_eq!(stdout(&ours), want);
+    assert!(want.contains("\x1b[1;31m"), "{want:?}");
+}
+
+#[test]
+fn a_pattern_error_names_the_language_of_the_files() {
+    let t = Tree::new();
+    t.write("main.go", "package main\n\nfunc main() {}\n").write("go.json", "{}\n");
+    let out = run(t.path(), &["ast", "func ("]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("does not parse as go"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("as rust"), "{}", stderr(&out));
 }

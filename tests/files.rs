@@ -236,3 +236,30 @@ fn read_errors_are_clear() {
     assert_eq!(v["content"], "caf\u{FFFD}\n");
     assert!(v["warnings"][0].as_str().unwrap().contains("UTF-8"));
 }
+
+#[test]
+fn ls_and_its_tree_stream_every_entry() {
+    // More entries than a page holds (500), in directories that span pages.
+    let t = Tree::new();
+    for i in 0..620 {
+        t.write(&format!("d{}/s{}/f{i:03}.txt", i % 4, i % 7), "x\n");
+    }
+    let out = run(t.path(), &["ls"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 620);
+    assert_eq!(stderr(&out), "");
+    let one = run(t.path(), &["ls", "--max-results", "10000"]);
+    assert_eq!(stdout(&out), stdout(&one));
+    // The tree drawn across pages is the tree drawn from one.
+    let tree = run(t.path(), &["ls", "--tree"]);
+    let whole = run(t.path(), &["ls", "--tree", "--max-results", "10000"]);
+    assert_eq!(stdout(&tree), stdout(&whole));
+    assert_eq!(stdout(&tree).lines().filter(|l| l.ends_with(".txt")).count(), 620);
+    assert_eq!(stderr(&tree), "");
+    // --json and --json-page: one page, one object.
+    for flag in ["--json", "--json-page"] {
+        let v = json(t.path(), &["ls", flag]);
+        assert_eq!(v["entries"].as_array().unwrap().len(), 500);
+        assert_eq!(v["has_more"], true);
+    }
+}

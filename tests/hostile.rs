@@ -758,7 +758,7 @@ fn an_ignore_file_linked_to_a_denied_file_is_denied() {
         &["search", "--json-page", "needle"][..],
         &["search", "-L", "--json-page", "needle"][..],
         &["ls", "--json"][..],
-        &["ast", "--json", "needle", "--lang", "rust"][..],
+        &["ast", "--json-page", "needle", "--lang", "rust"][..],
     ] {
         let out = quick(t.path(), args);
         let all = format!("{}{}", stdout(&out), stderr(&out));
@@ -1019,7 +1019,7 @@ fn redaction_is_no_oracle_for_any_pattern() {
         assert_eq!((a.status.code(), stdout(&a)), (b.status.code(), stdout(&b)));
     }
     // What the redacted text shows is still found, at the file's columns.
-    let v = json(t.path(), &["ast", "--json", "var password = $V", "--lang", "go"]);
+    let v = json(t.path(), &["ast", "--json-page", "var password = $V", "--lang", "go"]);
     assert_eq!(v["matches"][0]["meta_variables"][0]["text"], "\"[REDACTED]\"", "{v}");
     assert_eq!((v["matches"][0]["line"].as_u64(), v["matches"][0]["end_column"].as_u64()), (Some(3), Some(34)), "{v}");
 }

@@ -177,11 +177,11 @@ fn run(
             )
         })
         .collect();
-    if let Some(e) =
-        langs.iter().find_map(|l| patterns[l].as_ref().err()).filter(|_| patterns.values().all(Result::is_err))
-    {
-        let any = if q.language.is_none() { " (nor in any other language)" } else { "" };
-        return Err(SearchError::InvalidPattern(format!("{e}{any}")));
+    // (Without a language, a pattern that parses in none is refused once
+    // the walk has met the files: the error names their languages.)
+    let nowhere = patterns.values().all(Result::is_err);
+    if let Some(e) = langs.iter().find_map(|l| patterns[l].as_ref().err()).filter(|_| nowhere && q.language.is_some()) {
+        return Err(SearchError::InvalidPattern(e.clone()));
     }
     // What the index says of each language's files: those without the
     // pattern's texts cannot match.
@@ -264,6 +264,10 @@ fn run(
     } else {
         page.paging.timed_out().then_some(ShardStop::TimedOut)
     };
+    if nowhere && page.other_languages.is_empty() && shard.is_none() {
+        let e = langs.iter().find_map(|l| patterns[l].as_ref().err()).cloned().unwrap_or_default();
+        return Err(SearchError::InvalidPattern(format!("{e} (nor in any other language)")));
+    }
     let resp = page.finish(&stream_key, started, index_use)?;
     Ok((resp, AstShardResult { events, stopped, index: index_use }))
 }
@@ -429,8 +433,8 @@ struct Page<'q> {
     named: Vec<String>,
     binary_named: Vec<String>,
     /// Languages whose files were passed over: the pattern does not parse
-    /// as them (and why).
-    other_languages: BTreeMap<String, String>,
+    /// as them (how many files, and why).
+    other_languages: BTreeMap<String, (u64, String)>,
 }
 
 impl<'q> Page<'q> {
@@ -482,7 +486,8 @@ impl<'q> Page<'q> {
                 return;
             }
             AstEventKind::OtherLanguage((lang, why)) => {
-                self.other_languages.insert(lang, why);
+                let met = self.other_languages.entry(lang).or_insert((0, why));
+                met.0 += 1;
                 return;
             }
             AstEventKind::Unreadable(message) => {
@@ -556,12 +561,21 @@ impl<'q> Page<'q> {
         // Every file it met was of a language the pattern does not parse
         // as: that is the answer, as an error.
         let first_page = self.q.cursor.is_none() && self.q.skip == 0;
-        if let Some(e) = self.other_languages.values().next().filter(|_| first_page && self.stats.files_scanned == 0) {
-            return Err(SearchError::InvalidPattern(e.clone()));
+        // The error is the one of the language of most files met.
+        let mut met: Vec<(&String, &(u64, String))> = self.other_languages.iter().collect();
+        met.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(b.0)));
+        if let Some((_, (_, e))) = met.first().filter(|_| first_page && self.stats.files_scanned == 0) {
+            let others: Vec<&str> = met[1..].iter().map(|(l, _)| l.as_str()).collect();
+            let others = if others.is_empty() { String::new() } else { format!(" (nor as {})", others.join(", ")) };
+            return Err(SearchError::InvalidPattern(format!("{e}{others}")));
         }
         let w = &mut self.resp.warnings;
-        for lang in self.other_languages.keys() {
-            w.push(format!("{lang} files skipped: the pattern does not parse as {lang}"));
+        // Languages the caller did not name are each file's own guess: a
+        // pattern written for one need not parse as the others.
+        if self.q.language.is_some() {
+            for lang in self.other_languages.keys() {
+                w.push(format!("{lang} files skipped: the pattern does not parse as {lang}"));
+            }
         }
         let (found, s) = (self.paging.returned() > 0, &self.stats.skipped);
         if !found {

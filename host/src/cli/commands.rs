@@ -3,9 +3,11 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
+use sandgrep::limits::{LIST_RESULTS, MAX_RESULTS};
 use sandgrep::{render, ListFilesRequest, Progress, RangeType, ReadFileRequest, Sandbox, SearchAstRequest};
 
 use super::args::split_globs;
+use super::ast_print;
 use super::flags::{sat, AstArgs, LsArgs, ReadArgs};
 use super::{go_on, json_line, notes, Outcome};
 
@@ -86,20 +88,57 @@ pub(crate) fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::
     r.max_results = sat(args.max_results);
     r.skip = sat(args.skip);
     r.cursor = args.cursor.clone();
-    let response = sandbox.list_files(&r).map_err(io::Error::other)?;
-    if args.json || args.json_page {
-        json_line(out, &response)?;
-    } else {
-        use std::io::IsTerminal;
-        let human = args.metadata && io::stdout().is_terminal();
-        if args.tree {
-            render::tree(out, &args.path, &response, human)?;
+    use std::io::IsTerminal;
+    let human = args.metadata && io::stdout().is_terminal();
+    // One page: for JSON, or where the paging flags ask for one.
+    let paged = args.max_results.is_some() || args.skip.is_some() || args.cursor.is_some();
+    if args.json || args.json_page || paged {
+        let response = sandbox.list_files(&r).map_err(io::Error::other)?;
+        if args.json || args.json_page {
+            json_line(out, &response)?;
         } else {
-            render::list(out, &response, human)?;
+            if args.tree {
+                render::tree(out, &args.path, &response, human)?;
+            } else {
+                render::list(out, &response, human)?;
+            }
+            notes(&response.warnings, render::listing_ending(&response, go_on));
         }
-        notes(&response.warnings, render::listing_ending(&response, go_on));
+        return Ok(Outcome::of(!response.entries.is_empty(), response.timed_out));
     }
-    Ok(Outcome::of(!response.entries.is_empty(), response.timed_out))
+    // Every page, as text search streams: a list as it comes, a tree once
+    // whole (a directory's last entry may come pages after its first).
+    r.max_results = Some(LIST_RESULTS.max as u32);
+    r.no_total = true;
+    let (mut found, mut warnings, mut all) = (false, Vec::<String>::new(), Vec::new());
+    let last = loop {
+        let mut page = sandbox.list_files(&r).map_err(io::Error::other)?;
+        found |= !page.entries.is_empty();
+        for w in std::mem::take(&mut page.warnings) {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        if args.tree {
+            all.append(&mut page.entries);
+        } else {
+            render::list(&mut *out, &page, human)?;
+            out.flush()?;
+        }
+        match page.next_cursor.take() {
+            Some(c) if r.cursor.as_deref() != Some(c.as_str()) => {
+                r.cursor = Some(c);
+                r.skip = None;
+            }
+            _ => break page,
+        }
+    };
+    if args.tree {
+        let whole = sandgrep::ListFilesResponse { entries: all, ..last };
+        render::tree(out, &args.path, &whole, human)?;
+    }
+    notes(&warnings, None);
+    Ok(Outcome::of(found, false))
 }
 
 pub(crate) fn read(sandbox: &Sandbox, args: &ReadArgs, out: &mut impl Write) -> io::Result<Outcome> {
@@ -137,15 +176,60 @@ pub(crate) fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io
     r.cursor = args.cursor.clone();
     r.skip = sat(args.skip);
     r.timeout_ms = sat(args.timeout_ms);
-    let response = sandbox.search_ast(&r).map_err(io::Error::other)?;
-    if args.json || args.json_page {
+    if args.json_page {
+        let response = sandbox.search_ast(&r).map_err(io::Error::other)?;
         json_line(out, &response)?;
-    } else {
-        render::ast(out, &response)?;
-        notes(
-            &response.warnings,
-            render::search_ending(response.timed_out, response.next_cursor.as_deref(), &response.stats, go_on),
-        );
+        return Ok(Outcome::of(!response.matches.is_empty(), response.timed_out));
     }
-    Ok(Outcome::of(!response.matches.is_empty(), response.timed_out))
+    // Every page (one, where the paging flags ask for one), printed as
+    // ast-grep prints matches.
+    let paged = args.max_results.is_some() || args.skip.is_some() || args.cursor.is_some();
+    if !paged {
+        r.max_results = Some(MAX_RESULTS.max as u32);
+    }
+    enum Printer<'s, W: Write> {
+        Text(ast_print::TextPrinter<'s, W>),
+        Json(ast_print::JsonPrinter<'s, W>),
+    }
+    let mut printer = if args.json {
+        Printer::Json(ast_print::JsonPrinter::new(&mut *out, sandbox, args.lang.clone(), &args.pattern))
+    } else {
+        use std::io::IsTerminal;
+        let tty = io::stdout().is_terminal();
+        Printer::Text(ast_print::TextPrinter::new(&mut *out, sandbox, tty, ast_print::colors()))
+    };
+    let (mut found, mut warnings) = (false, Vec::<String>::new());
+    let (timed_out, ending) = loop {
+        let page = sandbox.search_ast(&r).map_err(io::Error::other)?;
+        found |= !page.matches.is_empty();
+        for m in &page.matches {
+            match &mut printer {
+                Printer::Text(p) => p.print(m)?,
+                Printer::Json(p) => p.print(m)?,
+            }
+        }
+        match &mut printer {
+            Printer::Text(p) => p.flush()?,
+            Printer::Json(p) => p.flush()?,
+        }
+        let cut_by_time = page.timed_out && args.timeout_ms.is_some();
+        let goes_on = !paged && !cut_by_time && page.next_cursor.is_some() && page.next_cursor != r.cursor;
+        for w in page.warnings {
+            if !(goes_on && w.starts_with("output reached ")) && !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        if goes_on {
+            r.cursor = page.next_cursor;
+            r.skip = None;
+            continue;
+        }
+        let ending = render::search_ending(page.timed_out, page.next_cursor.as_deref(), &page.stats, go_on);
+        break (page.timed_out, ending);
+    };
+    if let Printer::Text(p) = printer {
+        p.finish()?;
+    }
+    notes(&warnings, ending);
+    Ok(Outcome::of(found, timed_out))
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod args;
+mod ast_print;
 mod commands;
 mod flags;
 mod help;
