@@ -130,11 +130,21 @@ fn with_root(q: &Value) -> Value {
     q
 }
 
-/// Timings are work, not answers.
+/// Timings are work, not answers. (A text match's `offset` and
+/// `bytes-searched` are for rg's JSON Lines: the Rust host's JSON page
+/// leaves them out, as the CLI's `--json-page` and `/v1` do.)
 fn normalized(mut results: Vec<Value>) -> Vec<Value> {
     for r in &mut results {
         if let Some(stats) = r.pointer_mut("/ok/stats") {
             stats["elapsed_ms"] = 0.into();
+        }
+        if let Some(Value::Array(matches)) = r.pointer_mut("/ok/matches") {
+            for m in matches.iter_mut().filter_map(Value::as_object_mut) {
+                if m.contains_key("context_before") {
+                    m.remove("offset");
+                    m.remove("bytes_searched");
+                }
+            }
         }
     }
     results

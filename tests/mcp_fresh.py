@@ -23,7 +23,7 @@ QUERIES = ["needle", "fresh_word", "zqxj_nothing", "hay"]
 
 
 def scanned(query):
-    out = subprocess.run([BIN, "--root", ROOT, "--no-index", "search", "--json", "-i", "-F", "-m", "5000",
+    out = subprocess.run([BIN, "--root", ROOT, "--no-index", "search", "--json-page", "-i", "-F", "-m", "5000",
                           "--max-results", "5000", query], capture_output=True, stdin=subprocess.DEVNULL)
     return sorted((m["path"], m["line"]) for m in json.loads(out.stdout)["matches"])
 
@@ -54,7 +54,7 @@ async def check(s, what):
 
 def cli_page(query, mode, n, cursor):
     """One page by the CLI: indexed, one instance."""
-    args = [BIN, "--root", ROOT, "-j", "1", "search", "--json", "-i", "-F", "--max-results", str(n)]
+    args = [BIN, "--root", ROOT, "-j", "1", "search", "--json-page", "-i", "-F", "--max-results", str(n)]
     args += {"content": [], "count": ["-c"], "files_with_matches": ["-l"]}[mode]
     args += ["--cursor", cursor] if cursor else []
     out = subprocess.run(args + [query], capture_output=True, stdin=subprocess.DEVNULL)

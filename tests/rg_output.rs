@@ -225,6 +225,28 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--block-buffered", "-c", "bar"],
         &["--no-messages", "qux", "missing.txt", "src"],
         &["--type-list"],
+        // Flags that change nothing in sandgrep, accepted as rg's.
+        &["--mmap", "-c", "foo"],
+        &["--no-mmap", "-n", "bar", "src"],
+        &["--dfa-size-limit", "10", "--regex-size-limit", "1M", "-c", "fo+"],
+        &["--engine", "auto", "-l", "qux"],
+        &["--engine", "default", "-c", "qux"],
+        &["--engine", "pcre2", "qux"],
+        &["--no-unicode", "-n", "-w", "\\w+ foo"],
+        &["--no-unicode", "--unicode", "-o", "\\w+", "utf8.txt"],
+        &["--no-column", "--vimgrep", "foo", "src"],
+        &["--column", "--no-column", "-n", "foo", "src"],
+        &["--sort-files", "-c", "foo"],
+        &["--no-sort-files", "foo", "src/f1.txt"],
+        &["--no-ignore-exclude", "--ignore-exclude", "-l", "foo"],
+        &["--no-ignore-messages", "--ignore-messages", "-c", "foo"],
+        &["--max-filesize", "34359738368G", "--files"],
+        &["--max-filesize", "1k", "-c", "foo"],
+        // -b: each line's byte offset, each match's with -o and --vimgrep.
+        &["-b", "-n", "-C", "1", "qux"],
+        &["-b", "-o", "foo", "src"],
+        &["-b", "--vimgrep", "foo", "src"],
+        &["--byte-offset", "--no-byte-offset", "foo", "src"],
     ];
     let mut differ = Vec::new();
     for args in sets {

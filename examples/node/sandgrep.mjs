@@ -8,7 +8,7 @@
 //   // → { ok: {...} } or { err: { tag: 'outside-workspace', val: '../x' } }
 //
 // Requests and responses are plain objects with the WIT field names in
-// snake_case, as the CLI's --json prints them; omitted fields take the
+// snake_case, as the CLI's --json-page prints them; omitted fields take the
 // component's defaults.
 
 import { _setPreopens } from '@bytecodealliance/preview2-shim/filesystem';

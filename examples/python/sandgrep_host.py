@@ -7,7 +7,7 @@ workspace preopened (read-only).
     # → {"ok": {...}} or {"err": {"tag": "outside-workspace", "val": "../x"}}
 
 Requests and responses are plain dicts with the WIT field names in
-snake_case (as the CLI's --json prints them); omitted fields take the
+snake_case (as the CLI's --json-page prints them); omitted fields take the
 component's defaults. `python sandgrep_host.py WASM WORKSPACE REQUESTS.json`
 runs a list of {"op", "request"} and prints the results as one JSON list.
 """

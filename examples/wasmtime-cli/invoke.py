@@ -5,7 +5,7 @@ with the arguments and the answer in WAVE (the component-value text format).
     python invoke.py WASMTIME WASM WORKSPACE REQUESTS.json
 
 runs a list of {"op", "request"} (WIT field names in snake_case, as the CLI's
---json prints them; absent fields take the component's defaults) and prints
+--json-page prints them; absent fields take the component's defaults) and prints
 the results as one JSON list of {"ok": ...} / {"err": {"tag", "val"}}. WAVE
 leaves out record fields whose option is none; they come back as null.
 """

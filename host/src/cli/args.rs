@@ -112,6 +112,10 @@ impl SearchArgs {
             let (not, glob) = g.strip_prefix('!').map_or(("", g.as_str()), |rest| ("!", rest));
             self.globs.push(format!("{not}{}", either_case(glob)));
         }
+        if self.engine.as_deref() == Some("pcre2") {
+            let message = "PCRE2 is not available in this build of sandgrep (its one engine: --engine default)";
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        }
         if self.unrestricted >= 1 {
             self.no_ignore = true;
         }
@@ -159,7 +163,7 @@ impl SearchArgs {
                 (many.iter().map(each).collect::<Vec<_>>().join("|"), QueryMode::Regex)
             }
         };
-        if !(self.line_regexp || self.multiline && self.multiline_dotall) {
+        if !(self.line_regexp || self.multiline && self.multiline_dotall || self.no_unicode) {
             return (query, mode);
         }
         let mut query = if mode == QueryMode::Literal { regex_syntax::escape(&query) } else { query };
@@ -168,6 +172,14 @@ impl SearchArgs {
         }
         if self.multiline && self.multiline_dotall {
             query = format!("(?s:{query})");
+        }
+        // (rg builds its matcher without Unicode, -w's word boundaries
+        // too: so -w is asked here, as ASCII's half boundaries, not of the
+        // component.)
+        if self.no_unicode && self.word_regexp {
+            query = format!(r"(?-u:\b{{start-half}}(?:{query})\b{{end-half}})");
+        } else if self.no_unicode {
+            query = format!("(?-u:{query})");
         }
         (query, QueryMode::Regex)
     }
@@ -196,7 +208,7 @@ impl SearchArgs {
         } else {
             CaseMode::Sensitive
         });
-        r.word = self.word_regexp;
+        r.word = self.word_regexp && !self.no_unicode;
         r.multiline = self.multiline;
         r.invert_match = self.invert_match;
         // (As rg: -c with -o counts matches.)

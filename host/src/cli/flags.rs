@@ -280,6 +280,31 @@ pub(crate) struct SearchArgs {
     /// Match whole words only.
     #[arg(help_heading = "Search options", short = 'w', long, overrides_with = "line_regexp")]
     pub(crate) word_regexp: bool,
+    /// Accepted as rg's: the regex engine's own limit on its lazy DFA
+    /// (sandgrep's component sets its own).
+    #[arg(help_heading = "Search options", long, value_name = "NUM+SUFFIX?", value_parser = parse_rg_size)]
+    pub(crate) dfa_size_limit: Option<u64>,
+    /// Accepted as rg's: the regex engine's own limit on a compiled regex
+    /// (sandgrep's component sets its own).
+    #[arg(help_heading = "Search options", long, value_name = "NUM+SUFFIX?", value_parser = parse_rg_size)]
+    pub(crate) regex_size_limit: Option<u64>,
+    /// The regex engine: `default` and `auto` are sandgrep's one engine;
+    /// `pcre2` is not built in.
+    #[arg(help_heading = "Search options", long, value_name = "ENGINE", value_parser = ["default", "pcre2", "auto"])]
+    pub(crate) engine: Option<String>,
+    /// Accepted as rg's: files are read through the sandbox, never mapped.
+    #[arg(help_heading = "Search options", long, overrides_with = "no_mmap")]
+    pub(crate) mmap: bool,
+    /// Accepted as rg's: files are read through the sandbox, never mapped.
+    #[arg(help_heading = "Search options", long, overrides_with = "mmap")]
+    pub(crate) no_mmap: bool,
+    /// The pattern without Unicode: `\w`, `\d`, `\s`, `\b` and case
+    /// folding are ASCII's, `.` any byte (rg's `(?-u)`).
+    #[arg(help_heading = "Search options", long, overrides_with = "unicode")]
+    pub(crate) no_unicode: bool,
+    /// Undoes --no-unicode (the default).
+    #[arg(help_heading = "Search options", long, overrides_with = "no_unicode")]
+    pub(crate) unicode: bool,
     /// Follow symbolic links (escapes are still refused).
     #[arg(help_heading = "Filter options", short = 'L', long)]
     pub(crate) follow: bool,
@@ -299,7 +324,7 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Filter options", short = 'd', long, alias = "maxdepth", value_name = "NUM")]
     pub(crate) max_depth: Option<u32>,
     /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
-    #[arg(help_heading = "Filter options", long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(help_heading = "Filter options", long, value_name = "NUM+SUFFIX?", value_parser = parse_rg_size)]
     pub(crate) max_filesize: Option<u64>,
     /// Do not respect .gitignore, .ignore and .rgignore.
     #[arg(help_heading = "Filter options", long)]
@@ -308,6 +333,12 @@ pub(crate) struct SearchArgs {
     /// outside the workspace).
     #[arg(help_heading = "Filter options", long)]
     pub(crate) no_ignore_global: bool,
+    /// Accepted as rg's: sandgrep reads no `.git/info/exclude`.
+    #[arg(help_heading = "Filter options", long, overrides_with = "ignore_exclude")]
+    pub(crate) no_ignore_exclude: bool,
+    /// Accepted as rg's (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore_exclude")]
+    pub(crate) ignore_exclude: bool,
     /// Only search files of this ripgrep type (rust, py, js, ...; see --type-list).
     #[arg(help_heading = "Filter options", short = 't', long = "type", value_name = "TYPE")]
     pub(crate) types: Vec<String>,
@@ -326,12 +357,22 @@ pub(crate) struct SearchArgs {
     /// Accepted as rg's (output is written in blocks when piped).
     #[arg(help_heading = "Output options", long)]
     pub(crate) block_buffered: bool,
+    /// Each line's byte offset in its file (with -o, each match's), after
+    /// its line and column.
+    #[arg(help_heading = "Output options", short = 'b', long, overrides_with = "no_byte_offset")]
+    pub(crate) byte_offset: bool,
+    /// Undoes -b (the default).
+    #[arg(help_heading = "Output options", long, overrides_with = "byte_offset")]
+    pub(crate) no_byte_offset: bool,
     /// Colors: never, auto (on a terminal), always.
     #[arg(help_heading = "Output options", long, value_name = "WHEN", default_value = "auto", value_parser = ["never", "auto", "always", "ansi"])]
     pub(crate) color: String,
     /// Show the column of the first match (and line numbers).
-    #[arg(help_heading = "Output options", long)]
+    #[arg(help_heading = "Output options", long, overrides_with = "no_column")]
     pub(crate) column: bool,
+    /// No columns (also under --vimgrep).
+    #[arg(help_heading = "Output options", long, overrides_with = "column")]
+    pub(crate) no_column: bool,
     /// Lines of context before and after each match (-A and -B override its part, wherever given).
     #[arg(help_heading = "Output options", short = 'C', long, value_name = "N")]
     pub(crate) context: Option<u64>,
@@ -407,6 +448,12 @@ pub(crate) struct SearchArgs {
     /// Results come in path order; `path` and `none` are accepted as rg's.
     #[arg(help_heading = "Output options", long, value_name = "SORTBY", value_parser = ["path", "none"])]
     pub(crate) sort: Option<String>,
+    /// Deprecated in rg: as --sort path.
+    #[arg(help_heading = "Output options", long, overrides_with = "no_sort_files")]
+    pub(crate) sort_files: bool,
+    /// Deprecated in rg: as --sort none.
+    #[arg(help_heading = "Output options", long, overrides_with = "sort_files")]
+    pub(crate) no_sort_files: bool,
     /// Leave out leading whitespace of printed lines.
     #[arg(help_heading = "Output options", long)]
     pub(crate) trim: bool,
@@ -440,6 +487,12 @@ pub(crate) struct SearchArgs {
     /// No warnings about files that could not be searched.
     #[arg(help_heading = "Logging options", long)]
     pub(crate) no_messages: bool,
+    /// Accepted as rg's: sandgrep says nothing of ignore files it cannot parse.
+    #[arg(help_heading = "Logging options", long, overrides_with = "ignore_messages")]
+    pub(crate) no_ignore_messages: bool,
+    /// Accepted as rg's (the default).
+    #[arg(help_heading = "Logging options", long, overrides_with = "no_ignore_messages")]
+    pub(crate) ignore_messages: bool,
     /// After the results, what was searched and found (as `rg --stats`).
     #[arg(help_heading = "Logging options", long)]
     pub(crate) stats: bool,
@@ -476,6 +529,30 @@ pub(crate) struct SearchArgs {
 /// contract's maximum and says so.
 pub(crate) fn sat(n: Option<u64>) -> Option<u32> {
     n.map(|n| n.min(u32::MAX.into()) as u32)
+}
+
+/// rg's sizes: digits and an optional `K`, `M` or `G`, in rg's words when
+/// not.
+pub(crate) fn parse_rg_size(size: &str) -> Result<u64, String> {
+    let digits = &size[..size.bytes().take_while(u8::is_ascii_digit).count()];
+    if digits.is_empty() {
+        return Err(format!(
+            "invalid format for size '{size}', which should be a non-empty sequence of digits followed by an optional 'K', 'M' or 'G' suffix"
+        ));
+    }
+    let value: u64 = digits.parse().map_err(|e| format!("invalid integer found in size '{size}': {e}"))?;
+    let shift = match &size[digits.len()..] {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => {
+            return Err(format!(
+                "invalid format for size '{size}', which should be a non-empty sequence of digits followed by an optional 'K', 'M' or 'G' suffix"
+            ))
+        }
+    };
+    value.checked_mul(1 << shift).ok_or_else(|| format!("size too big in '{size}'"))
 }
 
 pub(crate) fn parse_size(s: &str) -> Result<u64, String> {

@@ -46,6 +46,9 @@ pub struct Style {
     pub path_separator: Option<String>,
     /// `-r`: the matches are replacements.
     pub replaced: bool,
+    /// `-b`: each line's byte offset in its file (with -o, each match's)
+    /// after the line and column.
+    pub byte_offset: bool,
 }
 
 /// `text` without its leading ASCII whitespace (`--trim`), and how much went.
@@ -62,10 +65,11 @@ const RESET: &str = "\x1b[0m";
 
 /// A line waiting to be printed: a match's (the 1-based column it is shown
 /// under, the byte spans of its matches and the column each is shown under
-/// alone) or context.
+/// alone, and where in the file the line starts) or context (and where it
+/// starts).
 enum Pending {
-    Match { column: Option<u64>, spans: Vec<(usize, usize)>, columns: Vec<u64>, text: String },
-    Context(String),
+    Match { column: Option<u64>, spans: Vec<(usize, usize)>, columns: Vec<u64>, text: String, offset: u64 },
+    Context(String, u64),
 }
 
 /// Paths as the command line named them: rg prints `./src/a.rs` for a
@@ -217,8 +221,12 @@ impl<W: Write> Printer<W> {
         }
         let first = m.line - m.context_before.len() as u64;
         self.flush_before(first)?;
+        // (Context lines' offsets counted from the match's line, each line
+        // with a one-byte terminator.)
+        let mut offset = m.offset.saturating_sub(m.context_before.iter().map(|t| t.len() as u64 + 1).sum::<u64>());
         for (i, text) in m.context_before.iter().enumerate() {
-            self.pend(first + i as u64, Pending::Context(text.clone()), false);
+            self.pend(first + i as u64, Pending::Context(text.clone(), offset), false);
+            offset += text.len() as u64 + 1;
         }
         // The match's lines, each with the spans inside it and their columns
         // as rg prints them: a match's own (--vimgrep), its distance from the
@@ -257,14 +265,17 @@ impl<W: Write> Printer<W> {
                 continue;
             }
             let column = (!m.submatches.is_empty()).then_some(m.column);
-            let line = Pending::Match { column, spans, columns, text: text.to_string() };
+            let offset = m.offset + start as u64;
+            let line = Pending::Match { column, spans, columns, text: text.to_string(), offset };
             self.pend(m.line + i as u64, line, true);
             start = end + 1;
         }
         // After-context follows the match's last line (see `render::merged`).
         let end = (m.end_line - u64::from(ends_at_line_start)).max(m.line + lines.len() as u64 - 1);
+        let mut offset = m.offset + m.text.len() as u64 + 1;
         for (i, text) in m.context_after.iter().enumerate() {
-            self.pend(end + 1 + i as u64, Pending::Context(text.clone()), false);
+            self.pend(end + 1 + i as u64, Pending::Context(text.clone(), offset), false);
+            offset += text.len() as u64 + 1;
         }
         Ok(())
     }
@@ -322,7 +333,7 @@ impl<W: Write> Printer<W> {
         self.last = Some(n);
         self.printed = true;
         let filenames = self.filenames(&path);
-        let prefix = |p: &Self, context: bool, column: Option<u64>| {
+        let prefix = |p: &Self, context: bool, column: Option<u64>, offset: u64| {
             let sep = if context { &p.style.context_field } else { &p.style.match_field };
             let mut s = String::new();
             if filenames && !p.style.heading {
@@ -337,42 +348,49 @@ impl<W: Write> Printer<W> {
                 s.push_str(&p.paint(PLAIN, &c.to_string()));
                 s.push_str(sep);
             }
+            if p.style.byte_offset {
+                s.push_str(&p.paint(PLAIN, &offset.to_string()));
+                s.push_str(sep);
+            }
             s
         };
         match line {
-            Pending::Context(text) => {
+            Pending::Context(text, offset) => {
                 let shown = match self.omitted(&text, &[]) {
                     Some(_) => "[Omitted long context line]".into(),
                     None => render::line(trimmed(&text, self.style.trim).0),
                 };
-                let s = format!("{}{shown}\n", prefix(self, true, None));
+                let s = format!("{}{shown}\n", prefix(self, true, None, offset));
                 self.write(&s)
             }
-            Pending::Match { column, spans, columns, text } if self.style.only_matching && !spans.is_empty() => {
+            Pending::Match { column, spans, columns, text, offset }
+                if self.style.only_matching && !spans.is_empty() =>
+            {
                 for ((s, e), c) in spans.into_iter().zip(columns) {
                     let piece = match self.style.max_columns {
                         Some((max, _)) if (e - s) as u64 > max => "[Omitted long matching line]".into(),
                         _ => render::line(trimmed(&text[s..e], self.style.trim).0).into_owned(),
                     };
                     let column = column.map(|_| c);
-                    let line = format!("{}{}\n", prefix(self, false, column), self.paint(MATCH, &piece));
+                    let at = offset + s as u64;
+                    let line = format!("{}{}\n", prefix(self, false, column, at), self.paint(MATCH, &piece));
                     self.write(&line)?;
                 }
                 Ok(())
             }
-            Pending::Match { column, spans, columns, text } if self.style.vimgrep && !spans.is_empty() => {
+            Pending::Match { column, spans, columns, text, offset } if self.style.vimgrep && !spans.is_empty() => {
                 for (&(s, e), c) in spans.iter().zip(columns) {
                     // (Each line colors its own match.)
                     let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &[(s, e)]));
                     let column = column.map(|_| c);
-                    let line = format!("{}{shown}\n", prefix(self, false, column));
+                    let line = format!("{}{shown}\n", prefix(self, false, column, offset + s as u64));
                     self.write(&line)?;
                 }
                 Ok(())
             }
-            Pending::Match { column, spans, text, .. } => {
+            Pending::Match { column, spans, text, offset, .. } => {
                 let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &spans));
-                let s = format!("{}{shown}\n", prefix(self, false, column));
+                let s = format!("{}{shown}\n", prefix(self, false, column, offset));
                 self.write(&s)
             }
         }

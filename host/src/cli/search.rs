@@ -368,7 +368,7 @@ pub(crate) fn style(args: &SearchArgs) -> printer::Style {
         color,
         heading: !vim && if args.heading || args.no_heading { args.heading } else { tty },
         line_numbers: !args.no_line_number && (vim || args.line_number || args.column || tty),
-        column: args.column || vim,
+        column: !args.no_column && (args.column || vim),
         only_matching: args.only_matching,
         context: before > 0 || after > 0,
         with_filename: if vim {
@@ -396,6 +396,7 @@ pub(crate) fn style(args: &SearchArgs) -> printer::Style {
         context_field: unescape(&args.field_context_separator),
         path_separator: args.path_separator.as_deref().map(unescape),
         replaced: args.replace.is_some(),
+        byte_offset: args.byte_offset,
     }
 }
 
