@@ -92,17 +92,19 @@ fn numbers_are_clamped_with_warnings() {
 }
 
 #[test]
-fn results_are_sorted_bytewise_by_path_then_line() {
+fn results_are_sorted_by_path_then_line() {
     let t = Tree::new();
     for f in ["a/x", "a.txt", "a-b/y", "a0", "B", "b/c/d", "ü"] {
         t.write(f, "hit\nmiss\nhit\n");
     }
     let v = json(t.path(), &["search", "--json-page", "hit"]);
     let got = lines_of(&v);
+    // Paths as `rg --sort path` orders them: component by component.
     let mut sorted = got.clone();
-    sorted.sort();
+    sorted.sort_by(|a, b| (std::path::Path::new(&a.0), a.1).cmp(&(std::path::Path::new(&b.0), b.1)));
     assert_eq!(got, sorted);
     assert_eq!(got.len(), 14);
+    assert_eq!(got[2].0, "a/x");
 }
 
 #[test]

@@ -40,16 +40,17 @@ fn listing_equals_rg_files() {
         ] {
             let got = ls_paths(tree.path(), args);
             let mut sorted = got.clone();
-            sorted.sort();
-            assert_eq!(got, sorted, "ls {args:?} is not sorted");
-            let mut rg_args = vec!["--files"];
+            sorted.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+            assert_eq!(got, sorted, "ls {args:?} is not in path order");
+            // The same files in the same order as `rg --files --sort path`.
+            let mut rg_args = vec!["--files", "--sort", "path"];
             rg_args.extend_from_slice(args);
-            let want: BTreeSet<String> = String::from_utf8(rg(tree.path(), &rg_args).stdout)
+            let want: Vec<String> = String::from_utf8(rg(tree.path(), &rg_args).stdout)
                 .unwrap()
                 .lines()
                 .map(|l| l.trim_start_matches("./").to_string())
                 .collect();
-            assert_eq!(got.into_iter().collect::<BTreeSet<_>>(), want, "ls {args:?}");
+            assert_eq!(got, want, "ls {args:?}");
         }
         // A subdirectory gets its parents' ignore rules, as with rg.
         if tree.path().join("sub").exists() {
@@ -235,6 +236,61 @@ fn read_errors_are_clear() {
     let v = read_json(t.path(), "latin1.txt", &[]);
     assert_eq!(v["content"], "caf\u{FFFD}\n");
     assert!(v["warnings"][0].as_str().unwrap().contains("UTF-8"));
+}
+
+#[test]
+fn ls_lists_and_draws_in_rgs_path_order() {
+    let t = crate::rg_output::order_tree();
+    // The files: `rg --files --sort path`'s, piped and paged.
+    let rg_files = stdout(&rg(t.path(), &["--files", "--sort", "path"]));
+    assert_eq!(stdout(&run(t.path(), &["ls"])), rg_files);
+    let want: Vec<String> = rg_files.lines().map(str::to_string).collect();
+    for max in ["1", "3"] {
+        assert_eq!(ls_pages(t.path(), &["--max-results", max]), want, "pages of {max}");
+    }
+    // With directories: each right before its contents, as `Path` orders
+    // them; pages go on through them.
+    let with_dirs = ls_paths(t.path(), &["--dirs"]);
+    let mut sorted = with_dirs.clone();
+    sorted.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+    assert_eq!(with_dirs, sorted);
+    let files: Vec<&String> = with_dirs.iter().filter(|p| t.path().join(p).is_file()).collect();
+    assert_eq!(files, want.iter().collect::<Vec<_>>());
+    for max in ["1", "2", "5"] {
+        assert_eq!(ls_pages(t.path(), &["--dirs", "--max-results", max]), with_dirs, "--dirs, pages of {max}");
+    }
+    // One level, and a tree of the same order.
+    let t = Tree::new();
+    for f in ["git/x.go", "git.go", "git-x", "a/b", "a+", "a.b/c", "ab", "a!"] {
+        t.write(f, "");
+    }
+    assert_eq!(stdout(&run(t.path(), &["ls", "--dirs", "--no-recursive"])), "a/\na!\na+\na.b/\nab\ngit/\ngit-x\ngit.go\n");
+    assert_eq!(
+        stdout(&run(t.path(), &["ls", "--tree"])),
+        ".\n├── a/\n│   └── b\n├── a!\n├── a+\n├── a.b/\n│   └── c\n├── ab\n├── git/\n│   └── x.go\n├── git-x\n└── git.go\n"
+    );
+    // A page of a tree draws the directories its entries are in.
+    let out = run(t.path(), &["ls", "--tree", "--skip", "3", "--max-results", "2"]);
+    assert_eq!(stdout(&out), ".\n├── a.b/\n│   └── c\n└── ab\n");
+}
+
+/// Every page of `ls ARGS`, cursor after cursor: the paths.
+fn ls_pages(root: &Path, args: &[&str]) -> Vec<String> {
+    let mut got = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut full = vec!["ls", "--json-page"];
+        full.extend_from_slice(args);
+        if let Some(c) = &cursor {
+            full.extend(["--cursor", c]);
+        }
+        let v = json(root, &full);
+        got.extend(v["entries"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap().to_string()));
+        match v["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => return got,
+        }
+    }
 }
 
 #[test]

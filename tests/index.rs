@@ -239,3 +239,28 @@ fn the_index_of_a_workspace_gone_for_a_week_is_removed() {
     assert!(!gone_dir.exists() && kept_dir.join("index.v1").is_file() && stranger.join("precious").is_file());
     std::fs::remove_dir_all(&stranger).unwrap();
 }
+
+#[test]
+fn indexed_answers_come_in_rgs_path_order() {
+    // Names whose whole-path bytewise order is not rg's (`git/x.go` before
+    // `git.go`): the index's table of files is in path order, and its
+    // answers, whole and paged, are the scan's and rg's.
+    let tree = crate::rg_output::order_tree();
+    settle();
+    index(tree.path());
+    let cases: &[&[&str]] = &[&["-n", "foo"], &["-l", "foo"], &["-c", "foo"], &["foo", "a", "git"]];
+    assert!(same_answers(&tree, cases) >= cases.len(), "the index left too few files unread");
+    let rg = crate::util::rg_command()
+        .args(["--sort", "path", "-n", "foo"])
+        .current_dir(tree.path())
+        .output()
+        .unwrap();
+    let out = run(tree.path(), &["-n", "foo"]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), String::from_utf8(rg.stdout).unwrap());
+    let (v, stats) = search(tree.path(), false, &["--json-page", "-l", "foo"]);
+    assert_eq!(stats["index"], "served", "{stats}");
+    let files: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    let mut want: Vec<&str> = crate::rg_output::ORDER_FILES.to_vec();
+    want.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+    assert_eq!(files, want);
+}

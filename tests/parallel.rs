@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::util::{json, run, Tree};
 
 /// A tree of `files` files over nested directories (names chosen to test
-/// bytewise order: `a`, `a-b`, `a.txt`), with matches spread unevenly, a
+/// path order: `a`, `a-b`, `a.b`, `a.txt`, `a+`), with matches spread unevenly, a
 /// binary file, a denied file, an ignored directory and a long line.
 fn generated(seed: u64, files: usize) -> Tree {
     let mut s = seed;
@@ -16,7 +16,7 @@ fn generated(seed: u64, files: usize) -> Tree {
         (s >> 33) as usize % n
     };
     let t = Tree::new();
-    let dirs = ["", "a/", "a-b/", "a/b/", "a/b/c/", "z/", "vendor/"];
+    let dirs = ["", "a/", "a-b/", "a/b/", "a/b/c/", "z/", "vendor/", "a.b/", "a+/", "a/b.c/"];
     let words = ["needle", "hay", "needle needle", "Needle", "stack", "x"];
     for i in 0..files {
         let mut text = String::new();

@@ -351,3 +351,198 @@ fn on_a_terminal_output_is_rgs_with_colors_headings_and_line_numbers() {
         assert_eq!(ours, theirs, "{args}");
     }
 }
+
+/// Names whose order differs between whole paths compared bytewise and
+/// `rg --sort path`'s (component by component: a directory's contents come
+/// right after it): a directory named as a prefix of its siblings' names,
+/// names with bytes below `/` (`!`, `+`, `-`, `.`), deep nesting, other
+/// scripts and cases. Every file holds `foo` on lines 1 and 3; `bar*` files
+/// do not.
+pub(crate) const ORDER_FILES: &[&str] = &[
+    "git/x.go",
+    "git.go",
+    "git-x",
+    "git/x/y.go",
+    "git/x.go.d/z",
+    "a/b/c0",
+    "a+",
+    "a.b/c",
+    "ab",
+    "a!",
+    "a-",
+    "a.",
+    "a0",
+    "a/b!/c",
+    "a/b.c",
+    "a/b-",
+    "a/b/c.d/e",
+    "a/b/c!",
+    "a/b/c/d/e/f/g/h/i/j/k",
+    "a/b/c/d!",
+    "A/x",
+    "B",
+    "b/c",
+    "sp ace/x",
+    "sp/ace",
+    "ü/x",
+    "u/x",
+    "u-/x",
+    "-x/y",
+    "=",
+    "~",
+];
+
+/// A tree of [`ORDER_FILES`], and as many files without a match beside
+/// them (an index has files to leave unread).
+pub(crate) fn order_tree() -> Tree {
+    let t = Tree::new();
+    for f in ORDER_FILES {
+        t.write(f, format!("foo {f}\nbar\nfoo again\n"));
+        t.write(&format!("{f}.bar"), "bar\n");
+    }
+    t
+}
+
+/// `rg --sort path`'s and sandgrep's standard output for each of `sets`,
+/// with sandgrep run as `jobs`: the sets that differ.
+fn order_differences(root: &Path, jobs: &str, sets: &[&[&str]]) -> Vec<String> {
+    let mut differ = Vec::new();
+    for args in sets {
+        let mut with_sort = vec!["--sort", "path"];
+        with_sort.extend_from_slice(args);
+        let theirs = rg(root, &with_sort);
+        let mut full = vec![jobs];
+        full.extend_from_slice(args);
+        let ours = run(root, &full);
+        let (theirs, ours) = ((stdout(&theirs), theirs.status.code()), (stdout(&ours), ours.status.code()));
+        assert!(!theirs.0.is_empty(), "{args:?}: rg found nothing");
+        if theirs != ours {
+            differ.push(format!("{jobs} {args:?}: {}", first_difference(&theirs.0, &ours.0)));
+        }
+    }
+    differ
+}
+
+#[test]
+fn results_come_in_rgs_path_order() {
+    let t = order_tree();
+    // A link to a directory (followed with -L) sorts by its own name.
+    std::os::unix::fs::symlink("a", t.path().join("l")).unwrap();
+    t.write("l-", "foo\n").write("l.x", "foo\n");
+    let sets: &[&[&str]] = &[
+        &["foo"],
+        &["-n", "foo"],
+        &["--heading", "-n", "foo"],
+        &["-l", "foo"],
+        &["-c", "foo"],
+        &["--files-without-match", "foo"],
+        &["-n", "-C", "1", "bar"],
+        &["--files"],
+        &["--files", "a", "git"],
+        &["-L", "--files"],
+        &["-L", "-n", "foo"],
+        &["-n", "foo", "a"],
+        &["-c", "foo", "a/b", "a.b"],
+        // Several roots: in the order given, each in path order.
+        &["-n", "foo", "git.go", "git", "a+", "a"],
+        &["--files", "u", "ü", "./-x", "a/b"],
+        &["-l", "foo", "a", "a/b"],
+        &["-g", "!a/b/**", "-l", "foo"],
+    ];
+    let mut differ = order_differences(t.path(), "-j1", sets);
+    differ.extend(order_differences(t.path(), "-j2", sets));
+    assert!(differ.is_empty(), "{} differ:\n{}", differ.len(), differ.join("\n"));
+}
+
+#[test]
+fn results_past_one_page_come_in_rgs_path_order() {
+    // More matching lines than one page of the component holds (5000): the
+    // CLI pages through cursors, which resume in the same order.
+    let t = Tree::new();
+    let dirs = ["a/", "a/b/", "a.b/", "a+/", "a-/", "git/", "git.go.d/", ""];
+    for (i, d) in dirs.iter().enumerate() {
+        for f in ["git.go", "git-x", "git/x.go", "a!", "a/b", "ab"] {
+            t.write(&format!("{d}{i}/{f}"), "foo\n".repeat(60));
+            t.write(&format!("{d}{i}.{f}"), "foo\n".repeat(60));
+            t.write(&format!("{d}{i}{f}"), "foo\n".repeat(60));
+        }
+    }
+    let differ = [
+        order_differences(t.path(), "-j1", &[&["-n", "foo"], &["-c", "foo"]]),
+        order_differences(t.path(), "-j2", &[&["-n", "foo"]]),
+    ]
+    .concat();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    assert!(stdout(&rg(t.path(), &["-n", "foo"])).lines().count() > 5000);
+}
+
+/// `rg -n PATTERN`'s lines as (path, line number).
+fn rg_lines(root: &Path, pattern: &str) -> Vec<(String, u64)> {
+    stdout(&rg(root, &["--sort", "path", "-n", pattern]))
+        .lines()
+        .map(|l| {
+            let mut parts = l.splitn(3, ':');
+            (parts.next().unwrap().to_string(), parts.next().unwrap().parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn pages_through_cursors_come_in_rgs_path_order() {
+    let t = order_tree();
+    let want = rg_lines(t.path(), "foo");
+    assert_eq!(want.len(), 2 * ORDER_FILES.len());
+    // The CLI's pages (one instance and two), a cursor from each to the next.
+    for jobs in ["-j1", "-j2"] {
+        for max in ["1", "2", "7"] {
+            let mut got = Vec::new();
+            let mut cursor: Option<String> = None;
+            loop {
+                let mut args = vec![jobs, "search", "--json-page", "--max-results", max, "foo"];
+                if let Some(c) = &cursor {
+                    args.extend_from_slice(&["--cursor", c]);
+                }
+                let v = crate::util::json(t.path(), &args);
+                for m in v["matches"].as_array().unwrap() {
+                    got.push((m["path"].as_str().unwrap().to_string(), m["line"].as_u64().unwrap()));
+                }
+                cursor = v["next_cursor"].as_str().map(str::to_string);
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            assert_eq!(got, want, "{jobs}, pages of {max}");
+        }
+    }
+    // The library's pages.
+    let sandbox = sandgrep::Sandbox::open(t.path(), sandgrep::Policy::default()).unwrap();
+    for max in [1, 3] {
+        let mut r = sandgrep::SearchTextRequest::new("foo");
+        r.max_results = Some(max);
+        let mut got = Vec::new();
+        loop {
+            let page = sandbox.search_text(&r).unwrap();
+            got.extend(page.matches.iter().map(|m| (m.path.clone(), m.line)));
+            match page.next_cursor {
+                Some(c) => r.cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(got, want, "library, pages of {max}");
+        // Files with matches, a page of one at a time.
+        let mut r = sandgrep::SearchTextRequest::new("foo");
+        (r.max_results, r.output) = (Some(max), Some(sandgrep::OutputMode::FilesWithMatches));
+        let mut files = Vec::new();
+        loop {
+            let page = sandbox.search_text(&r).unwrap();
+            files.extend(page.files.iter().map(|f| f.path.clone()));
+            match page.next_cursor {
+                Some(c) => r.cursor = Some(c),
+                None => break,
+            }
+        }
+        let mut want_files: Vec<String> = want.iter().map(|w| w.0.clone()).collect();
+        want_files.dedup();
+        assert_eq!(files, want_files, "library -l, pages of {max}");
+    }
+}
