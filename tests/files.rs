@@ -264,7 +264,10 @@ fn ls_lists_and_draws_in_rgs_path_order() {
     for f in ["git/x.go", "git.go", "git-x", "a/b", "a+", "a.b/c", "ab", "a!"] {
         t.write(f, "");
     }
-    assert_eq!(stdout(&run(t.path(), &["ls", "--dirs", "--no-recursive"])), "a/\na!\na+\na.b/\nab\ngit/\ngit-x\ngit.go\n");
+    assert_eq!(
+        stdout(&run(t.path(), &["ls", "--dirs", "--no-recursive"])),
+        "a/\na!\na+\na.b/\nab\ngit/\ngit-x\ngit.go\n"
+    );
     assert_eq!(
         stdout(&run(t.path(), &["ls", "--tree"])),
         ".\n├── a/\n│   └── b\n├── a!\n├── a+\n├── a.b/\n│   └── c\n├── ab\n├── git/\n│   └── x.go\n├── git-x\n└── git.go\n"

@@ -250,11 +250,7 @@ fn indexed_answers_come_in_rgs_path_order() {
     index(tree.path());
     let cases: &[&[&str]] = &[&["-n", "foo"], &["-l", "foo"], &["-c", "foo"], &["foo", "a", "git"]];
     assert!(same_answers(&tree, cases) >= cases.len(), "the index left too few files unread");
-    let rg = crate::util::rg_command()
-        .args(["--sort", "path", "-n", "foo"])
-        .current_dir(tree.path())
-        .output()
-        .unwrap();
+    let rg = crate::util::rg_command().args(["--sort", "path", "-n", "foo"]).current_dir(tree.path()).output().unwrap();
     let out = run(tree.path(), &["-n", "foo"]);
     assert_eq!(String::from_utf8(out.stdout).unwrap(), String::from_utf8(rg.stdout).unwrap());
     let (v, stats) = search(tree.path(), false, &["--json-page", "-l", "foo"]);
