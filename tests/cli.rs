@@ -492,7 +492,7 @@ fn completions_man_page_and_help_come_from_the_cli_itself() {
         assert!(stdout(&out).contains("max-results"), "{shell}");
     }
     let man = stdout(&run(t.path(), &["man"]));
-    assert!(man.contains(".TH sandgrep 1") && man.contains("search"), "{man}");
+    assert!(man.contains(".TH SANDGREP 1") && man.contains("search"), "{man}");
     // A subcommand's own options come first, the global ones after.
     let help = stdout(&run(t.path(), &["read", "--help"]));
     let (own, global) = (help.find("--lines").unwrap(), help.find("Global options:").unwrap());
