@@ -78,7 +78,7 @@ class Sandgrep:
         wasi.preopen_dir(self.workspace, ".", False)  # the workspace only, read-only
         store.set_wasi(wasi)
         instance = linker.instantiate(store, self.component)
-        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.3.0")
+        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.3.1")
         func = instance.get_func(store, instance.get_export_index(store, op, iface))
         unknown = set(request) - set(FIELDS[op])
         if unknown:

@@ -146,24 +146,36 @@ impl SearchFile {
     /// Another handle on the same open file, for reads at offsets while
     /// this one is being read through.
     pub fn at(&self) -> FileAt {
-        FileAt { raw: self.raw.clone(), size: self.size }
+        FileAt { raw: Some(self.raw.clone()), size: self.size, bytes: None }
     }
 }
 
-/// An open file read at offsets (the same descriptor as a [`SearchFile`]).
+/// An open file read at offsets (the same descriptor as a [`SearchFile`]),
+/// or bytes a caller handed in (`search-bytes`), read the same way.
 #[derive(Clone)]
 pub struct FileAt {
-    raw: Rc<raw::File>,
+    raw: Option<Rc<raw::File>>,
     size: u64,
+    /// The bytes, when there is no file.
+    bytes: Option<Rc<[u8]>>,
 }
 
 impl FileAt {
+    /// Bytes in memory read as a file.
+    pub fn bytes(bytes: Rc<[u8]>) -> FileAt {
+        FileAt { raw: None, size: bytes.len() as u64, bytes: Some(bytes) }
+    }
+
     /// Up to `len` bytes at `offset` (within the size seen at open).
     pub fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
         let len = len.min(self.size.saturating_sub(offset));
+        let Some(raw) = &self.raw else {
+            let bytes = self.bytes.as_deref().unwrap_or_default();
+            return Ok(bytes[offset.min(self.size) as usize..][..len as usize].to_vec());
+        };
         let mut out = Vec::with_capacity(len as usize);
         while (out.len() as u64) < len {
-            let chunk = self.raw.read_at(offset + out.len() as u64, len - out.len() as u64)?;
+            let chunk = raw.read_at(offset + out.len() as u64, len - out.len() as u64)?;
             if chunk.is_empty() {
                 break;
             }
@@ -175,17 +187,17 @@ impl FileAt {
     /// Whether the file starts with a UTF-16 byte order mark: it is then
     /// searched and read as the UTF-8 it transcodes to.
     pub fn is_utf16(&self) -> bool {
-        self.read_at(0, 2).is_ok_and(|h| h == [0xFF, 0xFE] || h == [0xFE, 0xFF])
+        self.raw.is_some() && self.read_at(0, 2).is_ok_and(|h| h == [0xFF, 0xFE] || h == [0xFE, 0xFF])
     }
 
     /// Bytes `from..from + len` of the file's text: its bytes, or for a
     /// UTF-16 file the UTF-8 it transcodes to (what search and read offsets
     /// count).
     pub fn text_range(&self, from: u64, len: u64) -> io::Result<Vec<u8>> {
-        if !self.is_utf16() {
+        let Some(raw) = self.raw.clone().filter(|_| self.is_utf16()) else {
             return self.read_at(from, len);
-        }
-        let reader = SearchFile { raw: self.raw.clone(), size: self.size, offset: 0, head: Vec::new(), head_pos: 0 };
+        };
+        let reader = SearchFile { raw, size: self.size, offset: 0, head: Vec::new(), head_pos: 0 };
         let mut text = encoding_rs_io::DecodeReaderBytesBuilder::new().bom_sniffing(true).build(reader);
         io::copy(&mut (&mut text).take(from), &mut io::sink())?;
         let mut out = Vec::new();

@@ -45,8 +45,8 @@ pub use bindings::exports::sandgrep::search::parallel::{
     ShardStop, WalkSkips, WalkedFile, WalkedFiles,
 };
 pub use bindings::exports::sandgrep::search::search::{
-    AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
-    SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+    AstMatch, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest,
+    SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{
     IndexUse, Policy, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts,
@@ -200,6 +200,11 @@ impl Workspace {
         ast::search_ast(self, request)
     }
 
+    /// Run `search-bytes`: `search-text` over a piece of a stream.
+    pub fn search_bytes(&self, request: SearchTextRequest, chunk: ByteChunk) -> Result<SearchTextResponse, SearchError> {
+        search::search_bytes(self, request, chunk)
+    }
+
     /// The next files of a parallel search's walk (see the WIT's `walk-files`).
     pub fn walk_files(&self, request: SearchTextRequest, start: bool, max: u32) -> Result<WalkedFiles, SearchError> {
         search::walk_files(self, request, start, max)
@@ -268,6 +273,14 @@ mod component {
 
         fn search_ast(request: SearchAstRequest, policy: Policy) -> Result<SearchAstResponse, SearchError> {
             Workspace::new(".").with_policy(&policy)?.search_ast(request)
+        }
+
+        fn search_bytes(
+            request: SearchTextRequest,
+            policy: Policy,
+            chunk: ByteChunk,
+        ) -> Result<SearchTextResponse, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.search_bytes(request, chunk)
         }
     }
 

@@ -12,10 +12,12 @@ use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 mod assemble;
 mod batch;
+mod bytes;
 mod literal;
 pub(crate) mod shard;
 
 pub use batch::{search_files, walk_files};
+pub use bytes::search_bytes;
 pub use shard::merge_shards;
 
 use assemble::Page;

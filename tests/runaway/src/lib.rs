@@ -68,6 +68,14 @@ impl exports::sandgrep::search::search::Guest for Runaway {
     fn search_ast(_: SearchAstRequest, _: Policy) -> Result<SearchAstResponse, SearchError> {
         Err(SearchError::Io("not implemented by the runaway guest".into()))
     }
+
+    fn search_bytes(
+        request: SearchTextRequest,
+        policy: Policy,
+        _: exports::sandgrep::search::search::ByteChunk,
+    ) -> Result<SearchTextResponse, SearchError> {
+        Self::search_text(request, policy)
+    }
 }
 
 impl exports::sandgrep::search::parallel::Guest for Runaway {
