@@ -23,4 +23,5 @@ mod rg_json;
 mod rg_output;
 mod rg_suite;
 mod serve;
+mod stdin;
 mod web;

@@ -62,8 +62,8 @@ pub use bindings::exports::sandgrep::search::files::{
 pub use bindings::exports::sandgrep::search::index::IndexReport;
 use bindings::exports::sandgrep::search::parallel::{ShardResult, ShardStop, WalkedFile};
 pub use bindings::exports::sandgrep::search::search::{
-    AstMatch, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse,
-    SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+    AstMatch, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest,
+    SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
 pub use bindings::sandgrep::search::types::{
@@ -449,6 +449,24 @@ impl Sandbox {
             self.call(timeout, |i, s| i.sandgrep_search_parallel().call_merge_shards(s, request, p, &shards))?;
         response.stats.elapsed_ms = started.elapsed().as_millis() as u64;
         Ok(response)
+    }
+
+    /// `search-text` over a piece of a stream (stdin) the caller hands in:
+    /// the bytes go to the component, no file is opened (see the WIT's
+    /// `search-bytes`). One instance (the kept one, when there is one: a
+    /// stream is many calls).
+    pub fn search_bytes(&self, request: &SearchTextRequest, chunk: &ByteChunk) -> Result<SearchTextResponse, Error> {
+        let p = &self.guest_policy;
+        let (timeout, capped) = self.timeout(request.timeout_ms);
+        let capped_request;
+        let request = match capped {
+            Some(ms) => {
+                capped_request = SearchTextRequest { timeout_ms: Some(ms), ..request.clone() };
+                &capped_request
+            }
+            None => request,
+        };
+        self.call(timeout, |i, s| i.sandgrep_search_search().call_search_bytes(s, request, p, chunk))
     }
 
     /// A text search walked once and searched by `jobs` instances. This

@@ -12,6 +12,7 @@ mod flags;
 mod help;
 mod printer;
 mod search;
+mod stdin;
 
 use flags::{Cli, Command};
 use sandgrep::limits::MIN_OPEN_FILES;
@@ -58,7 +59,8 @@ pub fn main() -> ExitCode {
             eprintln!("sandgrep: {e}");
             return ExitCode::from(2);
         }
-        args.given = args.paths.clone();
+        // (No PATH: stdin when it is a pipe or a file and no --root was given.)
+        stdin::choose(args, matches.value_source("root") == Some(clap::parser::ValueSource::CommandLine));
     }
     cli.paths_in_workspace();
     match run(&cli) {
@@ -66,7 +68,7 @@ pub fn main() -> ExitCode {
         Ok(Outcome::Nothing) => ExitCode::from(1),
         // What was found is printed, and the stop said on stderr.
         Ok(Outcome::Partial) => ExitCode::from(2),
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(stdin::closed_status()),
         Err(e) => {
             // A message may quote a workspace path: escaped like any output.
             eprintln!("sandgrep: {}", render::path(&e.to_string()));
@@ -212,6 +214,8 @@ pub(crate) fn run(cli: &Cli) -> io::Result<Outcome> {
     }
     // A search's pages, and a search again for --stats, on one instance.
     let sandbox = sandbox.with_kept_instance();
+    // A reader of stdout that goes away (`| head`) ends the run at once.
+    stdin::watch_stdout();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let outcome = match &cli.command {

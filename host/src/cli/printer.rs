@@ -450,6 +450,28 @@ impl<W: Write> Printer<W> {
         self.out.write_all(line.as_bytes())
     }
 
+    /// Flushes the output, and with `queued` prints what is queued first:
+    /// what a page or a stream (stdin) found so far reaches the reader as
+    /// it comes. (A page's last lines stay queued: a line after-context
+    /// showed may be a match of the next page.)
+    pub fn flush(&mut self, queued: bool) -> io::Result<()> {
+        if queued {
+            self.flush_before(u64::MAX)?;
+        }
+        self.out.flush()
+    }
+
+    /// rg's note where it stops printing a stream that holds a NUL byte
+    /// (at its first line past it, or at its end after a match).
+    pub fn binary_matches(&mut self, path: &str, offset: u64) -> io::Result<()> {
+        self.end_file()?;
+        let name = match self.filenames(path) {
+            true => format!("{}: ", self.paint(PATH, &self.shown_name(path))),
+            false => String::new(),
+        };
+        self.write(&format!("{name}binary file matches (found \"\\0\" byte around offset {offset})\n"))
+    }
+
     /// Prints what is pending; what was counted, and the bytes printed.
     pub fn finish(mut self) -> io::Result<(Totals, u64)> {
         self.end_file()?;

@@ -27,6 +27,19 @@ pub(crate) trait Results {
     fn totals(&mut self) -> &mut printer::Totals;
     /// A page goes on in the file the last one ended in (searching it again).
     fn searched_again(&mut self) {}
+    /// Flushes the output; with `queued`, what was given so far is final
+    /// and printed first (stdin's pieces).
+    fn flush(&mut self, _queued: bool) -> io::Result<()> {
+        Ok(())
+    }
+    /// Whether it stops printing a stream at a NUL byte, as rg's text does
+    /// (its JSON goes on), saying so with [`Results::binary_matches`].
+    fn stops_at_binary(&self) -> bool {
+        false
+    }
+    fn binary_matches(&mut self, _path: &str, _offset: u64) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl<W: Write> Results for printer::Printer<W> {
@@ -44,6 +57,18 @@ impl<W: Write> Results for printer::Printer<W> {
 
     fn totals(&mut self) -> &mut printer::Totals {
         &mut self.totals
+    }
+
+    fn flush(&mut self, queued: bool) -> io::Result<()> {
+        printer::Printer::flush(self, queued)
+    }
+
+    fn stops_at_binary(&self) -> bool {
+        true
+    }
+
+    fn binary_matches(&mut self, path: &str, offset: u64) -> io::Result<()> {
+        printer::Printer::binary_matches(self, path, offset)
     }
 }
 
@@ -81,7 +106,8 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         return files(sandbox, args, &mut shown);
     }
     let counting = args.count || args.count_matches;
-    if !args.json_page && (args.files_without_match && !counting || args.include_zero && counting) {
+    let unmatched = args.files_without_match && !counting || args.include_zero && counting;
+    if !args.json_page && unmatched && !super::stdin::searched(args) {
         return with_unmatched(sandbox, args, &mut shown);
     }
     let mut request = args.request();
@@ -191,14 +217,14 @@ pub(crate) fn counted(
 #[derive(Default)]
 pub(crate) struct Run {
     /// Results still to print.
-    left: u64,
-    warnings: Vec<String>,
-    found: bool,
+    pub(crate) left: u64,
+    pub(crate) warnings: Vec<String>,
+    pub(crate) found: bool,
     /// The component's own time, in ms.
-    searching: u64,
+    pub(crate) searching: u64,
     /// A path named could not be searched (said on stderr; the others were).
-    errored: bool,
-    withheld: Withheld,
+    pub(crate) errored: bool,
+    pub(crate) withheld: Withheld,
 }
 
 /// What a search or listing withheld, said once on stderr at its end (its
@@ -267,7 +293,11 @@ pub(crate) fn stream_paths(
         request.paths = paths;
         request.cursor = args.cursor.clone();
         request.skip = sat(args.skip);
-        let (cut, cursor, stats) = match stream(sandbox, request, args, printer, run) {
+        let streamed = match request.paths.as_slice() {
+            [p] if p == super::stdin::NAME => super::stdin::stream(sandbox, request, args, printer, run),
+            _ => stream(sandbox, request, args, printer, run),
+        };
+        let (cut, cursor, stats) = match streamed {
             Err(e) if one_by_one && unsearchable(args, &e) => {
                 run.errored = true;
                 continue;
@@ -297,8 +327,12 @@ pub(crate) fn stream(
     // whatever the instances) are one instance's.
     let single = sandbox.clone().with_jobs(1);
     let mut dense = false;
+    // A first page of the default size comes soon (a reader may want one
+    // line: `| head -1`); the next are as large as pages go.
+    let mut most = MAX_RESULTS.default;
     loop {
-        request.max_results = Some(run.left.min(MAX_RESULTS.max) as u32);
+        request.max_results = Some(run.left.min(most) as u32);
+        most = MAX_RESULTS.max;
         let r = if dense { &single } else { sandbox }.search_text(request).map_err(by_path)?;
         dense |= r.stats.matches_returned > r.stats.files_scanned;
         // A page that goes on in the file the last one ended in searched it again.
@@ -306,12 +340,16 @@ pub(crate) fn stream(
         if again {
             printer.searched_again();
         }
+        // (How the run ends if the reader goes away while it is printed.)
+        super::stdin::printed(&r, &request.paths);
         for m in &r.matches {
             printer.text_match(m)?;
         }
         for f in &r.files {
             printer.file_count(f, args.count || args.count_matches)?;
         }
+        // (A page reaches a reader now, `| head` too.)
+        printer.flush(false)?;
         run.found |= !r.matches.is_empty() || !r.files.is_empty();
         let t = printer.totals();
         t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;

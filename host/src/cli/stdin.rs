@@ -1,0 +1,577 @@
+//! stdin searched as rg searches it, and a closed pipe on stdout.
+//!
+//! With no PATH, no `--root`, and stdin a pipe, a file or a socket (rg's
+//! `is_readable_stdin`), or with `-` among the paths, the search reads
+//! stdin. Its bytes go to the component (`search-bytes`), never a path, in
+//! pieces of whole lines as they arrive; each piece's results are printed
+//! and flushed at once, so `tail -f app.log | sandgrep ERROR` shows each
+//! line as it comes. Each piece goes with the lines before it (64 KiB,
+//! and the context's lines): redaction reads back that far, and context
+//! and its `--` separators come out as rg's across pieces.
+//!
+//! Memory is bounded whatever stdin holds: a piece is 256 KiB of new lines
+//! or fewer, the lines sent again with it 32 MiB or fewer, and a line
+//! longer than 32 MiB (the longest the component searches in a file) is
+//! searched in its first 32 MiB, the rest dropped and said; a multi-line
+//! search (`-U`) reads stdin whole, up to 32 MiB. (About 100 MiB of the
+//! host's memory in the worst case, lines of 32 MiB; a few hundred KiB for
+//! lines as logs have them.)
+//!
+//! When stdout is a pipe whose reader goes away (`| head`), the run ends at
+//! once (a watcher sees it even while the component is busy), with rg's
+//! exit status.
+
+use std::collections::BTreeSet;
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use sandgrep::limits::{HEAP_LIMIT, MAX_RESULTS, TIMEOUT_MS};
+use sandgrep::{ByteChunk, FileCount, OutputMode, Sandbox, SearchStats, SearchTextRequest, SearchTextResponse};
+
+use super::flags::SearchArgs;
+use super::search::{Results, Run};
+
+/// stdin among the paths, and the name its results carry.
+pub(crate) const NAME: &str = "-";
+/// How rg names stdin where it names it.
+pub(crate) const SHOWN: &str = "<stdin>";
+
+/// New bytes of one piece, or fewer (a faster writer's lines wait for the
+/// next; measured: counting with redaction slows down in larger pieces).
+const PIECE: usize = 256 << 10;
+/// The lines before a piece sent again with it: what redaction reads back.
+const LOOKBACK: usize = 64 << 10;
+/// The longest line searched, and the most of the lines before a piece
+/// sent again (the component's bound for a line of a file).
+const LINE_MAX: usize = HEAP_LIMIT;
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Whether stdin is for searching, as rg decides (`grep_cli::is_readable_stdin`):
+/// not a terminal, and a regular file, a FIFO or a socket (not /dev/null,
+/// nor a closed descriptor).
+pub(crate) fn readable() -> bool {
+    use std::io::IsTerminal;
+    if io::stdin().is_terminal() {
+        return false;
+    }
+    // (fstat on the descriptor itself: no path, nothing opened.)
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat fills the local struct; a closed descriptor fails.
+    if unsafe { libc::fstat(0, &mut st) } != 0 {
+        return false;
+    }
+    matches!(st.st_mode & libc::S_IFMT, libc::S_IFREG | libc::S_IFIFO | libc::S_IFSOCK)
+}
+
+/// Settles which paths a search reads: stdin when no PATH is given, the
+/// workspace was not named (`--root`: an agent's harness may leave a pipe
+/// open on stdin), and stdin is readable; `-` is stdin wherever given.
+/// (`given` names what is printed: `<stdin>` for `-`.)
+pub(crate) fn choose(args: &mut SearchArgs, root_given: bool) {
+    let stdin_used = args.pattern_files.iter().any(|f| f.as_os_str() == NAME);
+    if args.paths.is_empty() && !root_given && !args.files && !args.type_list && !stdin_used && readable() {
+        args.paths = vec![NAME.to_string()];
+    }
+    args.given = args.paths.iter().map(|p| if p == NAME { SHOWN.to_string() } else { p.clone() }).collect();
+}
+
+/// Whether the search reads stdin.
+pub(crate) fn searched(args: &SearchArgs) -> bool {
+    args.paths.iter().any(|p| p == NAME)
+}
+
+/// stdin read as it comes: pieces of whole lines.
+struct Input {
+    stdin: io::Stdin,
+    /// Read, not yet handed out (at most a line's start past the last
+    /// line break, and what a fast writer sent past `PIECE`).
+    pending: Vec<u8>,
+    /// Where `pending` starts in the stream (after a byte order mark).
+    offset: u64,
+    eof: bool,
+    /// Where the first NUL byte is (rg calls such a stream binary).
+    nul: Option<u64>,
+    /// The rest of a line cut at `LINE_MAX` is being dropped.
+    dropping: bool,
+    /// Lines cut at `LINE_MAX`: their numbers.
+    cut: Vec<u64>,
+    /// A byte order mark is looked for at the start (rg drops a UTF-8 one).
+    bom_checked: bool,
+    /// NUL bytes become line breaks (not in a multi-line search, as rg).
+    convert: bool,
+}
+
+/// Bytes of the stream: whole lines (the last one may end without a line
+/// break: the stream's end, or a line cut).
+struct Piece {
+    bytes: Vec<u8>,
+    offset: u64,
+}
+
+impl Input {
+    fn new() -> Input {
+        Input {
+            stdin: io::stdin(),
+            pending: Vec::new(),
+            offset: 0,
+            eof: false,
+            nul: None,
+            dropping: false,
+            cut: Vec::new(),
+            bom_checked: false,
+            convert: true,
+        }
+    }
+
+    /// The next piece, `None` at the end. `line` is the number of the
+    /// piece's first line (for saying which line was cut).
+    fn next(&mut self, line: u64) -> io::Result<Option<Piece>> {
+        loop {
+            if let Some(piece) = self.take(line) {
+                return Ok(Some(piece));
+            }
+            if self.eof {
+                if self.pending.is_empty() {
+                    return Ok(None);
+                }
+                let bytes = std::mem::take(&mut self.pending);
+                let piece = Piece { offset: self.offset, bytes };
+                self.offset += piece.bytes.len() as u64;
+                return Ok(Some(piece));
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Reads what the pipe holds: waits for some, then takes whatever more
+    /// is there at once, up to a piece.
+    fn fill(&mut self) -> io::Result<()> {
+        let mut buf = vec![0u8; 256 << 10];
+        let mut first = true;
+        while first || self.pending.len() < PIECE && ready() {
+            first = false;
+            let n = match self.stdin.lock().read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io::Error::new(e.kind(), format!("{SHOWN}: {e}"))),
+            };
+            if n == 0 {
+                self.eof = true;
+                break;
+            }
+            let start = self.pending.len();
+            self.pending.extend_from_slice(&buf[..n]);
+            // As rg reads stdin: a NUL is a line break (and the stream binary).
+            for (i, b) in self.pending[start..].iter_mut().enumerate().filter(|(_, b)| **b == 0) {
+                self.nul.get_or_insert(self.offset + (start + i) as u64);
+                if self.convert {
+                    *b = b'\n';
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The whole lines read, or a line past `LINE_MAX` cut there.
+    fn take(&mut self, line: u64) -> Option<Piece> {
+        if !self.bom_checked {
+            if self.pending.len() < BOM.len() && BOM.starts_with(&self.pending) && !self.eof {
+                return None;
+            }
+            self.bom_checked = true;
+            if self.pending.starts_with(BOM) {
+                // (rg's offsets count from after it.)
+                self.pending.drain(..BOM.len());
+            }
+        }
+        if self.dropping {
+            self.take_dropped();
+        }
+        let end = match self.pending[..self.pending.len().min(PIECE)].iter().rposition(|&b| b == b'\n') {
+            Some(i) => i + 1,
+            None => match newline(&self.pending) {
+                Some(i) if i < LINE_MAX => i + 1,
+                _ if self.pending.len() >= LINE_MAX => {
+                    self.dropping = true;
+                    self.cut.push(line);
+                    LINE_MAX
+                }
+                _ => return None,
+            },
+        };
+        let rest = self.pending.split_off(end);
+        let bytes = std::mem::replace(&mut self.pending, rest);
+        let piece = Piece { offset: self.offset, bytes };
+        self.offset += end as u64;
+        // (What a cut line had past LINE_MAX is dropped up to its end.)
+        if self.dropping {
+            self.take_dropped();
+        }
+        Some(piece)
+    }
+
+    fn take_dropped(&mut self) {
+        let end = newline(&self.pending).map(|i| i + 1);
+        self.dropping = end.is_none();
+        let n = end.unwrap_or(self.pending.len());
+        self.pending.drain(..n);
+        self.offset += n as u64;
+    }
+}
+
+fn newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+/// Whether stdin has bytes to read now (or its end).
+fn ready() -> bool {
+    let mut p = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+    // SAFETY: poll on one local pollfd, no waiting.
+    unsafe { libc::poll(&mut p, 1, 0) > 0 }
+}
+
+/// Lines of `bytes` (a last one without a line break counts).
+fn lines(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64 + u64::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// The lines before the next piece kept to send again with it.
+#[derive(Default)]
+struct Before {
+    bytes: Vec<u8>,
+    /// The number of its first line.
+    first: u64,
+    lines: u64,
+}
+
+impl Before {
+    /// Adds `piece` and keeps what the next piece needs: the lines within
+    /// `LOOKBACK` bytes of the end, and at least `keep` lines; never more
+    /// than `LINE_MAX` bytes (but the last line).
+    fn add(&mut self, piece: &[u8], keep: u64) {
+        self.bytes.extend_from_slice(piece);
+        if self.bytes.last().is_some_and(|&b| b != b'\n') {
+            // (A cut line ends here.)
+            self.bytes.push(b'\n');
+        }
+        self.lines += lines(piece);
+        let len = self.bytes.len();
+        let (mut from, mut count) = (len, 0);
+        let body = &self.bytes[..len - 1];
+        let starts = body.iter().enumerate().rev().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1).chain([0]);
+        for start in starts {
+            if count >= keep && len - from >= LOOKBACK || count > 0 && len - start > LINE_MAX {
+                break;
+            }
+            (from, count) = (start, count + 1);
+        }
+        let dropped = lines(&self.bytes[..from]);
+        self.bytes.drain(..from);
+        self.first += dropped;
+        self.lines -= dropped;
+    }
+}
+
+/// Prints stdin's results as its pieces come (`stream`'s part for `-`).
+pub(crate) fn stream(
+    sandbox: &Sandbox,
+    request: &mut SearchTextRequest,
+    args: &SearchArgs,
+    printer: &mut impl Results,
+    run: &mut Run,
+) -> io::Result<(bool, Option<String>, SearchStats)> {
+    let mut request = request.clone();
+    request.paths = Vec::new();
+    (request.cursor, request.skip) = (None, None);
+    if request.timeout_ms.is_none() {
+        // (Each piece has the time: a stream has no end to wait for.)
+        request.timeout_ms = Some(TIMEOUT_MS.max as u32);
+    }
+    let counting = args.count || args.count_matches;
+    let without_match = args.files_without_match && !counting;
+    if without_match {
+        request.output = Some(OutputMode::FilesWithMatches);
+    }
+    let output = request.output.unwrap_or(OutputMode::Content);
+    let content = output == OutputMode::Content;
+    let (before, after) = (request.context_before.unwrap_or(0), request.context_after.unwrap_or(0));
+    let cap = request.max_matches_per_file.map(u64::from);
+    let mut input = Input::new();
+    let mut kept = Before { first: 1, ..Before::default() };
+    let (mut taken, mut count, mut found) = (0u64, 0u64, false);
+    let mut stats = sandgrep_stats();
+    let mut counted = Counted::default();
+    let t = printer.totals();
+    t.files_searched += 1;
+    // The end of the last result and where its after-context ends.
+    let mut owed_to = 0u64;
+    let mut binary_said = false;
+    if request.multiline {
+        // A match may span any lines: the stream is searched whole (rg
+        // reads it whole too), up to the bound of a file's.
+        let mut all = Vec::new();
+        input.convert = false;
+        while !input.eof && all.len() <= LINE_MAX {
+            input.fill()?;
+            all.append(&mut input.pending);
+        }
+        if all.starts_with(BOM) {
+            all.drain(..BOM.len());
+        }
+        if all.len() > LINE_MAX {
+            all.truncate(LINE_MAX);
+            run.errored = true;
+            run.warnings.push(format!(
+                "{SHOWN}: only its first {LINE_MAX} bytes were searched (a multi-line search holds at most that)"
+            ));
+        }
+        input.pending = all;
+        input.eof = true;
+        input.bom_checked = true;
+    }
+    loop {
+        let line = kept.first + kept.lines;
+        let Some(piece) = (if request.multiline {
+            (!input.pending.is_empty()).then(|| Piece { bytes: std::mem::take(&mut input.pending), offset: 0 })
+        } else {
+            input.next(line)?
+        }) else {
+            break;
+        };
+        let binary = input.nul.is_some_and(|at| at < piece.offset + piece.bytes.len() as u64);
+        printer.totals().bytes_searched += piece.bytes.len() as u64;
+        let mut data = kept.bytes.clone();
+        data.extend_from_slice(&piece.bytes);
+        let mut chunk = ByteChunk {
+            name: NAME.to_string(),
+            data,
+            first_line: kept.first,
+            offset: piece.offset - kept.bytes.len() as u64,
+            seen_lines: kept.lines,
+            taken,
+        };
+        let last_line = line + lines(&piece.bytes) - 1;
+        if binary && content && printer.stops_at_binary() {
+            // rg's standard printer prints nothing past the NUL: at the
+            // first line it would print (a result, or context still owed),
+            // it says the stream is binary and stops.
+            let mut probe = request.clone();
+            (probe.output, probe.context_before, probe.context_after) =
+                (Some(OutputMode::FilesWithMatches), Some(0), Some(0));
+            let r = sandbox.search_bytes(&probe, &chunk).map_err(io::Error::other)?;
+            run.searching += r.stats.elapsed_ms;
+            if owed_to >= line || !r.files.is_empty() {
+                found = true;
+                run.found = true;
+                printer.binary_matches(NAME, input.nul.unwrap_or(0))?;
+                printer.flush(true)?;
+                binary_said = true;
+                break;
+            }
+            kept.add(&piece.bytes, before.max(after) as u64);
+            continue;
+        }
+        loop {
+            request.max_results = Some(run.left.min(MAX_RESULTS.max).max(1) as u32);
+            let r = sandbox.search_bytes(&request, &chunk).map_err(io::Error::other)?;
+            run.searching += r.stats.elapsed_ms;
+            let seen_to = chunk.first_line + chunk.seen_lines;
+            let mut last_result = None;
+            for m in &r.matches {
+                if m.line < seen_to {
+                    // Shown again for its after-context: counted once.
+                    let t = printer.totals();
+                    let (matches, matched_lines) = (t.matches, t.matched_lines);
+                    printer.text_match(m)?;
+                    let t = printer.totals();
+                    (t.matches, t.matched_lines) = (matches, matched_lines);
+                } else {
+                    printer.text_match(m)?;
+                    last_result = Some(m.end_line);
+                    owed_to = m.end_line + after as u64;
+                }
+            }
+            let mut shown = sandgrep_stats();
+            counted.add(&r, kept.first, &mut shown);
+            run.withheld.add(&shown);
+            taken += r.stats.matches_returned;
+            if content {
+                run.left = run.left.saturating_sub(r.stats.matches_returned);
+            }
+            if let Some(f) = r.files.first() {
+                count += f.count;
+            }
+            found |= r.stats.matches_returned > 0;
+            stats.files_matched = u64::from(found);
+            stats.matches_returned += r.stats.matches_returned;
+            for w in r.warnings {
+                if !run.warnings.contains(&w) {
+                    run.warnings.push(w);
+                }
+            }
+            if r.timed_out {
+                printer.flush(true)?;
+                return Ok((true, None, stats));
+            }
+            // A page's worth: again past its last result.
+            let capped = cap.is_some_and(|c| taken >= c);
+            match last_result {
+                Some(end) if r.truncated && !capped && run.left > 0 => {
+                    chunk.seen_lines = end + 1 - chunk.first_line;
+                    chunk.taken = taken;
+                }
+                _ => break,
+            }
+        }
+        printer.flush(true)?;
+        run.found |= found && !without_match;
+        if found && output == OutputMode::FilesWithMatches {
+            // -l and -q: the first match answers.
+            break;
+        }
+        let capped = cap.is_some_and(|c| taken >= c) || content && run.left == 0;
+        if capped && owed_to <= last_line {
+            break;
+        }
+        kept.add(&piece.bytes, before.max(after) as u64);
+    }
+    for line in &input.cut {
+        let w =
+            format!("{SHOWN}: line {line} is longer than {LINE_MAX} bytes: only its first {LINE_MAX} were searched");
+        run.warnings.push(w);
+    }
+    if content && !binary_said && found && printer.stops_at_binary() {
+        if let Some(at) = input.nul {
+            printer.binary_matches(NAME, at)?;
+        }
+    }
+    match output {
+        OutputMode::Count if count > 0 || args.include_zero => {
+            printer.file_count(&FileCount { path: NAME.into(), count }, true)?;
+        }
+        OutputMode::FilesWithMatches if found != without_match => {
+            printer.file_count(&FileCount { path: NAME.into(), count }, false)?;
+            run.found = true;
+        }
+        _ => {}
+    }
+    printer.flush(true)?;
+    stats.files_scanned = 1;
+    Ok((false, None, stats))
+}
+
+fn sandgrep_stats() -> SearchStats {
+    SearchStats {
+        files_scanned: 0,
+        files_matched: 0,
+        bytes_searched: 0,
+        matches_returned: 0,
+        elapsed_ms: 0,
+        skipped: sandgrep::SkipCounts { binary: 0, too_large: 0, denied: 0, unreadable: 0, ignored: 0, hidden: 0 },
+        index: sandgrep::IndexUse::None,
+        files_skipped_by_index: 0,
+        lines_redacted: 0,
+        redacted_by: Vec::new(),
+    }
+}
+
+/// The lines of a stream shown with a secret redacted, each counted once
+/// though a piece's answer may show a line an earlier one showed.
+#[derive(Default)]
+struct Counted {
+    lines: BTreeSet<u64>,
+    by_rule: BTreeSet<(u64, String)>,
+}
+
+impl Counted {
+    /// Counts what `r` shows anew into `into`; forgets lines before `first`
+    /// (no later piece shows them).
+    fn add(&mut self, r: &SearchTextResponse, first: u64, into: &mut SearchStats) {
+        self.lines = self.lines.split_off(&first);
+        self.by_rule = self.by_rule.split_off(&(first, String::new()));
+        for x in r.matches.iter().flat_map(|m| &m.redactions) {
+            if self.lines.insert(x.line) {
+                into.lines_redacted += 1;
+            }
+            if self.by_rule.insert((x.line, x.rule.clone())) {
+                match into.redacted_by.iter_mut().find(|c| c.rule == x.rule) {
+                    Some(c) => c.lines += 1,
+                    None => into.redacted_by.push(sandgrep::RedactionCount { rule: x.rule.clone(), lines: 1 }),
+                }
+            }
+        }
+    }
+}
+
+/// Whether a search that matched was over when stdout's reader went away
+/// (see [`closed_status`]).
+static COMPLETED_MATCH: AtomicBool = AtomicBool::new(false);
+/// The path of the last result printed.
+static LAST_PRINTED: Mutex<Option<String>> = Mutex::new(None);
+
+/// Notes a page printed of a search of the files `named`. rg writes a
+/// file's results found by its walk as one piece, and counts a file that
+/// matched once that write succeeded: one such result printed is a search
+/// over. A file named itself is searched and printed as it goes, and is over
+/// once another file's results, or the end, follow it.
+pub(crate) fn printed(r: &SearchTextResponse, named: &[String]) {
+    let mut last = LAST_PRINTED.lock().unwrap_or_else(|e| e.into_inner());
+    let paths = r.matches.iter().map(|m| m.path.as_str()).chain(r.files.iter().map(|f| f.path.as_str()));
+    for p in paths {
+        if last.as_deref().is_some_and(|l| l != p) || !named.iter().any(|n| n == p) {
+            COMPLETED_MATCH.store(true, Ordering::Relaxed);
+        }
+        if last.as_deref() != Some(p) {
+            *last = Some(p.to_string());
+        }
+    }
+    // (-l and -c print whole files.)
+    if last.is_some() && (r.next_cursor.is_none() || !r.files.is_empty()) {
+        COMPLETED_MATCH.store(true, Ordering::Relaxed);
+    }
+}
+
+/// rg's exit status where stdout's reader goes away: it counts a search
+/// whose output failed as no match, so 0 when a search that matched was
+/// over by then, else 1 (`rg foo dir | head -1` ends 0, `yes | rg y |
+/// head -1` 1).
+pub(crate) fn closed_status() -> u8 {
+    if COMPLETED_MATCH.load(Ordering::Relaxed) {
+        0
+    } else {
+        1
+    }
+}
+
+/// Ends the run as soon as stdout's reader goes away, when stdout is a pipe
+/// or a socket: a thread waits for the error (or hang-up) that poll(2)
+/// reports then, while the search may be busy in the component (which
+/// would otherwise find out only at its next write).
+pub(crate) fn watch_stdout() {
+    // SAFETY: fstat fills the local struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(1, &mut st) } != 0 {
+        return;
+    }
+    if !matches!(st.st_mode & libc::S_IFMT, libc::S_IFIFO | libc::S_IFSOCK) {
+        return;
+    }
+    let watch = || loop {
+        let mut p = libc::pollfd { fd: 1, events: 0, revents: 0 };
+        // SAFETY: poll on one local pollfd.
+        if unsafe { libc::poll(&mut p, 1, -1) } < 0 {
+            if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        if p.revents & libc::POLLNVAL != 0 {
+            return;
+        }
+        if p.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+            std::process::exit(closed_status().into());
+        }
+    };
+    let _ = std::thread::Builder::new().name("stdout-watch".into()).spawn(watch);
+}
