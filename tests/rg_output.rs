@@ -247,6 +247,11 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-b", "-o", "foo", "src"],
         &["-b", "--vimgrep", "foo", "src"],
         &["--byte-offset", "--no-byte-offset", "foo", "src"],
+        // Sorting: the files in reverse path order, or by modification time.
+        &["--sortr", "path", "-n", "bar"],
+        &["--sortr", "path", "-c", "foo", "./src", "docs"],
+        &["--sortr", "path", "--files"],
+        &["--sortr", "path", "--heading", "-n", "qux", "src"],
     ];
     let mut differ = Vec::new();
     for args in sets {
@@ -261,6 +266,37 @@ fn piped_output_is_rgs_byte_for_byte() {
         }
     }
     assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+}
+
+#[test]
+fn sorted_by_modification_time_as_rgs() {
+    // Times seconds apart (the sandbox lists them in seconds; files of the
+    // same second sandgrep keeps in path order, rg in the directory's),
+    // not in path order.
+    let t = Tree::new();
+    let times = [("a.txt", 30), ("b.txt", 10), ("dir/c.txt", 20), ("dir/d.txt", 40), ("e.txt", 60), ("f.txt", 50)];
+    for (name, _) in times {
+        t.write(name, "test\nmore\n");
+    }
+    for (name, secs) in times {
+        let file = std::fs::File::options().write(true).open(t.path().join(name)).unwrap();
+        file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000 + secs)).unwrap();
+    }
+    let sets: &[&[&str]] = &[
+        &["--sort", "modified", "test"],
+        &["--sortr", "modified", "-n", "test"],
+        &["--sort", "modified", "--files"],
+        &["--sortr", "modified", "-c", "test", "dir", "a.txt"],
+        &["--sort", "modified", "--sortr", "path", "-l", "test"],
+    ];
+    for args in sets {
+        let (theirs, ours) = both(t.path(), args);
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+    // accessed and created: refused, in a line saying why.
+    let out = run(t.path(), &["--sort", "accessed", "test"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("modification time only"));
 }
 
 /// Where two outputs part: the line number and both lines.

@@ -112,6 +112,13 @@ impl SearchArgs {
             let (not, glob) = g.strip_prefix('!').map_or(("", g.as_str()), |rest| ("!", rest));
             self.globs.push(format!("{not}{}", either_case(glob)));
         }
+        if let Some((kind @ ("accessed" | "created"), reverse)) = self.sorting() {
+            let flag = if reverse { "--sortr" } else { "--sort" };
+            let message = format!(
+                "{flag} {kind} is not supported: the sandbox's listing gives each file's modification time only ({flag} modified)"
+            );
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        }
         if self.engine.as_deref() == Some("pcre2") {
             let message = "PCRE2 is not available in this build of sandgrep (its one engine: --engine default)";
             return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
@@ -190,6 +197,17 @@ impl SearchArgs {
     pub(crate) fn contexts(&self) -> (u64, u64) {
         let both = self.context.unwrap_or(0);
         (self.before_context.unwrap_or(both), self.after_context.unwrap_or(both))
+    }
+
+    /// The order asked for (--sort, --sortr, --sort-files: the last
+    /// given), and whether reversed; `None`: the walk's (path order).
+    pub(crate) fn sorting(&self) -> Option<(&str, bool)> {
+        match (&self.sort, &self.sortr) {
+            (Some(kind), _) if kind != "none" => Some((kind.as_str(), false)),
+            (_, Some(kind)) if kind != "none" => Some((kind.as_str(), true)),
+            _ if self.sort_files => Some(("path", false)),
+            _ => None,
+        }
     }
 
     /// -t's types, and -T's as `!TYPE`.

@@ -229,7 +229,7 @@ pub(crate) fn parse_range(s: &str) -> Result<(u64, Option<u64>), String> {
     Ok((a, b))
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 pub(crate) struct SearchArgs {
     /// The pattern (a Rust regex; a literal string with -F).
     #[arg(value_name = "PATTERN", required_unless_present_any = ["regexp", "pattern_files", "files", "type_list"])]
@@ -445,14 +445,25 @@ pub(crate) struct SearchArgs {
     /// Print each match replaced by TEXT (`$1`, `$name`, `${name}`: its groups; `$$`: a dollar).
     #[arg(help_heading = "Output options", short = 'r', long, value_name = "TEXT", allow_hyphen_values = true)]
     pub(crate) replace: Option<String>,
-    /// Results come in path order; `path` and `none` are accepted as rg's.
-    #[arg(help_heading = "Output options", long, value_name = "SORTBY", value_parser = ["path", "none"])]
+    /// Results in this order of their files: path (the default, as rg
+    /// --sort path's), modified (oldest first, then path), none (as path);
+    /// accessed and created are refused (the sandbox lists modification
+    /// times only).
+    #[arg(help_heading = "Output options", long, value_name = "SORTBY",
+          value_parser = ["path", "modified", "accessed", "created", "none"],
+          overrides_with_all = ["sortr", "sort_files", "no_sort_files"])]
     pub(crate) sort: Option<String>,
+    /// As --sort, in reverse: path (from the last path), modified (newest
+    /// first), none.
+    #[arg(help_heading = "Output options", long, value_name = "SORTBY",
+          value_parser = ["path", "modified", "accessed", "created", "none"],
+          overrides_with_all = ["sort", "sort_files", "no_sort_files"])]
+    pub(crate) sortr: Option<String>,
     /// Deprecated in rg: as --sort path.
-    #[arg(help_heading = "Output options", long, overrides_with = "no_sort_files")]
+    #[arg(help_heading = "Output options", long, overrides_with_all = ["no_sort_files", "sort", "sortr"])]
     pub(crate) sort_files: bool,
     /// Deprecated in rg: as --sort none.
-    #[arg(help_heading = "Output options", long, overrides_with = "sort_files")]
+    #[arg(help_heading = "Output options", long, overrides_with_all = ["sort_files", "sort", "sortr"])]
     pub(crate) no_sort_files: bool,
     /// Leave out leading whitespace of printed lines.
     #[arg(help_heading = "Output options", long)]

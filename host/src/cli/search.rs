@@ -96,6 +96,17 @@ impl<W: Write> Results for jsonl::Printer<W> {
 }
 
 pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    let sorted;
+    let args = match args.type_list || args.json_page || super::stdin::searched(args) {
+        false => match sorted_files(sandbox, args)? {
+            Some(files) => {
+                sorted = files;
+                &sorted
+            }
+            None => args,
+        },
+        true => args,
+    };
     // -q: nothing printed but --stats.
     let mut nothing = io::sink();
     let mut shown: &mut dyn Write = if args.quiet { &mut nothing } else { &mut *out };
@@ -571,6 +582,72 @@ pub(crate) fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) 
         withheld.say();
     }
     Ok(if errored { Outcome::Partial } else { Outcome::of(found, false) })
+}
+
+/// rg's --sortr and --sort modified: rg orders the files it searches, so
+/// these are listed first (with their modification times, in seconds),
+/// ordered — stable, so files of the same second stay in path order — and
+/// searched as paths named, each under the name rg shows it by. `None`:
+/// the walk's order is rg's (path), or nothing was listed.
+fn sorted_files(sandbox: &Sandbox, args: &SearchArgs) -> io::Result<Option<SearchArgs>> {
+    let Some((kind, reverse)) = args.sorting() else { return Ok(None) };
+    if kind == "path" && !reverse {
+        return Ok(None);
+    }
+    let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
+    // (path, shown as, modified)
+    let mut files: Vec<(String, String, Option<i64>)> = Vec::new();
+    for (i, root) in roots.iter().enumerate() {
+        let names = match args.given.get(i) {
+            Some(given) => printer::Names::new(std::slice::from_ref(given), std::slice::from_ref(root)),
+            None => printer::Names::new(&[], &[]),
+        };
+        let mut r = listing(args, root);
+        r.include_metadata = kind == "modified";
+        loop {
+            // (A path that cannot be listed is searched as named: the
+            // search says why, as rg, and it sorts last.)
+            let Ok(response) = sandbox.list_files(&r) else {
+                files.push((root.clone(), args.given.get(i).unwrap_or(root).clone(), None));
+                break;
+            };
+            for e in response.entries.into_iter().filter(|e| !e.is_dir) {
+                files.push((e.path.clone(), names.show(&e.path), e.modified));
+            }
+            match response.next_cursor {
+                Some(c) => r.cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    if files.is_empty() {
+        return Ok(None);
+    }
+    if kind == "path" {
+        files.sort_by(|a, b| std::path::Path::new(&b.1).cmp(std::path::Path::new(&a.1)));
+    } else {
+        // As rg: a file without a time after those with one.
+        files.sort_by(|a, b| {
+            let order = match (a.2, b.2) {
+                (Some(x), Some(y)) => x.cmp(&y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            };
+            if reverse {
+                order.reverse()
+            } else {
+                order
+            }
+        });
+    }
+    let one_file_named = matches!((args.paths.as_slice(), files.as_slice()), ([p], [(f, _, _)]) if p == f);
+    let mut sorted = args.clone();
+    if !one_file_named && !args.with_filename && !args.no_filename {
+        sorted.with_filename = true;
+    }
+    (sorted.paths, sorted.given) = files.into_iter().map(|(path, shown, _)| (path, shown)).unzip();
+    Ok(Some(sorted))
 }
 
 /// The listing of what a search of `root` reads: its filters, all entries a page.
