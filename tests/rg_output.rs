@@ -582,3 +582,77 @@ fn pages_through_cursors_come_in_rgs_path_order() {
         assert_eq!(files, want_files, "library -l, pages of {max}");
     }
 }
+
+/// How files are read, as rg reads them: binary files (a NUL byte past rg's
+/// first 64 KiB buffer, matches before and after it; found by the walk or
+/// named; -a, --binary, -uuu), CRLF line ends (--crlf), encodings (-E,
+/// UTF-16 with a BOM). rg runs with --no-mmap where a file is named: its
+/// memory maps look for NUL bytes elsewhere (sandgrep never maps a file).
+#[test]
+fn files_are_read_as_rg_reads_them() {
+    let t = Tree::new();
+    let mut hay = String::new();
+    for i in 0..4000 {
+        match i {
+            0 => hay.push_str("needle at the start\n"),
+            3400 => hay.push_str("needle before the NUL, in its buffer\n"),
+            3500 => hay.push_str("abc\0def\n"),
+            3800 => hay.push_str("needle late, past the NUL\n"),
+            _ => hay.push_str(&format!("line {i:05} of plain text\n")),
+        }
+    }
+    t.write("hay", hay);
+    t.write("small.bin", b"foo\0bar\nfoo\0baz\n");
+    t.write("text.txt", "foo needle\nbar\n");
+    t.write("crlf.txt", "foo\r\nbar foo\r\nfoo bar\r\n");
+    let utf16: Vec<u8> =
+        [0xFF, 0xFE].into_iter().chain("foo\nbar foo\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    t.write("utf16.txt", utf16);
+    let utf16_nobom: Vec<u8> = "foo\nbar\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    t.write("nobom.txt", utf16_nobom);
+    t.write("latin1.txt", b"caf\xe9 foo\n");
+    let sets: &[&[&str]] = &[
+        &["-n", "needle"],
+        &["-n", "needle", "-g", "hay"],
+        &["-n", "late", "-g", "hay"],
+        &["--no-mmap", "-n", "needle", "hay"],
+        &["--no-mmap", "-n", "late", "hay"],
+        &["--no-mmap", "-n", "before the NUL", "hay"],
+        &["--no-mmap", "-n", "-C", "1", "needle", "hay", "text.txt"],
+        &["-n", "--binary", "needle", "-g", "hay"],
+        &["-n", "--binary", "late"],
+        &["--binary", "--no-binary", "-n", "needle"],
+        &["-c", "needle"],
+        &["-c", "--binary", "needle"],
+        &["-l", "needle"],
+        &["-l", "late"],
+        &["-c", "-a", "needle"],
+        &["-n", "--text", "late", "-g", "hay"],
+        &["-a", "--no-text", "-n", "needle"],
+        &["-uuu", "foo"],
+        &["--no-mmap", "foo", "small.bin"],
+        &["--no-mmap", "-c", "foo", "small.bin"],
+        &["--crlf", "-n", "foo$"],
+        &["--crlf", "-o", "foo$"],
+        &["--crlf", "--no-crlf", "foo$"],
+        &["foo$", "crlf.txt"],
+        &["-n", "foo", "utf16.txt"],
+        &["-E", "utf-16le", "-n", "bar", "nobom.txt"],
+        &["--encoding=latin1", "café"],
+        &["-E", "none", "-c", "foo", "utf16.txt"],
+        &["-E", "utf-16le", "--no-encoding", "-c", "bar", "nobom.txt"],
+    ];
+    let mut differ = Vec::new();
+    for args in sets {
+        let (theirs, ours) = both(t.path(), args);
+        if theirs != ours {
+            differ.push(format!(
+                "{args:?}: exit {:?} vs {:?}; {}",
+                theirs.1,
+                ours.1,
+                first_difference(&theirs.0, &ours.0)
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+}

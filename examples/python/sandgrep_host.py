@@ -26,6 +26,7 @@ FIELDS = {
         "follow_symlinks": False, "max_depth": None, "context_before": None, "context_after": None, "output": None,
         "max_results": None, "max_matches_per_file": None, "max_columns": None, "max_filesize": None,
         "timeout_ms": None, "cursor": None, "skip": None, "invert_match": False, "count_matches": False, "replace": None, "streaming": False,
+        "binary": None, "crlf": False, "null_data": False, "encoding": None, "passthru": False,
     },
     "search-ast": {
         "pattern": "", "language": None, "paths": [], "include_globs": [], "exclude_globs": [], "hidden": False,
@@ -78,7 +79,7 @@ class Sandgrep:
         wasi.preopen_dir(self.workspace, ".", False)  # the workspace only, read-only
         store.set_wasi(wasi)
         instance = linker.instantiate(store, self.component)
-        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.3.1")
+        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.4.0")
         func = instance.get_func(store, instance.get_export_index(store, op, iface))
         unknown = set(request) - set(FIELDS[op])
         if unknown:

@@ -45,8 +45,8 @@ pub use bindings::exports::sandgrep::search::parallel::{
     ShardStop, WalkSkips, WalkedFile, WalkedFiles,
 };
 pub use bindings::exports::sandgrep::search::search::{
-    AstMatch, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest,
-    SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+    AstMatch, BinaryMode, BinaryNotice, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode,
+    SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{
     IndexUse, Policy, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts,
@@ -201,7 +201,11 @@ impl Workspace {
     }
 
     /// Run `search-bytes`: `search-text` over a piece of a stream.
-    pub fn search_bytes(&self, request: SearchTextRequest, chunk: ByteChunk) -> Result<SearchTextResponse, SearchError> {
+    pub fn search_bytes(
+        &self,
+        request: SearchTextRequest,
+        chunk: ByteChunk,
+    ) -> Result<SearchTextResponse, SearchError> {
         search::search_bytes(self, request, chunk)
     }
 

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::{
-    CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, SearchAstRequest, SearchError,
-    SearchTextRequest,
+    BinaryMode, CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, SearchAstRequest,
+    SearchError, SearchTextRequest,
 };
 
 pub use sandgrep_contract::limits::{
@@ -44,6 +44,15 @@ pub struct TextQuery {
     /// The caller streams every result: lines come as they are (a
     /// carriage return before the newline kept).
     pub streaming: bool,
+    /// How files holding a NUL byte are searched.
+    pub binary: BinaryMode,
+    /// Lines may end in `\r\n` (rg's `--crlf`).
+    pub crlf: bool,
+    /// Lines end at NUL bytes (rg's `--null-data`).
+    pub null_data: bool,
+    /// The files' encoding (rg's `-E`): `None` UTF-8 with BOM sniffing.
+    /// (`none`: the bytes as they are, no BOM sniffing.)
+    pub encoding: Option<String>,
     pub max_filesize: u64,
     pub timeout: Duration,
     pub cursor: Option<String>,
@@ -126,6 +135,20 @@ impl TextQuery {
             v => clamp("max-columns", v, uncapped(MAX_COLUMNS), warnings) as usize,
         };
         let paths = if r.paths.is_empty() { vec![".".to_string()] } else { r.paths };
+        if r.passthru {
+            return Err(SearchError::InvalidArgument("passthru is not supported yet".into()));
+        }
+        let encoding = match r.encoding.as_deref().map(str::trim) {
+            None | Some("auto") => None,
+            Some(label) if label.eq_ignore_ascii_case("none") => Some("none".to_string()),
+            Some(label) => match grep_searcher::Encoding::new(label) {
+                Ok(_) => Some(label.to_ascii_lowercase()),
+                Err(e) => return Err(SearchError::InvalidArgument(e.to_string())),
+            },
+        };
+        if r.null_data {
+            return Err(SearchError::InvalidArgument("null-data is not supported yet".into()));
+        }
         Ok(TextQuery {
             query: r.query,
             mode: r.mode.unwrap_or(QueryMode::Literal),
@@ -152,6 +175,11 @@ impl TextQuery {
             count_matches: r.count_matches && output == OutputMode::Count,
             replace: r.replace,
             streaming: r.streaming,
+            // (With NUL bytes as line breaks nothing is binary, as rg.)
+            binary: if r.null_data { BinaryMode::Text } else { r.binary.unwrap_or(BinaryMode::Skip) },
+            crlf: r.crlf,
+            null_data: r.null_data,
+            encoding,
             max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
             cursor: r.cursor,
@@ -164,7 +192,7 @@ impl TextQuery {
     /// one page, context, columns, timeout, skip) do not change the stream.
     pub fn stream_key(&self) -> String {
         format!(
-            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}",
+            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}\0{:?}\0{}\0{}\0{:?}",
             self.query,
             self.mode,
             self.case,
@@ -176,7 +204,11 @@ impl TextQuery {
             self.walk,
             self.output,
             self.per_file,
-            self.max_filesize
+            self.max_filesize,
+            self.binary,
+            self.crlf,
+            self.null_data,
+            self.encoding,
         )
     }
 }
@@ -342,6 +374,11 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         count_matches: false,
         replace: None,
         streaming: false,
+        binary: None,
+        crlf: false,
+        null_data: false,
+        encoding: None,
+        passthru: false,
     }
 }
 

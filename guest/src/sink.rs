@@ -49,6 +49,15 @@ pub struct FileResults {
     /// A result past the limit (or past the text budget) exists.
     pub more: bool,
     pub binary: bool,
+    /// Where the searcher found binary data (a NUL byte), if it did.
+    pub binary_offset: Option<u64>,
+    /// A result came after binary data in a file searched on past it:
+    /// the search stopped there, the result not taken (rg's "binary file
+    /// matches").
+    pub binary_hit: bool,
+    /// That line came after a break in the context (rg's `--` before its
+    /// message).
+    pub binary_break: bool,
     pub timed_out: bool,
     /// Bytes read, as rg counts them (see `text-match.bytes-searched`).
     pub bytes_searched: u64,
@@ -93,6 +102,9 @@ pub struct FileSink<'a, 'm> {
     /// `limit` is the file's own cap (max-matches-per-file), not the room
     /// left in the page: rg's search of the file ends at it.
     pub capped: bool,
+    /// The searcher goes on past binary data (rg's convert): content output
+    /// stops at the first line after it, as rg's printer does.
+    pub convert_binary: bool,
     /// Results collected (lines; `results.count` may count matches).
     taken: u64,
     /// When to stop early with what was found, if at all.
@@ -136,6 +148,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             repeat_seen: false,
             limit,
             capped: false,
+            convert_binary: false,
             taken: 0,
             deadline,
             budget,
@@ -442,6 +455,12 @@ impl Sink for FileSink<'_, '_> {
         let line = mat.line_number().unwrap_or(1);
         let offset = mat.absolute_byte_offset();
         let block = mat.bytes();
+        if self.past_binary() {
+            // (Inverted, every line comes here: a result is one that does not match.)
+            self.results.binary_hit |=
+                !self.cfg.invert || !self.cfg.matcher.is_match(line_body(block, true)).unwrap_or(false);
+            return Ok(false);
+        }
         // (A result before the new lines of a stream's piece, shown again
         // for its after-context: see `repeat_seen`.)
         let repeat = self.repeat_seen && line <= self.min_line && line + self.cfg.after as u64 > self.min_line;
@@ -508,14 +527,25 @@ impl Sink for FileSink<'_, '_> {
     }
 
     fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
-        if self.expired() {
+        if self.expired() || self.past_binary() {
             return Ok(false);
         }
         self.saw_line(ctx.line_number().unwrap_or(0), ctx.absolute_byte_offset(), ctx.bytes(), None);
         Ok(self.go_on())
     }
 
-    fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+    fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, io::Error> {
+        if self.past_binary() {
+            self.results.binary_break = true;
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _searcher: &Searcher, offset: u64) -> Result<bool, io::Error> {
+        self.results.binary_offset = Some(offset);
+        if self.convert_binary {
+            return Ok(true);
+        }
         self.results.binary = true;
         Ok(false)
     }
@@ -531,10 +561,18 @@ impl Sink for FileSink<'_, '_> {
         for m in &mut self.results.matches {
             m.bytes_searched = self.results.bytes_searched;
         }
-        if finish.binary_byte_offset().is_some() {
-            self.results.binary = true;
+        if let Some(offset) = finish.binary_byte_offset() {
+            self.results.binary_offset.get_or_insert(offset);
+            self.results.binary |= !self.convert_binary;
         }
         Ok(())
+    }
+}
+
+impl FileSink<'_, '_> {
+    /// Content output of a file searched on past binary data, once there.
+    fn past_binary(&self) -> bool {
+        self.convert_binary && self.results.binary_offset.is_some() && self.cfg.output == OutputMode::Content
     }
 }
 

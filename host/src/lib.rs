@@ -62,8 +62,8 @@ pub use bindings::exports::sandgrep::search::files::{
 pub use bindings::exports::sandgrep::search::index::IndexReport;
 use bindings::exports::sandgrep::search::parallel::{ShardResult, ShardStop, WalkedFile};
 pub use bindings::exports::sandgrep::search::search::{
-    AstMatch, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode, SearchAstRequest,
-    SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+    AstMatch, BinaryMode, BinaryNotice, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode,
+    SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
 pub use bindings::sandgrep::search::types::{
@@ -967,6 +967,11 @@ impl SearchTextRequest {
             count_matches: false,
             replace: None,
             streaming: false,
+            binary: None,
+            crlf: false,
+            null_data: false,
+            encoding: None,
+            passthru: false,
         }
     }
 }

@@ -38,6 +38,7 @@ impl Page {
                 next_cursor: None,
                 stats: empty_stats(),
                 warnings,
+                binary_notices: Vec::new(),
             },
             stats: empty_stats(),
             capped_files: Vec::new(),
@@ -119,6 +120,11 @@ impl Page {
         }
     }
 
+    /// Whether the request named the file `rel` (rg searches it whole).
+    pub(super) fn is_named(&self, rel: &str) -> bool {
+        self.named.iter().any(|n| n == rel)
+    }
+
     fn binary(&mut self, rel: &str) {
         self.stats.skipped.binary += 1;
         if self.named.iter().any(|n| n == rel) {
@@ -152,8 +158,12 @@ impl Page {
         // A shard may have searched with a larger limit (it had fewer results
         // before this file): `take` cuts the results to this page's.
         let per_file_left = self.per_file_left(taken);
-        if r.count > 0 || r.more {
+        let notice = r.binary_notice.clone();
+        if r.count > 0 || r.more || notice.as_ref().is_some_and(|n| !n.stopped) {
             self.stats.files_matched += 1;
+        }
+        if notice.as_ref().is_some_and(|n| n.stopped) {
+            self.stats.skipped.binary += 1;
         }
         if r.timed_out {
             self.paging.time_out();
@@ -211,6 +221,9 @@ impl Page {
         if file_capped && self.q.output != OutputMode::FilesWithMatches {
             self.paging.truncate();
             self.capped_files.push(rel.to_string());
+        }
+        if let Some(n) = notice.filter(|_| !self.paging.skipping()) {
+            self.resp.binary_notices.push(n);
         }
         self.paging.file_done(rel);
     }

@@ -286,7 +286,14 @@ fn skipped(events: &mut Vec<ShardEvent>, run: &mut Option<usize>, rel: &str, n: 
 /// those), so a merge lifts an event per file that matched, not per file.
 fn push_event(events: &mut Vec<ShardEvent>, rel: &str, kind: &ShardEventKind) {
     let quiet = |r: &FileOutcome| {
-        r.count == 0 && !r.more && r.matches.is_empty() && r.error.is_none() && !r.binary && !r.too_long && !r.timed_out
+        r.count == 0
+            && !r.more
+            && r.matches.is_empty()
+            && r.error.is_none()
+            && !r.binary
+            && !r.too_long
+            && !r.timed_out
+            && r.binary_notice.is_none()
     };
     match kind {
         ShardEventKind::Searched(r) if quiet(r) => match events.last_mut() {

@@ -130,6 +130,7 @@ pub fn search_bytes(
         next_cursor: None,
         stats,
         warnings,
+        binary_notices: Vec::new(),
     })
 }
 

@@ -33,8 +33,8 @@ use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, walk_deadline, Step, Walker};
 use crate::{page, redact, session};
 use crate::{
-    CaseMode, FileOutcome, IndexUse, OutputMode, QueryMode, SearchError, SearchTextRequest, SearchTextResponse,
-    ShardEventKind, Workspace,
+    BinaryMode, BinaryNotice, CaseMode, FileOutcome, IndexUse, OutputMode, QueryMode, SearchError, SearchTextRequest,
+    SearchTextResponse, ShardEventKind, Workspace,
 };
 
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
@@ -210,7 +210,8 @@ impl Searching {
         let (limit, budget) = (page.limit(taken), page.paging.budget_left());
         // (The file's own cap, not the page's room: where rg's search of it ends.)
         let capped = q.per_file.is_some() && (limit < page.paging.wanted() || q.output != OutputMode::Content);
-        Some(search_file(&mut self.searcher, &cfg, q, entry, min_line, (limit, capped), deadline, budget))
+        let named = page.is_named(&entry.rel);
+        Some(search_file(&mut self.searcher, &cfg, q, entry, min_line, (limit, capped), deadline, budget, named))
     }
 
     fn finish(&self, page: Page) -> SearchTextResponse {
@@ -241,6 +242,7 @@ fn search_file(
     (limit, capped): (u64, bool),
     deadline: Option<Instant>,
     budget: usize,
+    named: bool,
 ) -> ShardEventKind {
     let rel = entry.rel.as_str();
     let mut file = match entry.open() {
@@ -260,9 +262,13 @@ fn search_file(
         count: 0,
         more: false,
         timed_out: false,
+        binary_notice: None,
     };
+    let detect = binary_detection(q.binary, named);
+    searcher.set_binary_detection(detect.clone());
     let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
     sink.capped = capped;
+    sink.convert_binary = detect.convert_byte().is_some();
     let outcome = if cfg.redact && searcher.multi_line_with_matcher(cfg.scan) {
         // Matches that may span lines decide which lines join one block
         // from the whole text: on the raw text, a secret a guess matched
@@ -304,17 +310,53 @@ fn search_file(
         }
         return ShardEventKind::Searched(out);
     }
-    // A search that stopped early has not seen the rest of the file: a NUL
-    // there still makes it binary, whatever the page size.
-    if r.binary || (r.more || r.count > 0 && q.output == OutputMode::FilesWithMatches) && nul_in_rest(&at, file) {
-        out.binary = true;
-        return ShardEventKind::Searched(out);
+    match (q.binary, r.binary_offset) {
+        // A search that stopped early has not seen the rest of the file: a
+        // NUL there still makes it binary, whatever the page size.
+        (BinaryMode::Skip, _) => {
+            if r.binary || (r.more || r.count > 0 && q.output == OutputMode::FilesWithMatches) && nul_in_rest(&at, file)
+            {
+                out.binary = true;
+                return ShardEventKind::Searched(out);
+            }
+        }
+        (_, None) => {}
+        // As rg: a file the walk found stops at its NUL; what it found
+        // before stands (a count of part of it would mislead: none).
+        (_, Some(offset)) if detect.quit_byte().is_some() => {
+            if r.count == 0 || q.output == OutputMode::Count {
+                out.binary = true;
+                return ShardEventKind::Searched(out);
+            }
+            if q.output == OutputMode::Content {
+                out.binary_notice =
+                    Some(BinaryNotice { path: rel.to_string(), offset, stopped: true, separated: false });
+            }
+        }
+        // Searched on: rg says it matched when it did.
+        (_, Some(offset)) => {
+            if q.output == OutputMode::Content && (r.count > 0 || r.binary_hit || min_line > 0) {
+                out.binary_notice =
+                    Some(BinaryNotice { path: rel.to_string(), offset, stopped: false, separated: r.binary_break });
+            }
+        }
     }
     out.matches = r.matches;
     out.count = r.count;
     out.more = r.more;
     out.timed_out = r.timed_out;
     ShardEventKind::Searched(out)
+}
+
+/// How rg reads a file for NUL bytes: a file `named` by the request is
+/// searched on (NUL bytes as line breaks), one the walk found stops there.
+fn binary_detection(mode: BinaryMode, named: bool) -> BinaryDetection {
+    match mode {
+        BinaryMode::Text => BinaryDetection::none(),
+        BinaryMode::Search => BinaryDetection::convert(b'\x00'),
+        BinaryMode::AsRg if named => BinaryDetection::convert(b'\x00'),
+        BinaryMode::Skip | BinaryMode::AsRg => BinaryDetection::quit(b'\x00'),
+    }
 }
 
 /// Whether the part of `file` the searcher has not read holds a NUL byte.
@@ -340,7 +382,7 @@ thread_local! {
 }
 
 fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
-    let key = format!("{:?}\0{:?}\0{}\0{}\0{}", q.mode, q.case, q.word, q.multiline, q.query);
+    let key = format!("{:?}\0{:?}\0{}\0{}\0{}\0{}", q.mode, q.case, q.word, q.multiline, q.crlf, q.query);
     if let Some(m) = MATCHER.with_borrow(|m| m.as_ref().filter(|(k, _)| *k == key).map(|(_, m)| m.clone())) {
         return Ok(m);
     }
@@ -372,6 +414,11 @@ fn new_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
     }
     if !q.multiline {
         b.line_terminator(Some(b'\n'));
+    } else if q.crlf {
+        b.line_terminator(None);
+    }
+    if q.crlf {
+        b.crlf(true);
     }
     let regex = b.build(&q.query).map_err(|e| {
         SearchError::InvalidPattern(match q.mode {
@@ -422,7 +469,21 @@ fn pattern_error(query: &str, e: grep_regex::Error) -> String {
 
 fn build_searcher(q: &TextQuery) -> Searcher {
     let content = q.output == OutputMode::Content;
-    SearcherBuilder::new()
+    let mut b = SearcherBuilder::new();
+    match q.encoding.as_deref() {
+        None => {}
+        Some("none") => {
+            b.bom_sniffing(false);
+        }
+        // (Checked in `TextQuery::from_request`.)
+        Some(label) => {
+            b.encoding(grep_searcher::Encoding::new(label).ok());
+        }
+    }
+    if q.crlf {
+        b.line_terminator(grep_matcher::LineTerminator::crlf());
+    }
+    b
         // Counts and file lists need no line numbers (nor does a cursor in
         // them: they resume at file boundaries); counting lines costs as
         // much as the search of a file with no match.
@@ -764,6 +825,7 @@ mod tests {
             count: 0,
             more: false,
             timed_out: false,
+            binary_notice: None,
         };
         let events = vec![
             ShardEvent { key: "a/bin.dat".into(), kind: ShardEventKind::Searched(outcome(true)) },

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use sandgrep::{CaseMode, OutputMode, QueryMode, SearchTextRequest};
+use sandgrep::{BinaryMode, CaseMode, OutputMode, QueryMode, SearchTextRequest};
 
 use super::flags::{sat, SearchArgs};
 
@@ -129,6 +129,9 @@ impl SearchArgs {
         if self.unrestricted >= 2 {
             self.hidden = true;
         }
+        if self.unrestricted >= 3 {
+            self.binary = true;
+        }
         Ok(())
     }
 
@@ -251,6 +254,17 @@ impl SearchArgs {
         } else {
             OutputMode::Content
         });
+        // As rg: a file found by the walk stops at its first NUL byte, a file
+        // named is searched on ("binary file matches").
+        r.binary = Some(if self.text {
+            BinaryMode::Text
+        } else if self.binary {
+            BinaryMode::Search
+        } else {
+            BinaryMode::AsRg
+        });
+        r.crlf = self.crlf;
+        r.encoding = self.encoding.clone().filter(|_| !self.no_encoding);
         r.max_results = sat(self.max_results);
         r.max_matches_per_file = sat(self.max_count);
         r.max_columns = sat(self.max_columns);

@@ -280,6 +280,24 @@ pub(crate) struct SearchArgs {
     /// Match whole words only.
     #[arg(help_heading = "Search options", short = 'w', long, overrides_with = "line_regexp")]
     pub(crate) word_regexp: bool,
+    /// Search binary files as if they were text.
+    #[arg(help_heading = "Search options", short = 'a', long, overrides_with = "no_text")]
+    pub(crate) text: bool,
+    /// Binary files are binary (the default).
+    #[arg(help_heading = "Search options", long, overrides_with = "text")]
+    pub(crate) no_text: bool,
+    /// Lines may end in CRLF: `$` matches before `\r\n`.
+    #[arg(help_heading = "Search options", long, overrides_with = "no_crlf")]
+    pub(crate) crlf: bool,
+    /// Lines end in LF (the default).
+    #[arg(help_heading = "Search options", long, overrides_with = "crlf")]
+    pub(crate) no_crlf: bool,
+    /// The files' text encoding (an encoding_rs label; `none`: no BOM sniffing).
+    #[arg(help_heading = "Search options", short = 'E', long, value_name = "ENCODING", overrides_with = "no_encoding")]
+    pub(crate) encoding: Option<String>,
+    /// UTF-8, with BOM sniffing (the default).
+    #[arg(help_heading = "Search options", long, overrides_with = "encoding")]
+    pub(crate) no_encoding: bool,
     /// Accepted as rg's: the regex engine's own limit on its lazy DFA
     /// (sandgrep's component sets its own).
     #[arg(help_heading = "Search options", long, value_name = "NUM+SUFFIX?", value_parser = parse_rg_size)]
@@ -345,9 +363,16 @@ pub(crate) struct SearchArgs {
     /// Leave out files of this type.
     #[arg(help_heading = "Filter options", short = 'T', long = "type-not", value_name = "TYPE")]
     pub(crate) types_not: Vec<String>,
-    /// -u: --no-ignore; -uu: and --hidden (binary files are never searched).
+    /// -u: --no-ignore; -uu: and --hidden; -uuu: and --binary.
     #[arg(help_heading = "Filter options", short = 'u', long = "unrestricted", action = clap::ArgAction::Count)]
     pub(crate) unrestricted: u8,
+    /// Search binary files found by the walk too (as files named are:
+    /// "binary file matches").
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_binary")]
+    pub(crate) binary: bool,
+    /// Files found by the walk stop at their first NUL byte (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "binary")]
+    pub(crate) no_binary: bool,
     /// Lines of context after each match.
     #[arg(help_heading = "Output options", short = 'A', long, value_name = "N")]
     pub(crate) after_context: Option<u64>,

@@ -20,6 +20,8 @@ pub struct Style {
     pub line_numbers: bool,
     pub column: bool,
     pub only_matching: bool,
+    /// --crlf: a line -o prints ends as rg's do then, `\r\n`.
+    pub crlf: bool,
     /// Context was asked for: groups are separated by `--`.
     pub context: bool,
     /// `-H` / `--no-filename`; `None`: rg's rule (not for one file).
@@ -373,7 +375,8 @@ impl<W: Write> Printer<W> {
                     };
                     let column = column.map(|_| c);
                     let at = offset + s as u64;
-                    let line = format!("{}{}\n", prefix(self, false, column, at), self.paint(MATCH, &piece));
+                    let end = if self.style.crlf { "\r\n" } else { "\n" };
+                    let line = format!("{}{}{end}", prefix(self, false, column, at), self.paint(MATCH, &piece));
                     self.write(&line)?;
                 }
                 Ok(())
@@ -470,6 +473,27 @@ impl<W: Write> Printer<W> {
             false => String::new(),
         };
         self.write(&format!("{name}binary file matches (found \"\\0\" byte around offset {offset})\n"))
+    }
+
+    /// rg's line after the results of a file whose search met a NUL byte:
+    /// it `stopped` there (a file the walk found), or went on (one named,
+    /// or `--binary`) and found a match past it.
+    pub fn binary_notice(&mut self, path: &str, offset: u64, stopped: bool, separated: bool) -> io::Result<()> {
+        if let Some(sep) = self.style.context_separator.clone().filter(|_| self.style.context && separated) {
+            self.end_file()?;
+            self.write(&format!("{sep}\n"))?;
+        }
+        if !stopped {
+            return self.binary_matches(path, offset);
+        }
+        self.end_file()?;
+        let name = match self.filenames(path) {
+            true => format!("{}: ", self.paint(PATH, &self.shown_name(path))),
+            false => String::new(),
+        };
+        self.write(&format!(
+            "{name}WARNING: stopped searching binary file after match (found \"\\0\" byte around offset {offset})\n"
+        ))
     }
 
     /// Prints what is pending; what was counted, and the bytes printed.

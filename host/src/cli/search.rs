@@ -40,6 +40,10 @@ pub(crate) trait Results {
     fn binary_matches(&mut self, _path: &str, _offset: u64) -> io::Result<()> {
         Ok(())
     }
+    /// rg's notice after a file's results: its search met a NUL byte.
+    fn binary_notice(&mut self, _n: &sandgrep::BinaryNotice) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl<W: Write> Results for printer::Printer<W> {
@@ -69,6 +73,10 @@ impl<W: Write> Results for printer::Printer<W> {
 
     fn binary_matches(&mut self, path: &str, offset: u64) -> io::Result<()> {
         printer::Printer::binary_matches(self, path, offset)
+    }
+
+    fn binary_notice(&mut self, n: &sandgrep::BinaryNotice) -> io::Result<()> {
+        printer::Printer::binary_notice(self, &n.path, n.offset, n.stopped, n.separated)
     }
 }
 
@@ -353,15 +361,25 @@ pub(crate) fn stream(
         }
         // (How the run ends if the reader goes away while it is printed.)
         super::stdin::printed(&r, &request.paths);
+        // A file's binary notice follows its last match (files in path order).
+        let mut notices = r.binary_notices.iter().peekable();
         for m in &r.matches {
+            while let Some(n) =
+                notices.next_if(|n| n.path != m.path && std::path::Path::new(&n.path) < std::path::Path::new(&m.path))
+            {
+                printer.binary_notice(n)?;
+            }
             printer.text_match(m)?;
+        }
+        for n in notices {
+            printer.binary_notice(n)?;
         }
         for f in &r.files {
             printer.file_count(f, args.count || args.count_matches)?;
         }
         // (A page reaches a reader now, `| head` too.)
         printer.flush(false)?;
-        run.found |= !r.matches.is_empty() || !r.files.is_empty();
+        run.found |= !r.matches.is_empty() || !r.files.is_empty() || r.binary_notices.iter().any(|n| !n.stopped);
         let t = printer.totals();
         t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
         if again {
@@ -419,6 +437,7 @@ pub(crate) fn style(args: &SearchArgs) -> printer::Style {
         line_numbers: !args.no_line_number && (vim || args.line_number || args.column || tty),
         column: !args.no_column && (args.column || vim),
         only_matching: args.only_matching,
+        crlf: args.crlf,
         context: before > 0 || after > 0,
         with_filename: if vim {
             Some(!args.no_filename)

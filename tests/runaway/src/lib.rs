@@ -62,6 +62,7 @@ impl exports::sandgrep::search::search::Guest for Runaway {
                 redacted_by: Vec::new(),
             },
             warnings: Vec::new(),
+            binary_notices: Vec::new(),
         })
     }
 
