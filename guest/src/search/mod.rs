@@ -688,6 +688,11 @@ mod tests {
             count_matches: false,
             replace: None,
             streaming: false,
+            binary: None,
+            crlf: false,
+            null_data: false,
+            encoding: None,
+            passthru: false,
         }
     }
 
