@@ -252,6 +252,9 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--sortr", "path", "-c", "foo", "./src", "docs"],
         &["--sortr", "path", "--files"],
         &["--sortr", "path", "--heading", "-n", "qux", "src"],
+        // rg's type `all`: every type defined.
+        &["-t", "all", "-c", "foo"],
+        &["-T", "all", "--files"],
     ];
     let mut differ = Vec::new();
     for args in sets {

@@ -213,9 +213,19 @@ impl SearchArgs {
         }
     }
 
-    /// -t's types, and -T's as `!TYPE`.
+    /// -t's types, and -T's as `!TYPE`; `all` (rg's: every type defined)
+    /// as each type's name.
     pub(crate) fn all_types(&self) -> Vec<String> {
-        self.types.iter().cloned().chain(self.types_not.iter().map(|t| format!("!{t}"))).collect()
+        let each = |t: &String| match t.as_str() {
+            "all" => {
+                let mut types = ignore::types::TypesBuilder::new();
+                types.add_defaults();
+                types.definitions().iter().map(|d| d.name().to_string()).collect()
+            }
+            _ => vec![t.clone()],
+        };
+        let selected = self.types.iter().flat_map(each);
+        selected.chain(self.types_not.iter().flat_map(each).map(|t| format!("!{t}"))).collect()
     }
 
     pub(crate) fn request(&self) -> SearchTextRequest {
