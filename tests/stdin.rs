@@ -157,6 +157,9 @@ fn odd_bytes_on_stdin_are_read_as_rg_reads_them() {
     same(t.path(), &["-n", "foo"], &[b"foo\n", b"x\0\nzz\n"], Duration::from_millis(150));
     same(t.path(), &["-n", "foo"], &[b"foo\n", b"x\0\nfoo\nfoo\n"], Duration::from_millis(150));
     same(t.path(), &["-nA1", "foo"], &[b"foo\n", b"x\0\nzz\n"], Duration::from_millis(150));
+    // -a: NUL bytes are text; --crlf: lines end at \r\n.
+    same(t.path(), &["-a", "-c", "^bar"], &[b"foo\0bar\nbar\n"], Duration::ZERO);
+    same(t.path(), &["-n", "--crlf", "o$"], &[b"foo\r\nbar\r\nfoo\n"], Duration::ZERO);
     // Invalid UTF-8 is searched as bytes (and shown lossily, SPEC §2).
     let out = fed(sandgrep(t.path()), &["-n", "foo"], &[b"a\xffb foo\n"], Duration::ZERO);
     assert_eq!(stdout(&out), "1:a\u{fffd}b foo\n");
@@ -379,6 +382,12 @@ fn a_closed_pipe_ends_the_run_with_rgs_status() {
     let theirs = head_1(rg(t.path()).args(["-n", "err"]), Stdio::null());
     assert_eq!(ours.1, theirs.1, "{ours:?} {theirs:?}");
     assert_eq!(ours.1, Some(0));
+    // A listing: 0, as `rg --files | head -1`.
+    for args in [&["--files"][..], &["-l", "err"]] {
+        let ours = head_1(sandgrep(t.path()).args(args), Stdio::null());
+        let theirs = head_1(rg(t.path()).args(args), Stdio::null());
+        assert_eq!((ours.1, theirs.1), (Some(0), Some(0)), "{args:?}");
+    }
     // stdin that never ends: as `yes | rg y | head -1`, 1 (the search of
     // stdin was not over).
     let endless = || {

@@ -13,7 +13,9 @@ use crate::fs::FileAt;
 use crate::request::{TextQuery, MAX_OUTPUT_BYTES};
 use crate::sink::{FileSink, SinkConfig};
 use crate::{page, redact};
-use crate::{ByteChunk, FileCount, OutputMode, SearchError, SearchTextRequest, SearchTextResponse, Workspace};
+use crate::{
+    BinaryMode, ByteChunk, FileCount, OutputMode, SearchError, SearchTextRequest, SearchTextResponse, Workspace,
+};
 
 pub fn search_bytes(
     ws: &Workspace,
@@ -29,8 +31,9 @@ pub fn search_bytes(
     let content = q.output == OutputMode::Content;
     let ByteChunk { name, mut data, first_line, offset, seen_lines, taken } = chunk;
     // As rg reads stdin: a NUL byte is a line break (but where a match may
-    // span lines).
-    let nuls: Vec<usize> = if q.multiline { Vec::new() } else { memchr::memchr_iter(0, &data).collect() };
+    // span lines, or all is text: -a).
+    let convert = !q.multiline && q.binary != BinaryMode::Text;
+    let nuls: Vec<usize> = if convert { memchr::memchr_iter(0, &data).collect() } else { Vec::new() };
     for i in nuls {
         data[i] = b'\n';
     }
@@ -61,7 +64,11 @@ pub fn search_bytes(
     // lines (counts and file lists: one entry).
     let per_file = q.per_file.map_or(u64::MAX, |cap| (cap as u64).saturating_sub(taken));
     let limit = if content { per_file.min(q.max_results as u64) } else { per_file };
-    let mut searcher = SearcherBuilder::new()
+    let mut searcher = SearcherBuilder::new();
+    if q.crlf {
+        searcher.line_terminator(grep_matcher::LineTerminator::crlf());
+    }
+    let mut searcher = searcher
         // (Lines are numbered whatever the output: the seen ones are told
         // apart by their numbers.)
         .line_number(true)

@@ -281,6 +281,7 @@ pub(crate) fn stream(
     printer: &mut impl Results,
     run: &mut Run,
 ) -> io::Result<(bool, Option<String>, SearchStats)> {
+    SEARCHING.store(true, Ordering::Relaxed);
     let mut request = request.clone();
     request.paths = Vec::new();
     (request.cursor, request.skip) = (None, None);
@@ -298,6 +299,9 @@ pub(crate) fn stream(
     let (before, after) = (request.context_before.unwrap_or(0), request.context_after.unwrap_or(0));
     let cap = request.max_matches_per_file.map(u64::from);
     let mut input = Input::new();
+    // (-a: NUL bytes are text.)
+    let text = request.binary == Some(sandgrep::BinaryMode::Text);
+    input.convert = !text;
     let mut kept = Before { first: 1, ..Before::default() };
     let (mut taken, mut count, mut found) = (0u64, 0u64, false);
     let mut stats = sandgrep_stats();
@@ -339,7 +343,7 @@ pub(crate) fn stream(
         }) else {
             break;
         };
-        let binary = input.nul.is_some_and(|at| at < piece.offset + piece.bytes.len() as u64);
+        let binary = !text && input.nul.is_some_and(|at| at < piece.offset + piece.bytes.len() as u64);
         printer.totals().bytes_searched += piece.bytes.len() as u64;
         let mut data = kept.bytes.clone();
         data.extend_from_slice(&piece.bytes);
@@ -441,7 +445,7 @@ pub(crate) fn stream(
             format!("{SHOWN}: line {line} is longer than {LINE_MAX} bytes: only its first {LINE_MAX} were searched");
         run.warnings.push(w);
     }
-    if content && !binary_said && found && printer.stops_at_binary() {
+    if content && !text && !binary_said && found && printer.stops_at_binary() {
         if let Some(at) = input.nul {
             printer.binary_matches(NAME, at)?;
         }
@@ -504,6 +508,9 @@ impl Counted {
     }
 }
 
+/// A text search is printing (other commands end 0 when stdout's reader
+/// goes away, as `rg --files | head` does).
+static SEARCHING: AtomicBool = AtomicBool::new(false);
 /// Whether a search that matched was over when stdout's reader went away
 /// (see [`closed_status`]).
 static COMPLETED_MATCH: AtomicBool = AtomicBool::new(false);
@@ -516,6 +523,7 @@ static LAST_PRINTED: Mutex<Option<String>> = Mutex::new(None);
 /// over. A file named itself is searched and printed as it goes, and is over
 /// once another file's results, or the end, follow it.
 pub(crate) fn printed(r: &SearchTextResponse, named: &[String]) {
+    SEARCHING.store(true, Ordering::Relaxed);
     let mut last = LAST_PRINTED.lock().unwrap_or_else(|e| e.into_inner());
     let paths = r.matches.iter().map(|m| m.path.as_str()).chain(r.files.iter().map(|f| f.path.as_str()));
     for p in paths {
@@ -535,9 +543,9 @@ pub(crate) fn printed(r: &SearchTextResponse, named: &[String]) {
 /// rg's exit status where stdout's reader goes away: it counts a search
 /// whose output failed as no match, so 0 when a search that matched was
 /// over by then, else 1 (`rg foo dir | head -1` ends 0, `yes | rg y |
-/// head -1` 1).
+/// head -1` 1); 0 for what is no text search (`--files`, `ls`, `ast`).
 pub(crate) fn closed_status() -> u8 {
-    if COMPLETED_MATCH.load(Ordering::Relaxed) {
+    if !SEARCHING.load(Ordering::Relaxed) || COMPLETED_MATCH.load(Ordering::Relaxed) {
         0
     } else {
         1
