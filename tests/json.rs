@@ -1,5 +1,5 @@
 //! The `--json` contract: exactly one object whose shape is pinned by mirror
-//! structs that refuse unknown fields (snake_case names, as the README's JSON section shows).
+//! structs that refuse unknown fields (snake_case names, as docs/cli.md's JSON section shows).
 
 use serde::Deserialize;
 

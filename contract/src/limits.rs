@@ -1,7 +1,7 @@
 //! Every default and hard maximum of sandgrep, in one table: the component
 //! clamps requests with it, and the host's library, agent tools, command
 //! line and server take their defaults, schemas and help texts from it. The
-//! WIT comments and the README restate some of these numbers in prose; a
+//! WIT comments, the README and `docs/` restate some of these numbers in prose; a
 //! test (`tests/limits.rs`) fails when any of them states a number that is
 //! not here.
 

@@ -1,4 +1,4 @@
-//! The secrets denylist (see "Safety model" in the README): never listed,
+//! The secrets denylist (see docs/safety.md, item 3): never listed,
 //! searched or read, whatever the request says. Matching is by path component
 //! and case-insensitive. The host's policy may add globs; a request cannot
 //! remove anything.

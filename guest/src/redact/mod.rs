@@ -1,4 +1,4 @@
-//! Redaction (see "Safety model" in the README): secrets in returned text —
+//! Redaction (see docs/safety.md, item 4): secrets in returned text —
 //! match lines, context, read content, structural matches — are replaced by
 //! `[REDACTED]` before anything leaves the component.
 //!
