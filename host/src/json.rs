@@ -20,6 +20,12 @@ pub fn to_value(response: &impl Serialize) -> Value {
     }
     // A text match's offset and its file's bytes searched are for rg's
     // JSON Lines (the CLI's `search --json`); the page leaves them out.
+    // A search's binary notices are the CLI's text (rg's messages); empty
+    // unless the request asked for rg's binary handling, which the tools
+    // and the server never do: the page leaves them out too.
+    if let Some(o) = v.as_object_mut().filter(|o| o.contains_key("matches")) {
+        o.remove("binary_notices");
+    }
     if let Some(Value::Array(matches)) = v.get_mut("matches") {
         for m in matches.iter_mut().filter_map(Value::as_object_mut) {
             if m.contains_key("context_before") {

@@ -254,6 +254,21 @@ impl SearchArgs {
         r.hidden = self.hidden;
         r.no_ignore = self.no_ignore;
         r.follow_symlinks = self.follow;
+        // As rg: a file found by the walk stops at its first NUL byte, a file
+        // named is searched on ("binary file matches"). The one-object page
+        // is the tools' and the server's answer: a binary file is left out
+        // whole there, as they leave it, unless -a or --binary says otherwise.
+        r.binary = if self.text {
+            Some(BinaryMode::Text)
+        } else if self.binary {
+            Some(BinaryMode::Search)
+        } else if self.json_page {
+            None
+        } else {
+            Some(BinaryMode::AsRg)
+        };
+        r.crlf = self.crlf;
+        r.encoding = self.encoding.clone().filter(|_| !self.no_encoding);
         // As rg: no context unless asked for.
         let (before, after) = self.contexts();
         (r.context_before, r.context_after) = (sat(Some(before)), sat(Some(after)));
@@ -264,17 +279,6 @@ impl SearchArgs {
         } else {
             OutputMode::Content
         });
-        // As rg: a file found by the walk stops at its first NUL byte, a file
-        // named is searched on ("binary file matches").
-        r.binary = Some(if self.text {
-            BinaryMode::Text
-        } else if self.binary {
-            BinaryMode::Search
-        } else {
-            BinaryMode::AsRg
-        });
-        r.crlf = self.crlf;
-        r.encoding = self.encoding.clone().filter(|_| !self.no_encoding);
         r.max_results = sat(self.max_results);
         r.max_matches_per_file = sat(self.max_count);
         r.max_columns = sat(self.max_columns);
