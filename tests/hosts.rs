@@ -131,12 +131,16 @@ fn with_root(q: &Value) -> Value {
 }
 
 /// Timings are work, not answers. (A text match's `offset` and
-/// `bytes-searched` are for rg's JSON Lines: the Rust host's JSON page
-/// leaves them out, as the CLI's `--json-page` and `/v1` do.)
+/// `bytes-searched`, and a search's `binary-notices`, are for rg's text and
+/// JSON Lines: the Rust host's JSON page leaves them out, as the CLI's
+/// `--json-page` and `/v1` do.)
 fn normalized(mut results: Vec<Value>) -> Vec<Value> {
     for r in &mut results {
         if let Some(stats) = r.pointer_mut("/ok/stats") {
             stats["elapsed_ms"] = 0.into();
+        }
+        if let Some(o) = r.pointer_mut("/ok").and_then(Value::as_object_mut).filter(|o| o.contains_key("matches")) {
+            o.remove("binary_notices");
         }
         if let Some(Value::Array(matches)) = r.pointer_mut("/ok/matches") {
             for m in matches.iter_mut().filter_map(Value::as_object_mut) {
