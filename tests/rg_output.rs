@@ -225,6 +225,9 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--block-buffered", "-c", "bar"],
         &["--no-messages", "qux", "missing.txt", "src"],
         &["--type-list"],
+        // What editors pass to rg: telescope.nvim's live_grep and fzf.vim's :Rg.
+        &["--color=never", "--no-heading", "--with-filename", "--line-number", "--column", "--smart-case", "--", "foo"],
+        &["--column", "--line-number", "--no-heading", "--color=always", "--smart-case", "--", "Foo"],
         // Flags that change nothing in sandgrep, accepted as rg's.
         &["--mmap", "-c", "foo"],
         &["--no-mmap", "-n", "bar", "src"],
