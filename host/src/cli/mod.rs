@@ -10,6 +10,7 @@ mod ast_print;
 mod commands;
 mod flags;
 mod help;
+mod jsonl;
 mod printer;
 mod search;
 mod stdin;

@@ -11,10 +11,7 @@ use sandgrep::{
 use super::args::unescape;
 use super::flags::{sat, SearchArgs};
 use super::printer;
-use super::{go_on, json_line, notes, Outcome};
-
-#[path = "jsonl.rs"]
-mod jsonl;
+use super::{go_on, json_line, jsonl, notes, Outcome};
 
 /// What prints a search's pages as they come: rg's text
 /// ([`printer::Printer`]) or its JSON Lines ([`jsonl::Printer`]).
