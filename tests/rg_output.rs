@@ -225,6 +225,12 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--block-buffered", "-c", "bar"],
         &["--no-messages", "qux", "missing.txt", "src"],
         &["--type-list"],
+        &["-M", "9", "--max-columns-preview", "-C", "1", "bar"],
+        &["-M", "9", "--max-columns-preview", "-n", "--column", "foo", "src"],
+        &["-M", "5", "--max-columns-preview", "--color", "always", "foo", "src"],
+        &["-M", "6", "--max-columns-preview", "--vimgrep", "foo", "src"],
+        &["-M", "9", "--max-columns-preview", "-r", "ZZ", "foo", "src"],
+        &["-M", "9", "--max-columns-preview", "--no-max-columns-preview", "foo", "src"],
         // What editors pass to rg: telescope.nvim's live_grep and fzf.vim's :Rg.
         &["--color=never", "--no-heading", "--with-filename", "--line-number", "--column", "--smart-case", "--", "foo"],
         &["--column", "--line-number", "--no-heading", "--color=always", "--smart-case", "--", "Foo"],

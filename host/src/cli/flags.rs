@@ -452,6 +452,13 @@ pub(crate) struct SearchArgs {
     /// Lines of N bytes or more are left out (as rg; --json-page: cut to a window around the match).
     #[arg(help_heading = "Output options", short = 'M', long, value_name = "N")]
     pub(crate) max_columns: Option<u64>,
+    /// With -M, a long line's first N characters and how many matches
+    /// follow, instead of leaving it out.
+    #[arg(help_heading = "Output options", long, overrides_with = "no_max_columns_preview")]
+    pub(crate) max_columns_preview: bool,
+    /// Leave long lines out (the default).
+    #[arg(help_heading = "Output options", long, overrides_with = "max_columns_preview")]
+    pub(crate) no_max_columns_preview: bool,
     /// A NUL byte after each path printed (for `xargs -0`).
     #[arg(help_heading = "Output options", short = '0', long)]
     pub(crate) null: bool,

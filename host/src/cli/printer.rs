@@ -39,6 +39,8 @@ pub struct Style {
     /// out, with how many matches they hold if so (as rg says it when it
     /// has found each match for colors, columns or stats).
     pub max_columns: Option<(u64, bool)>,
+    /// `--max-columns-preview`: such a line's first characters instead.
+    pub max_columns_preview: bool,
     /// Between groups of context (`--`; none: `--no-context-separator`).
     pub context_separator: Option<String>,
     /// After the path, line and column of a match (`:`) and of context (`-`).
@@ -359,6 +361,7 @@ impl<W: Write> Printer<W> {
         match line {
             Pending::Context(text, offset) => {
                 let shown = match self.omitted(&text, &[]) {
+                    Some(preview) if self.style.max_columns_preview => preview.into(),
                     Some(_) => "[Omitted long context line]".into(),
                     None => render::line(trimmed(&text, self.style.trim).0),
                 };
@@ -369,14 +372,20 @@ impl<W: Write> Printer<W> {
                 if self.style.only_matching && !spans.is_empty() =>
             {
                 for ((s, e), c) in spans.into_iter().zip(columns) {
-                    let piece = match self.style.max_columns {
-                        Some((max, _)) if (e - s) as u64 > max => "[Omitted long matching line]".into(),
-                        _ => render::line(trimmed(&text[s..e], self.style.trim).0).into_owned(),
+                    let (piece, rest) = match self.style.max_columns {
+                        // (rg's preview of a match alone: no match follows it.)
+                        Some((max, _)) if (e - s) as u64 > max && self.style.max_columns_preview => {
+                            let piece = trimmed(&text[s..e], self.style.trim).0;
+                            let end = piece.char_indices().nth(max as usize).map_or(piece.len(), |(i, _)| i);
+                            (render::line(&piece[..end]).into_owned(), " [... 0 more matches]")
+                        }
+                        Some((max, _)) if (e - s) as u64 > max => ("[Omitted long matching line]".into(), ""),
+                        _ => (render::line(trimmed(&text[s..e], self.style.trim).0).into_owned(), ""),
                     };
                     let column = column.map(|_| c);
                     let at = offset + s as u64;
                     let end = if self.style.crlf { "\r\n" } else { "\n" };
-                    let line = format!("{}{}{end}", prefix(self, false, column, at), self.paint(MATCH, &piece));
+                    let line = format!("{}{}{rest}{end}", prefix(self, false, column, at), self.paint(MATCH, &piece));
                     self.write(&line)?;
                 }
                 Ok(())
@@ -399,12 +408,33 @@ impl<W: Write> Printer<W> {
         }
     }
 
-    /// What rg prints for a matching line longer than --max-columns.
+    /// What rg prints for a line longer than --max-columns (`spans`: a
+    /// matching line's matches; none for context).
     fn omitted(&self, text: &str, spans: &[(usize, usize)]) -> Option<String> {
         let (max, counted) = self.style.max_columns?;
         // (rg counts the line's terminator, after a replacement too: rg 15
         // puts it back before it measures.)
-        (text.len() as u64 + 1 > max).then(|| match spans.len() {
+        if text.len() as u64 + 1 <= max {
+            return None;
+        }
+        if self.style.max_columns_preview {
+            // The first `max` characters (rg: grapheme clusters) of the
+            // line as --trim leaves it, their matches colored, then how
+            // many matches start past them.
+            let (text, cut) = trimmed(text, self.style.trim);
+            let spans: Vec<(usize, usize)> =
+                spans.iter().filter(|&&(_, e)| e >= cut).map(|&(a, e)| (a.max(cut) - cut, e - cut)).collect();
+            let end = text.char_indices().nth(max as usize).map_or(text.len(), |(i, _)| i);
+            let shown: Vec<(usize, usize)> =
+                spans.iter().filter(|&&(a, _)| a < end).map(|&(a, b)| (a, b.min(end))).collect();
+            let rest = match spans.iter().filter(|&&(a, _)| a >= end).count() {
+                _ if !counted || spans.is_empty() => " [... omitted end of long line]".to_string(),
+                1 => " [... 1 more match]".to_string(),
+                n => format!(" [... {n} more matches]"),
+            };
+            return Some(format!("{}{rest}", self.matched_line(&text[..end], &shown)));
+        }
+        Some(match spans.len() {
             n if counted && n > 0 => format!("[Omitted long line with {n} matches]"),
             _ => "[Omitted long matching line]".into(),
         })

@@ -456,6 +456,7 @@ pub(crate) fn style(args: &SearchArgs) -> printer::Style {
             .max_columns
             .filter(|&n| n > 0)
             .map(|n| (n, color || args.column || vim || args.stats || args.replace.is_some())),
+        max_columns_preview: args.max_columns_preview,
         context_separator: (!args.no_context_separator).then(|| unescape(&args.context_separator)),
         match_field: unescape(&args.field_match_separator),
         context_field: unescape(&args.field_context_separator),
