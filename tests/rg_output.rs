@@ -231,6 +231,8 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-M", "6", "--max-columns-preview", "--vimgrep", "foo", "src"],
         &["-M", "9", "--max-columns-preview", "-r", "ZZ", "foo", "src"],
         &["-M", "9", "--max-columns-preview", "--no-max-columns-preview", "foo", "src"],
+        &["-n", "foo", "docs/../src/deep", "./src/../last.txt"],
+        &["--files", "src/deep/../../docs"],
         // What editors pass to rg: telescope.nvim's live_grep and fzf.vim's :Rg.
         &["--color=never", "--no-heading", "--with-filename", "--line-number", "--column", "--smart-case", "--", "foo"],
         &["--column", "--line-number", "--no-heading", "--color=always", "--smart-case", "--", "Foo"],

@@ -87,16 +87,20 @@ pub struct Names {
 
 impl Names {
     pub fn new(given: &[String], workspace: &[String]) -> Names {
+        // (The component's name for it: `.`, empty parts and `..` resolved
+        // as written, `c/../d` is `d`.)
         let norm = |p: &str| {
-            let mut p = p.trim_end_matches('/');
-            while let Some(rest) = p.strip_prefix("./") {
-                p = rest.trim_start_matches('/');
+            let mut parts: Vec<&str> = Vec::new();
+            for part in p.split('/') {
+                match part {
+                    "" | "." => {}
+                    ".." => {
+                        parts.pop();
+                    }
+                    part => parts.push(part),
+                }
             }
-            if p == "." {
-                String::new()
-            } else {
-                p.to_string()
-            }
+            parts.join("/")
         };
         Names { roots: given.iter().zip(workspace).map(|(g, w)| (g.clone(), norm(w))).collect(), current: None }
     }
