@@ -233,6 +233,10 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-M", "9", "--max-columns-preview", "--no-max-columns-preview", "foo", "src"],
         &["-n", "foo", "docs/../src/deep", "./src/../last.txt"],
         &["--files", "src/deep/../../docs"],
+        &["--color", "always", "--colors", "match:fg:blue", "--colors", "path:none", "-n", "--column", "foo", "src"],
+        &["--color", "always", "--colors", "match:none", "--colors", "line:bg:0x10", "-C", "1", "qux"],
+        &["--color=always", "--colors=column:fg:10,20,30", "--colors=match:style:underline", "--column", "-o", "fo+"],
+        &["--colors", "path:fg:red", "--hyperlink-format=", "-H", "-N", "foo", "src"],
         // What editors pass to rg: telescope.nvim's live_grep and fzf.vim's :Rg.
         &["--color=never", "--no-heading", "--with-filename", "--line-number", "--column", "--smart-case", "--", "foo"],
         &["--column", "--line-number", "--no-heading", "--color=always", "--smart-case", "--", "Foo"],

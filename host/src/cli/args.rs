@@ -83,6 +83,13 @@ pub(crate) fn split_globs(globs: &[String]) -> (Vec<String>, Vec<String>) {
 impl SearchArgs {
     /// With `-e` (or `--files`), every positional argument is a path.
     pub(crate) fn settle(&mut self) -> io::Result<()> {
+        if self.hyperlink_format.as_deref().is_some_and(|f| !matches!(f, "" | "none")) {
+            let message = "--hyperlink-format: sandgrep writes no hyperlinks (they would carry the host's paths)";
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        }
+        if let Err(e) = super::printer::Colors::parse(&self.colors) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("error parsing flag --colors: {e}")));
+        }
         for file in &self.pattern_files {
             let text =
                 if file.as_os_str() == "-" { io::read_to_string(io::stdin()) } else { std::fs::read_to_string(file) };

@@ -456,6 +456,14 @@ pub(crate) struct SearchArgs {
     /// follow, instead of leaving it out.
     #[arg(help_heading = "Output options", long, overrides_with = "no_max_columns_preview")]
     pub(crate) max_columns_preview: bool,
+    /// Colors as rg's `{type}:{attribute}:{value}` (types path, line,
+    /// column, match; fg, bg, style; `{type}:none` clears); repeatable.
+    #[arg(help_heading = "Output options", long, value_name = "COLOR_SPEC")]
+    pub(crate) colors: Vec<String>,
+    /// Accepted as rg's when empty or `none`: sandgrep writes no hyperlinks
+    /// (they would carry the host's paths).
+    #[arg(help_heading = "Output options", long, value_name = "FORMAT")]
+    pub(crate) hyperlink_format: Option<String>,
     /// Leave long lines out (the default).
     #[arg(help_heading = "Output options", long, overrides_with = "max_columns_preview")]
     pub(crate) no_max_columns_preview: bool,

@@ -41,6 +41,8 @@ pub struct Style {
     pub max_columns: Option<(u64, bool)>,
     /// `--max-columns-preview`: such a line's first characters instead.
     pub max_columns_preview: bool,
+    /// What starts each colored part (`--colors`).
+    pub colors: Colors,
     /// Between groups of context (`--`; none: `--no-context-separator`).
     pub context_separator: Option<String>,
     /// After the path, line and column of a match (`:`) and of context (`-`).
@@ -61,11 +63,146 @@ fn trimmed(text: &str, trim: bool) -> (&str, usize) {
     (rest, text.len() - rest.len())
 }
 
-const PATH: &str = "\x1b[0m\x1b[35m";
-const NUMBER: &str = "\x1b[0m\x1b[32m";
-const MATCH: &str = "\x1b[0m\x1b[1m\x1b[31m";
 const PLAIN: &str = "\x1b[0m";
 const RESET: &str = "\x1b[0m";
+
+/// The escapes that start a path, a line number, a column and a match, as
+/// rg's `--colors` sets them (termcolor's: a reset, the styles, then the
+/// foreground and background).
+#[derive(Clone)]
+pub struct Colors {
+    pub path: String,
+    pub line: String,
+    pub column: String,
+    pub matched: String,
+}
+
+/// One of `--colors`' kinds: its styles and colors.
+#[derive(Default, Clone, Copy)]
+struct Spec {
+    bold: bool,
+    intense: bool,
+    underline: bool,
+    italic: bool,
+    fg: Option<Color>,
+    bg: Option<Color>,
+}
+
+#[derive(Clone, Copy)]
+enum Color {
+    Named(u8),
+    Ansi256(u8),
+    Rgb(u8, u8, u8),
+}
+
+impl Default for Colors {
+    /// rg's own.
+    fn default() -> Colors {
+        Colors::parse(&[]).expect("no specs")
+    }
+}
+
+impl Colors {
+    /// rg's colors with `specs` (`{type}:{attribute}:{value}`, or
+    /// `{type}:none`) applied in order.
+    pub fn parse(specs: &[String]) -> Result<Colors, String> {
+        let named = |n| Some(Color::Named(n));
+        let mut kinds = [
+            Spec { fg: named(5), ..Spec::default() },
+            Spec { fg: named(2), ..Spec::default() },
+            Spec::default(),
+            Spec { fg: named(1), bold: true, ..Spec::default() },
+        ];
+        for spec in specs {
+            let parts: Vec<&str> = spec.split(':').collect();
+            let kind = match parts[0] {
+                "path" => &mut kinds[0],
+                "line" => &mut kinds[1],
+                "column" => &mut kinds[2],
+                "match" => &mut kinds[3],
+                // (rg 14's highlight: whole matching lines, not drawn here.)
+                "highlight" => continue,
+                other => {
+                    return Err(format!(
+                        "unrecognized output type '{other}'. Choose from: path, line, column, match, highlight."
+                    ))
+                }
+            };
+            match parts[1..] {
+                ["none"] => *kind = Spec::default(),
+                ["fg", value] => kind.fg = Some(color(value)?),
+                ["bg", value] => kind.bg = Some(color(value)?),
+                ["style", value] => match value {
+                    "bold" | "nobold" => kind.bold = value == "bold",
+                    "intense" | "nointense" => kind.intense = value == "intense",
+                    "underline" | "nounderline" => kind.underline = value == "underline",
+                    "italic" | "noitalic" => kind.italic = value == "italic",
+                    _ => {
+                        return Err(format!(
+                            "unrecognized style attribute '{value}'. Choose from: nobold, bold, nointense, \
+                             intense, nounderline, underline, noitalic, italic."
+                        ))
+                    }
+                },
+                [attribute, _] => {
+                    return Err(format!(
+                        "unrecognized color spec attribute '{attribute}'. Choose from: fg, bg, style, none."
+                    ))
+                }
+                _ => return Err(format!("invalid color spec format: '{spec}'")),
+            }
+        }
+        // (rg colors no match when its spec is empty: `match:none`.)
+        let plain = kinds[3].is_none();
+        let [path, line, column, matched] = kinds.map(|k| k.escapes());
+        Ok(Colors { path, line, column, matched: if plain { String::new() } else { matched } })
+    }
+}
+
+/// A color's name, number (`N`, `0xNN`) or `r,g,b`, as termcolor reads it.
+fn color(value: &str) -> Result<Color, String> {
+    let names = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"];
+    if let Some(n) = names.iter().position(|&c| c == value) {
+        return Ok(Color::Named(n as u8));
+    }
+    let number = |v: &str| match v.strip_prefix("0x") {
+        Some(hex) => u8::from_str_radix(hex, 16).ok(),
+        None => v.parse::<u8>().ok(),
+    };
+    let parts: Vec<Option<u8>> = value.split(',').map(number).collect();
+    match parts.as_slice() {
+        [Some(n)] => Ok(Color::Ansi256(*n)),
+        [Some(r), Some(g), Some(b)] => Ok(Color::Rgb(*r, *g, *b)),
+        _ => Err(format!(
+            "unrecognized color name '{value}'. Choose from: black, blue, green, red, cyan, magenta, yellow, white"
+        )),
+    }
+}
+
+impl Spec {
+    fn is_none(&self) -> bool {
+        !(self.bold || self.intense || self.underline || self.italic || self.fg.is_some() || self.bg.is_some())
+    }
+
+    fn escapes(&self) -> String {
+        let mut s = String::from(PLAIN);
+        for (on, code) in [(self.bold, "1"), (self.italic, "3"), (self.underline, "4")] {
+            if on {
+                s.push_str(&format!("\x1b[{code}m"));
+            }
+        }
+        for (color, base) in [(self.fg, 38), (self.bg, 48)] {
+            match color {
+                Some(Color::Named(n)) if self.intense => s.push_str(&format!("\x1b[{base};5;{}m", n + 8)),
+                Some(Color::Named(n)) => s.push_str(&format!("\x1b[{}{n}m", base / 10)),
+                Some(Color::Ansi256(n)) => s.push_str(&format!("\x1b[{base};5;{n}m")),
+                Some(Color::Rgb(r, g, b)) => s.push_str(&format!("\x1b[{base};2;{r};{g};{b}m")),
+                None => {}
+            }
+        }
+        s
+    }
+}
 
 /// A line waiting to be printed: a match's (the 1-based column it is shown
 /// under, the byte spans of its matches and the column each is shown under
@@ -186,7 +323,7 @@ impl<W: Write> Printer<W> {
 
     fn paint(&self, color: &str, s: &str) -> String {
         // (Nothing to color: rg writes no escapes either.)
-        if self.style.color && !s.is_empty() {
+        if self.style.color && !s.is_empty() && !color.is_empty() {
             format!("{color}{s}{RESET}")
         } else {
             s.to_string()
@@ -222,7 +359,11 @@ impl<W: Write> Printer<W> {
                 self.write("\n")?;
             }
             if self.style.heading && self.filenames(&m.path) {
-                let line = format!("{}{}", self.paint(PATH, &name), if self.style.null { '\0' } else { '\n' });
+                let line = format!(
+                    "{}{}",
+                    self.paint(&self.style.colors.path, &name),
+                    if self.style.null { '\0' } else { '\n' }
+                );
                 self.write(&line)?;
             }
             self.file = Some((m.path.clone(), name));
@@ -345,15 +486,15 @@ impl<W: Write> Printer<W> {
             let sep = if context { &p.style.context_field } else { &p.style.match_field };
             let mut s = String::new();
             if filenames && !p.style.heading {
-                s.push_str(&p.paint(PATH, &name));
+                s.push_str(&p.paint(&p.style.colors.path, &name));
                 s.push_str(if p.style.null { "\0" } else { sep });
             }
             if p.style.line_numbers {
-                s.push_str(&p.paint(NUMBER, &n.to_string()));
+                s.push_str(&p.paint(&p.style.colors.line, &n.to_string()));
                 s.push_str(sep);
             }
             if let Some(c) = column.filter(|_| p.style.column) {
-                s.push_str(&p.paint(PLAIN, &c.to_string()));
+                s.push_str(&p.paint(&p.style.colors.column, &c.to_string()));
                 s.push_str(sep);
             }
             if p.style.byte_offset {
@@ -389,7 +530,11 @@ impl<W: Write> Printer<W> {
                     let column = column.map(|_| c);
                     let at = offset + s as u64;
                     let end = if self.style.crlf { "\r\n" } else { "\n" };
-                    let line = format!("{}{}{rest}{end}", prefix(self, false, column, at), self.paint(MATCH, &piece));
+                    let line = format!(
+                        "{}{}{rest}{end}",
+                        prefix(self, false, column, at),
+                        self.paint(&self.style.colors.matched, &piece)
+                    );
                     self.write(&line)?;
                 }
                 Ok(())
@@ -465,7 +610,7 @@ impl<W: Write> Printer<W> {
         for (i, piece) in render::escape_pieces(text, Field::Line, &cuts).into_iter().enumerate() {
             // Odd pieces are the matches (empty ones are not drawn).
             if i % 2 == 1 && !piece.is_empty() {
-                s.push_str(&self.paint(MATCH, &piece));
+                s.push_str(&self.paint(&self.style.colors.matched, &piece));
             } else {
                 s.push_str(&piece);
             }
@@ -477,7 +622,7 @@ impl<W: Write> Printer<W> {
     pub fn file_count(&mut self, f: &FileCount, count: bool) -> io::Result<()> {
         // (rg's --stats counts these lines as no bytes printed; its counts
         // come from a search of the lines.)
-        let name = self.paint(PATH, &self.shown_name(&f.path));
+        let name = self.paint(&self.style.colors.path, &self.shown_name(&f.path));
         let line = match (count, self.filenames(&f.path)) {
             (false, _) if self.style.null => format!("{name}\0"),
             (false, _) => format!("{name}\n"),
@@ -503,7 +648,7 @@ impl<W: Write> Printer<W> {
     pub fn binary_matches(&mut self, path: &str, offset: u64) -> io::Result<()> {
         self.end_file()?;
         let name = match self.filenames(path) {
-            true => format!("{}: ", self.paint(PATH, &self.shown_name(path))),
+            true => format!("{}: ", self.paint(&self.style.colors.path, &self.shown_name(path))),
             false => String::new(),
         };
         self.write(&format!("{name}binary file matches (found \"\\0\" byte around offset {offset})\n"))
@@ -522,7 +667,7 @@ impl<W: Write> Printer<W> {
         }
         self.end_file()?;
         let name = match self.filenames(path) {
-            true => format!("{}: ", self.paint(PATH, &self.shown_name(path))),
+            true => format!("{}: ", self.paint(&self.style.colors.path, &self.shown_name(path))),
             false => String::new(),
         };
         self.write(&format!(

@@ -457,6 +457,8 @@ pub(crate) fn style(args: &SearchArgs) -> printer::Style {
             .filter(|&n| n > 0)
             .map(|n| (n, color || args.column || vim || args.stats || args.replace.is_some())),
         max_columns_preview: args.max_columns_preview,
+        // (Checked in `SearchArgs::settle`.)
+        colors: printer::Colors::parse(&args.colors).unwrap_or_default(),
         context_separator: (!args.no_context_separator).then(|| unescape(&args.context_separator)),
         match_field: unescape(&args.field_match_separator),
         context_field: unescape(&args.field_context_separator),
