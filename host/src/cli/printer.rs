@@ -106,13 +106,11 @@ impl Colors {
     /// rg's colors with `specs` (`{type}:{attribute}:{value}`, or
     /// `{type}:none`) applied in order.
     pub fn parse(specs: &[String]) -> Result<Colors, String> {
-        let named = |n| Some(Color::Named(n));
-        let mut kinds = [
-            Spec { fg: named(5), ..Spec::default() },
-            Spec { fg: named(2), ..Spec::default() },
-            Spec::default(),
-            Spec { fg: named(1), bold: true, ..Spec::default() },
-        ];
+        // rg's own: paths magenta, line numbers green, matches bold red.
+        let plain = Spec::default();
+        let (red, green, magenta) = (Some(Color::Named(1)), Some(Color::Named(2)), Some(Color::Named(5)));
+        let mut kinds =
+            [Spec { fg: magenta, ..plain }, Spec { fg: green, ..plain }, plain, Spec { fg: red, bold: true, ..plain }];
         for spec in specs {
             let parts: Vec<&str> = spec.split(':').collect();
             let kind = match parts[0] {
