@@ -127,6 +127,24 @@ pub struct FileSink<'a, 'm> {
 }
 
 impl<'a, 'm> FileSink<'a, 'm> {
+    /// `text` redacted whole, for a multi-line search to see it as callers
+    /// do (a secret then neither joins nor splits the blocks of lines
+    /// around it), each line's rules noted for the answer to count; `None`
+    /// when nothing was redacted.
+    pub fn redact_whole(&mut self, text: &[u8]) -> Option<Vec<u8>> {
+        let (shown, edits) = redact::redact_lines(b"", text);
+        let (mut line, mut at) = (1, 0);
+        for e in &edits {
+            line += memchr::memchr_iter(b'\n', &text[at..e.start]).count() as u64;
+            at = e.start;
+            let rules = self.redacted_before.entry(line).or_default();
+            if !rules.contains(&e.rule.name()) {
+                rules.push(e.rule.name());
+            }
+        }
+        (!edits.is_empty()).then_some(shown)
+    }
+
     pub fn new(
         cfg: &'a SinkConfig<'m>,
         path: &'a str,

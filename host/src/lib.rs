@@ -427,15 +427,8 @@ impl Sandbox {
 
     pub fn search_text(&self, request: &SearchTextRequest) -> Result<SearchTextResponse, Error> {
         let p = &self.guest_policy;
-        let (timeout, capped) = self.timeout(request.timeout_ms);
-        let capped_request;
-        let request = match capped {
-            Some(ms) => {
-                capped_request = SearchTextRequest { timeout_ms: Some(ms), ..request.clone() };
-                &capped_request
-            }
-            None => request,
-        };
+        let (timeout, request) = self.capped(request);
+        let request = &*request;
         if self.jobs == 1 {
             return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_text(s, request, p));
         }
@@ -457,15 +450,8 @@ impl Sandbox {
     /// stream is many calls).
     pub fn search_bytes(&self, request: &SearchTextRequest, chunk: &ByteChunk) -> Result<SearchTextResponse, Error> {
         let p = &self.guest_policy;
-        let (timeout, capped) = self.timeout(request.timeout_ms);
-        let capped_request;
-        let request = match capped {
-            Some(ms) => {
-                capped_request = SearchTextRequest { timeout_ms: Some(ms), ..request.clone() };
-                &capped_request
-            }
-            None => request,
-        };
+        let (timeout, request) = self.capped(request);
+        let request = &*request;
         self.call(timeout, |i, s| i.sandgrep_search_search().call_search_bytes(s, request, p, chunk))
     }
 
@@ -639,6 +625,17 @@ impl Sandbox {
 
     /// The timeout of a call asking for `ms`, and the value to pass the
     /// guest instead when the policy lowers it.
+    /// A text search's time limit, and the request with the host's cap on
+    /// it when it asked for more.
+    fn capped<'r>(&self, request: &'r SearchTextRequest) -> (Duration, std::borrow::Cow<'r, SearchTextRequest>) {
+        match self.timeout(request.timeout_ms) {
+            (timeout, Some(ms)) => {
+                (timeout, std::borrow::Cow::Owned(SearchTextRequest { timeout_ms: Some(ms), ..request.clone() }))
+            }
+            (timeout, None) => (timeout, std::borrow::Cow::Borrowed(request)),
+        }
+    }
+
     fn timeout(&self, ms: Option<u32>) -> (Duration, Option<u32>) {
         let asked = guest_timeout(ms);
         if asked <= self.policy.max_timeout {

@@ -10,9 +10,9 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 
 use super::{build_matcher, every_line_matcher};
 use crate::fs::FileAt;
+use crate::page;
 use crate::request::{TextQuery, MAX_OUTPUT_BYTES};
 use crate::sink::{FileSink, SinkConfig};
-use crate::{page, redact};
 use crate::{
     BinaryMode, ByteChunk, FileCount, OutputMode, SearchError, SearchTextRequest, SearchTextResponse, Workspace,
 };
@@ -85,18 +85,8 @@ pub fn search_bytes(
         // As a file's multi-line search (see `search_file`): the text is
         // redacted whole and searched as callers see it, so that a secret
         // neither joins nor splits the blocks of lines around it.
-        let (shown, edits) = redact::redact_lines(b"", &data);
-        let mut line = 1;
-        let mut at = 0;
-        for e in &edits {
-            line += memchr::memchr_iter(b'\n', &data[at..e.start]).count() as u64;
-            at = e.start;
-            let rules = sink.redacted_before.entry(line).or_default();
-            if !rules.contains(&e.rule.name()) {
-                rules.push(e.rule.name());
-            }
-        }
-        searcher.search_slice(scan, if edits.is_empty() { &data } else { &shown }, &mut sink)
+        let shown = sink.redact_whole(&data);
+        searcher.search_slice(scan, shown.as_deref().unwrap_or(&data), &mut sink)
     } else {
         searcher.search_slice(scan, &data, &mut sink)
     };

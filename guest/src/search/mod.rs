@@ -31,7 +31,7 @@ use crate::index::{Narrowing, Unread};
 use crate::request::{TextQuery, HEAP_LIMIT};
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, walk_deadline, Step, Walker};
-use crate::{page, redact, session};
+use crate::{page, session};
 use crate::{
     BinaryMode, BinaryNotice, CaseMode, FileOutcome, IndexUse, OutputMode, QueryMode, SearchError, SearchTextRequest,
     SearchTextResponse, ShardEventKind, Workspace,
@@ -281,19 +281,8 @@ fn search_file(
                 return ShardEventKind::Searched(out);
             }
             Ok(text) => {
-                let (shown, edits) = redact::redact_lines(b"", &text);
-                // What each line had redacted, for the answer to count.
-                let mut line = 1;
-                let mut at = 0;
-                for e in &edits {
-                    line += memchr::memchr_iter(b'\n', &text[at..e.start]).count() as u64;
-                    at = e.start;
-                    let rules = sink.redacted_before.entry(line).or_default();
-                    if !rules.contains(&e.rule.name()) {
-                        rules.push(e.rule.name());
-                    }
-                }
-                searcher.search_slice(cfg.scan, if edits.is_empty() { &text } else { &shown }, &mut sink)
+                let shown = sink.redact_whole(&text);
+                searcher.search_slice(cfg.scan, shown.as_deref().unwrap_or(&text), &mut sink)
             }
             Err(e) => Err(e),
         }
