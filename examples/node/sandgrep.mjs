@@ -18,11 +18,11 @@ const U64 = new Set(['max_filesize', 'offset_bytes', 'max_bytes', 'start_line', 
 const DEFAULTS = {
   'search-text': { query: '', word: false, multiline: false, paths: [], include_globs: [], exclude_globs: [],
     types: [], hidden: false, no_ignore: false, follow_symlinks: false, invert_match: false, count_matches: false,
-    streaming: false, crlf: false, null_data: false, passthru: false },
+    streaming: false, crlf: false, null_data: false, passthru: false, type_changes: [], stop_on_nonmatch: false },
   'search-ast': { pattern: '', paths: [], include_globs: [], exclude_globs: [], hidden: false, no_ignore: false,
     follow_symlinks: false },
   'list-files': { include_globs: [], exclude_globs: [], include_dirs: false, include_metadata: false,
-    hidden: false, no_ignore: false, follow_symlinks: false, types: [], no_total: false },
+    hidden: false, no_ignore: false, follow_symlinks: false, types: [], no_total: false, type_changes: [] },
   'read-file': { path: '' },
 };
 const FUNCTIONS = { 'search-text': ['search', 'searchText'], 'search-ast': ['search', 'searchAst'],

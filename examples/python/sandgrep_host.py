@@ -27,6 +27,7 @@ FIELDS = {
         "max_results": None, "max_matches_per_file": None, "max_columns": None, "max_filesize": None,
         "timeout_ms": None, "cursor": None, "skip": None, "invert_match": False, "count_matches": False, "replace": None, "streaming": False,
         "binary": None, "crlf": False, "null_data": False, "encoding": None, "passthru": False,
+        "ignore": None, "type_changes": [], "stop_on_nonmatch": False,
     },
     "search-ast": {
         "pattern": "", "language": None, "paths": [], "include_globs": [], "exclude_globs": [], "hidden": False,
@@ -37,6 +38,7 @@ FIELDS = {
         "root": None, "recursive": None, "include_globs": [], "exclude_globs": [], "include_dirs": False,
         "include_metadata": False, "hidden": False, "no_ignore": False, "follow_symlinks": False,
         "types": [], "max_depth": None, "max_results": None, "skip": None, "cursor": None, "no_total": False,
+        "ignore": None, "type_changes": [], "max_filesize": None,
     },
     "read-file": {
         "path": "", "range_type": None, "offset_bytes": None, "max_bytes": None, "start_line": None,
@@ -79,7 +81,7 @@ class Sandgrep:
         wasi.preopen_dir(self.workspace, ".", False)  # the workspace only, read-only
         store.set_wasi(wasi)
         instance = linker.instantiate(store, self.component)
-        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.4.0")
+        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.5.0")
         func = instance.get_func(store, instance.get_export_index(store, op, iface))
         unknown = set(request) - set(FIELDS[op])
         if unknown:

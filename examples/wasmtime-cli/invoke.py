@@ -24,7 +24,7 @@ FIELDS = {
                     ("max_filesize", "opt"), ("timeout_ms", "opt"), ("cursor", "opt"), ("skip", "opt"),
                     ("invert_match", "bool"), ("count_matches", "bool"), ("replace", "opt"), ("streaming", "bool"),
                     ("binary", "opt-enum"), ("crlf", "bool"), ("null_data", "bool"), ("encoding", "opt"),
-                    ("passthru", "bool")],
+                    ("passthru", "bool"), ("ignore", "opt"), ("type_changes", "strs"), ("stop_on_nonmatch", "bool")],
     "search-ast": [("pattern", "str"), ("language", "opt"), ("paths", "strs"), ("include_globs", "strs"),
                    ("exclude_globs", "strs"), ("hidden", "bool"), ("no_ignore", "bool"), ("follow_symlinks", "bool"),
                    ("max_results", "opt"), ("max_filesize", "opt"), ("timeout_ms", "opt"), ("cursor", "opt"),
@@ -32,7 +32,8 @@ FIELDS = {
     "list-files": [("root", "opt"), ("recursive", "opt"), ("include_globs", "strs"), ("exclude_globs", "strs"),
                    ("include_dirs", "bool"), ("include_metadata", "bool"), ("hidden", "bool"), ("no_ignore", "bool"),
                    ("follow_symlinks", "bool"), ("types", "strs"), ("max_depth", "opt"), ("max_results", "opt"),
-                   ("skip", "opt"), ("cursor", "opt"), ("no_total", "bool")],
+                   ("skip", "opt"), ("cursor", "opt"), ("no_total", "bool"), ("ignore", "opt"),
+                   ("type_changes", "strs"), ("max_filesize", "opt")],
     "read-file": [("path", "str"), ("range_type", "opt-enum"), ("offset_bytes", "opt"), ("max_bytes", "opt"),
                   ("start_line", "opt"), ("max_lines", "opt")],
 }

@@ -54,6 +54,8 @@ pub struct SearchFile {
 pub struct Meta {
     pub size: u64,
     pub modified: Option<i64>,
+    /// Last access (UNIX seconds).
+    pub accessed: Option<i64>,
     /// Modification and status-change times in nanoseconds (0: unknown),
     /// what tells the index a file is the one it read.
     pub modified_ns: u64,
@@ -258,6 +260,7 @@ mod raw {
         Meta {
             size: s.size,
             modified: s.data_modification_timestamp.map(|t| t.seconds as i64),
+            accessed: s.data_access_timestamp.map(|t| t.seconds as i64),
             modified_ns: ns(s.data_modification_timestamp),
             changed_ns: ns(s.status_change_timestamp),
             links: s.link_count,
@@ -407,6 +410,7 @@ mod raw {
             let meta = Meta {
                 size: m.len(),
                 modified: Some(m.mtime()),
+                accessed: Some(m.atime()),
                 modified_ns: ns(m.mtime(), m.mtime_nsec()),
                 changed_ns: ns(m.ctime(), m.ctime_nsec()),
                 links: m.nlink(),

@@ -49,7 +49,7 @@ pub use bindings::exports::sandgrep::search::search::{
     SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{
-    IndexUse, Policy, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts,
+    IgnoreOptions, IndexUse, Policy, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts, TypeChange,
 };
 
 pub use error::error_message;

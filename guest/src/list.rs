@@ -40,6 +40,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     let mut entries = Vec::new();
     let mut has_more = false;
     let mut counted_past_page = 0u64;
+    let mut too_large = 0u64;
     let mut complete = true;
     let (mut skips, mut timed_out) = (walk::Skips::default(), false);
     let mut unreadable = Vec::new();
@@ -82,6 +83,13 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
         if after.is_some_and(|a| path_cmp(&entry.rel, a).is_le()) {
             continue;
         }
+        // rg's --files --max-filesize: a larger file is left out, and counted.
+        if let Some(max) = q.max_filesize.filter(|_| entry.is_file) {
+            if entry.meta().is_some_and(|m| m.size > max) {
+                too_large += 1;
+                continue;
+            }
+        }
         if paging.full() {
             // The page is full: count on (within a budget) to learn the total.
             has_more = true;
@@ -102,13 +110,13 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
             continue;
         }
         let meta = if q.include_metadata { entry.meta() } else { None };
-        let (size, modified) = match meta {
-            Some(m) => (Some(m.size), m.modified),
-            None => (None, None),
+        let (size, modified, accessed) = match meta {
+            Some(m) => (Some(m.size), m.modified, m.accessed),
+            None => (None, None, None),
         };
         // A page over its budget is full at the next entry.
         paging.delivered(RESULT_OVERHEAD + json_len(&entry.rel), 0);
-        entries.push(FileEntry { path: entry.rel.clone(), is_dir: entry.is_dir, size, modified });
+        entries.push(FileEntry { path: entry.rel.clone(), is_dir: entry.is_dir, size, modified, accessed });
     }
     if timed_out {
         complete = false;
@@ -137,7 +145,7 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
     }
     let skipped = crate::SkipCounts {
         binary: 0,
-        too_large: 0,
+        too_large,
         denied: skips.denied,
         unreadable: unreadable.len() as u64,
         ignored: skips.ignored,
@@ -179,6 +187,9 @@ mod tests {
             skip: None,
             cursor: None,
             no_total: false,
+            ignore: None,
+            type_changes: vec![],
+            max_filesize: None,
         }
     }
 

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::{
-    BinaryMode, CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, SearchAstRequest,
-    SearchError, SearchTextRequest,
+    BinaryMode, CaseMode, IgnoreOptions, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest,
+    SearchAstRequest, SearchError, SearchTextRequest, TypeChange,
 };
 
 pub use sandgrep_contract::limits::{
@@ -70,6 +70,54 @@ pub struct WalkOptions {
     pub follow_symlinks: bool,
     /// `Some(1)`: only the root's own entries.
     pub max_depth: Option<usize>,
+    /// Which ignore files apply (with `no_ignore` false).
+    pub ignore: IgnoreRules,
+    /// rg's `--type-add` / `--type-clear`, in order, before `types`.
+    pub type_changes: Vec<TypeEdit>,
+}
+
+/// The request's `ignore-options`, rg's defaults when absent.
+#[derive(Clone, Debug, Default, Hash, PartialEq)]
+pub struct IgnoreRules {
+    pub no_vcs: bool,
+    pub no_dot: bool,
+    pub no_require_git: bool,
+    /// Workspace-relative ignore files (rg's `--ignore-file`), in order.
+    pub files: Vec<String>,
+    pub case_insensitive: bool,
+}
+
+/// One of the request's `type-changes`.
+#[derive(Clone, Debug, Hash, PartialEq)]
+pub enum TypeEdit {
+    /// `name:glob[,glob...]` or `name:include:type[,type...]`.
+    Add(String),
+    Clear(String),
+}
+
+impl IgnoreRules {
+    fn from_request(o: Option<IgnoreOptions>) -> Result<IgnoreRules, SearchError> {
+        let Some(o) = o else { return Ok(IgnoreRules::default()) };
+        check_count("ignore.files", o.files.len(), MAX_GLOBS)?;
+        Ok(IgnoreRules {
+            no_vcs: o.no_vcs,
+            no_dot: o.no_dot,
+            no_require_git: o.no_require_git,
+            files: o.files,
+            case_insensitive: o.case_insensitive,
+        })
+    }
+}
+
+fn type_edits(changes: Vec<TypeChange>) -> Result<Vec<TypeEdit>, SearchError> {
+    check_count("type-changes", changes.len(), MAX_TYPES)?;
+    Ok(changes
+        .into_iter()
+        .map(|c| match c {
+            TypeChange::Add(spec) => TypeEdit::Add(spec),
+            TypeChange::Clear(name) => TypeEdit::Clear(name),
+        })
+        .collect())
 }
 
 /// Clamps `value` (or the limit's default when absent) into the limit's
@@ -149,6 +197,9 @@ impl TextQuery {
         if r.null_data {
             return Err(SearchError::InvalidArgument("null-data is not supported yet".into()));
         }
+        if r.stop_on_nonmatch {
+            return Err(SearchError::InvalidArgument("stop-on-nonmatch is not supported yet".into()));
+        }
         Ok(TextQuery {
             query: r.query,
             mode: r.mode.unwrap_or(QueryMode::Literal),
@@ -164,6 +215,8 @@ impl TextQuery {
                 no_ignore: r.no_ignore,
                 follow_symlinks: r.follow_symlinks,
                 max_depth: r.max_depth.map(|d| d as usize),
+                ignore: IgnoreRules::from_request(r.ignore)?,
+                type_changes: type_edits(r.type_changes)?,
             },
             before: clamp("context-before", r.context_before, uncapped(CONTEXT), warnings) as usize,
             after: clamp("context-after", r.context_after, uncapped(CONTEXT), warnings) as usize,
@@ -248,6 +301,8 @@ impl AstQuery {
                 no_ignore: r.no_ignore,
                 follow_symlinks: r.follow_symlinks,
                 max_depth: None,
+                ignore: IgnoreRules::default(),
+                type_changes: Vec::new(),
             },
             max_results: clamp("max-results", r.max_results, MAX_RESULTS, warnings) as usize,
             max_filesize: clamp("max-filesize", r.max_filesize, AST_FILESIZE, warnings),
@@ -274,6 +329,8 @@ pub struct ListQuery {
     pub skip: u64,
     pub cursor: Option<String>,
     pub no_total: bool,
+    /// Larger files are left out (rg's `--files --max-filesize`).
+    pub max_filesize: Option<u64>,
 }
 
 impl ListQuery {
@@ -292,7 +349,10 @@ impl ListQuery {
                 no_ignore: r.no_ignore,
                 follow_symlinks: r.follow_symlinks,
                 max_depth: r.max_depth.map(|d| d as usize).into_iter().chain(one_level).min(),
+                ignore: IgnoreRules::from_request(r.ignore)?,
+                type_changes: type_edits(r.type_changes)?,
             },
+            max_filesize: r.max_filesize,
             include_dirs: r.include_dirs,
             include_metadata: r.include_metadata,
             max_results: clamp("max-results", r.max_results, LIST_RESULTS, warnings) as usize,
@@ -304,7 +364,7 @@ impl ListQuery {
 
     /// See [`TextQuery::stream_key`].
     pub fn stream_key(&self) -> String {
-        format!("list\0{}\0{:?}\0{}", self.root, self.walk, self.include_dirs)
+        format!("list\0{}\0{:?}\0{}\0{:?}", self.root, self.walk, self.include_dirs, self.max_filesize)
     }
 }
 
@@ -379,6 +439,9 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         null_data: false,
         encoding: None,
         passthru: false,
+        ignore: None,
+        type_changes: vec![],
+        stop_on_nonmatch: false,
     }
 }
 

@@ -34,7 +34,7 @@ use sandgrep_contract::limits::OPEN_DIRS;
 use crate::confine::{self, path_cmp, Opened, Target};
 use crate::error::{error_message, plain_io_message};
 use crate::fs::{Dir, Kind, SearchFile};
-use crate::request::WalkOptions;
+use crate::request::{IgnoreRules, TypeEdit, WalkOptions};
 use crate::{SearchError, Workspace};
 
 /// Largest ignore file read; a larger one is left out with a warning.
@@ -356,8 +356,20 @@ impl Walker {
         let overrides = ob.build().map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
         let mut tb = TypesBuilder::new();
         // (Building every type's globs costs more than many a served call.)
-        if !opts.types.is_empty() {
+        if !opts.types.is_empty() || !opts.type_changes.is_empty() {
             tb.add_defaults();
+            // rg's --type-add and --type-clear, in the order given.
+            for edit in &opts.type_changes {
+                match edit {
+                    TypeEdit::Add(spec) => tb.add_def(spec).map_err(|e| SearchError::InvalidArgument(e.to_string()))?,
+                    TypeEdit::Clear(name) => {
+                        tb.clear(name);
+                    }
+                }
+            }
+        }
+        if opts.ignore != IgnoreRules::default() {
+            return Err(SearchError::InvalidArgument("ignore options are not supported yet".into()));
         }
         // `TYPE` selects, `!TYPE` leaves out (rg's -t and -T).
         for t in &opts.types {

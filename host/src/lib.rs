@@ -894,6 +894,9 @@ impl ListFilesRequest {
             skip: None,
             cursor: None,
             no_total: false,
+            ignore: None,
+            type_changes: Vec::new(),
+            max_filesize: None,
         }
     }
 }
@@ -969,6 +972,9 @@ impl SearchTextRequest {
             null_data: false,
             encoding: None,
             passthru: false,
+            ignore: None,
+            type_changes: Vec::new(),
+            stop_on_nonmatch: false,
         }
     }
 }

@@ -682,6 +682,9 @@ mod tests {
             null_data: false,
             encoding: None,
             passthru: false,
+            ignore: None,
+            type_changes: vec![],
+            stop_on_nonmatch: false,
         }
     }
 
