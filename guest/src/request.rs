@@ -80,6 +80,8 @@ pub struct WalkOptions {
 #[derive(Clone, Debug, Default, Hash, PartialEq)]
 pub struct IgnoreRules {
     pub no_vcs: bool,
+    pub no_exclude: bool,
+    pub no_parent: bool,
     pub no_dot: bool,
     pub no_require_git: bool,
     /// Workspace-relative ignore files (rg's `--ignore-file`), in order.
@@ -101,6 +103,8 @@ impl IgnoreRules {
         check_count("ignore.files", o.files.len(), MAX_GLOBS)?;
         Ok(IgnoreRules {
             no_vcs: o.no_vcs,
+            no_exclude: o.no_exclude,
+            no_parent: o.no_parent,
             no_dot: o.no_dot,
             no_require_git: o.no_require_git,
             files: o.files,
