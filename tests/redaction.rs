@@ -70,3 +70,57 @@ fn code_with_secret_names_comes_back_unchanged() {
         assert_eq!(got, want, "{name}");
     }
 }
+
+/// --passthru prints every line: a secret line among them (a result's
+/// neighbour, or in a file with no result) comes back `[REDACTED]` and is
+/// counted; NUL-terminated records (--null-data) are redacted as lines are,
+/// through files and stdin alike, and so is a file of one huge record
+/// without a terminator.
+#[test]
+fn passthru_and_null_data_lines_are_redacted_and_counted() {
+    let key = "AKIAIOSFODNN7EXAMPLE";
+    let pw = "Zq8rT3vL0xN7aB2cD4eF";
+    let t = Tree::new();
+    t.write("app.py", format!("import os\nAWS_ID = \"{key}\"\nprint('hello')\n"));
+    t.write("conf.py", format!("password = \"{pw}\"\nnothing else\n"));
+    t.write("records.dat", format!("hello\0password = \"{pw}\"\0aws {key}\0bye\0"));
+    let mut huge = "x".repeat(3 << 20);
+    huge.push_str(&format!(" password = \"{pw}\" hello"));
+    t.write("huge.dat", huge);
+    let search = |args: &[&str]| {
+        let mut all = vec!["search", "--color", "never"];
+        all.extend_from_slice(args);
+        let out = run(t.path(), &all);
+        (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned(), out.status.code())
+    };
+    let (out, err, code) = search(&["--passthru", "-n", "hello", "app.py", "conf.py"]);
+    assert_eq!(code, Some(0));
+    assert!(!out.contains(key) && !out.contains(pw), "{out}");
+    assert!(out.contains("app.py-2-AWS_ID = \"[REDACTED]\"\n"), "{out}");
+    assert!(out.contains("conf.py-1-password = \"[REDACTED]\"\n"), "{out}");
+    assert!(err.contains("2 lines shown with secrets [REDACTED]"), "{err}");
+    // The page's answer counts them too.
+    let page = crate::util::json(t.path(), &["search", "--json-page", "--passthru", "-n", "hello", "conf.py"]);
+    assert_eq!(page["stats"]["lines_redacted"], 1, "{page}");
+    assert_eq!(page["matches"][0]["column"], 0, "{page}");
+    for args in [&["--null-data", "-n", "o"][..], &["--null-data", "--passthru", "-n", "bye"]] {
+        let mut args = args.to_vec();
+        args.push("records.dat");
+        let (out, err, _) = search(&args);
+        assert!(!out.contains(key) && !out.contains(pw), "{args:?}: {out:?}");
+        assert!(
+            out.contains("2:password = \"[REDACTED]\"\0") || out.contains("2-password = \"[REDACTED]\"\0"),
+            "{out:?}"
+        );
+        assert!(err.contains("2 lines shown with secrets [REDACTED]"), "{args:?}: {err}");
+    }
+    // Nothing to find inside a record's secret.
+    assert_eq!(search(&["--null-data", "-c", "Zq8r", "records.dat"]).0, "");
+    assert_eq!(search(&["--null-data", "-c", "AKIAI", "records.dat"]).0, "");
+    // One record of 3 MiB, no terminator: its secret hidden all the same.
+    let (out, err, code) = search(&["--null-data", "-c", "hello", "huge.dat"]);
+    assert_eq!((out.as_str(), code), ("1\0", Some(0)), "{err}");
+    let (out, _, _) = search(&["--null-data", "--passthru", "hello", "huge.dat"]);
+    assert!(!out.contains(pw) && out.contains("password = \"[REDACTED]\" hello"), "{}", out.len());
+    assert_eq!(search(&["--null-data", "-c", "Zq8r", "huge.dat"]).0, "");
+}

@@ -189,3 +189,21 @@ fn copy(from: &Path, to: &Path) {
         }
     }
 }
+
+/// --passthru (files without a match too, as context), --null-data and
+/// --stop-on-nonmatch in rg's JSON Lines.
+#[test]
+fn passthru_null_data_and_stop_on_nonmatch_json_are_rgs() {
+    let t = tree();
+    t.write("records.dat", b"foo\0bar\0\0\0baz foo\0qux\0tail");
+    for args in [
+        &["--passthru", "qux"][..],
+        &["--passthru", "nothing-is-here", "last.txt", "crlf.txt"],
+        &["--passthru", "-m", "1", "foo", "src"],
+        &["--null-data", "foo", "records.dat"],
+        &["--null-data", "-C", "1", "baz", "records.dat"],
+        &["--stop-on-nonmatch", "-A", "1", "foo"],
+    ] {
+        compare(t.path(), &[], args);
+    }
+}

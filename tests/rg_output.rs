@@ -270,6 +270,17 @@ fn piped_output_is_rgs_byte_for_byte() {
         // rg's type `all`: every type defined.
         &["-t", "all", "-c", "foo"],
         &["-T", "all", "--files"],
+        // Types defined, cleared and composed, in the order given.
+        &["--type-add", "foo:*.txt", "-t", "foo", "-c", "bar"],
+        &["--type-add", "dat:*.dat", "--type-add", "both:include:dat,txt", "-t", "both", "--files"],
+        &["--type-clear", "txt", "--type-add", "txt:f1.*", "-t", "txt", "-l", "foo"],
+        &["--type-add", "txt:f1.*", "--type-clear", "txt", "-t", "txt", "-l", "foo"],
+        &["--type-add", "mine:*.txt", "--type-list"],
+        &["--type-add", "bad", "foo"],
+        &["--max-filesize", "100", "--files"],
+        // The last of --context-separator and --no-context-separator wins.
+        &["-A1", "--no-context-separator", "--context-separator", "AAA", "qux"],
+        &["-A1", "--context-separator", "AAA", "--no-context-separator", "qux"],
     ];
     let mut differ = Vec::new();
     for args in sets {
@@ -287,18 +298,19 @@ fn piped_output_is_rgs_byte_for_byte() {
 }
 
 #[test]
-fn sorted_by_modification_time_as_rgs() {
-    // Times seconds apart (the sandbox lists them in seconds; files of the
-    // same second sandgrep keeps in path order, rg in the directory's),
-    // not in path order.
+fn sorted_by_modification_and_access_time_as_rgs() {
+    // Times milliseconds apart within one second (rg orders by the
+    // nanosecond), not in path order; access times in another order.
     let t = Tree::new();
     let times = [("a.txt", 30), ("b.txt", 10), ("dir/c.txt", 20), ("dir/d.txt", 40), ("e.txt", 60), ("f.txt", 50)];
     for (name, _) in times {
         t.write(name, "test\nmore\n");
     }
-    for (name, secs) in times {
+    let at = |ms: u64| std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_600_000_000_000 + ms);
+    for (name, ms) in times {
         let file = std::fs::File::options().write(true).open(t.path().join(name)).unwrap();
-        file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000 + secs)).unwrap();
+        let times = std::fs::FileTimes::new().set_modified(at(ms)).set_accessed(at(100 - ms));
+        file.set_times(times).unwrap();
     }
     let sets: &[&[&str]] = &[
         &["--sort", "modified", "test"],
@@ -306,15 +318,17 @@ fn sorted_by_modification_time_as_rgs() {
         &["--sort", "modified", "--files"],
         &["--sortr", "modified", "-c", "test", "dir", "a.txt"],
         &["--sort", "modified", "--sortr", "path", "-l", "test"],
+        &["--sort", "accessed", "test"],
+        &["--sortr", "accessed", "--files"],
     ];
     for args in sets {
         let (theirs, ours) = both(t.path(), args);
         assert_eq!(ours, theirs, "{args:?}");
     }
-    // accessed and created: refused, in a line saying why.
-    let out = run(t.path(), &["--sort", "accessed", "test"]);
+    // created: refused, in a line saying why.
+    let out = run(t.path(), &["--sort", "created", "test"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("modification time only"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no file's creation time"));
 }
 
 /// Where two outputs part: the line number and both lines.
@@ -659,6 +673,130 @@ fn files_are_read_as_rg_reads_them() {
         &["--encoding=latin1", "café"],
         &["-E", "none", "-c", "foo", "utf16.txt"],
         &["-E", "utf-16le", "--no-encoding", "-c", "bar", "nobom.txt"],
+    ];
+    let mut differ = Vec::new();
+    for args in sets {
+        let (theirs, ours) = both(t.path(), args);
+        if theirs != ours {
+            differ.push(format!(
+                "{args:?}: exit {:?} vs {:?}; {}",
+                theirs.1,
+                ours.1,
+                first_difference(&theirs.0, &ours.0)
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+}
+
+/// rg's ignore flags (`--no-ignore-vcs`, `--ignore-file` …) on a tree with
+/// every kind of ignore file: `.rgignore`, `.ignore`, `.gitignore` (CRLF
+/// lines), a repository's `.git/info/exclude`, a `.gitignore` outside any
+/// repository, files for `--ignore-file`.
+#[test]
+fn ignore_flags_are_rgs() {
+    let t = Tree::new();
+    for f in ["a.txt", "b.txt", "c.txt", "d.txt", "e.txt", "MIXED.txt", "x.log", "keep.log"] {
+        t.write(f, "foo\n");
+        t.write(&format!("repo/{f}"), "foo\n");
+        t.write(&format!("repo/sub/{f}"), "foo\n");
+    }
+    // Outside a repository: only with --no-require-git.
+    t.write(".gitignore", "a.txt\n");
+    t.write(".ignore", "b.txt\n");
+    t.write(".rgignore", "c.txt\n");
+    t.mkdir("repo/.git/info");
+    t.write("repo/.git/info/exclude", "d.txt\n");
+    t.write("repo/.gitignore", "e.txt\r\nsub/x.log\r\n");
+    t.write("repo/sub/.ignore", "!e.txt\n");
+    t.write("rules/one", "*.log\nmixed.txt\n");
+    t.write("rules/two", "!keep.log\n");
+    let sets: &[&[&str]] = &[
+        &["--files"],
+        &["--no-ignore-vcs", "--files"],
+        &["--no-ignore-vcs", "--ignore-vcs", "--files"],
+        &["--no-ignore-dot", "--files"],
+        &["--no-ignore-dot", "--ignore-dot", "-c", "foo"],
+        &["--no-ignore-exclude", "--files"],
+        &["--no-ignore", "--ignore-exclude", "--files"],
+        &["--no-ignore", "--ignore-vcs", "--files"],
+        &["--no-ignore", "--ignore", "--files"],
+        &["-u", "--ignore-dot", "--files"],
+        &["--no-require-git", "--files"],
+        &["--no-require-git", "--require-git", "-l", "foo"],
+        &["--ignore-file", "rules/one", "--files"],
+        &["--ignore-file", "rules/one", "--ignore-file", "rules/two", "-l", "foo"],
+        &["--ignore-file", "rules/two", "--ignore-file", "rules/one", "--files"],
+        &["--no-ignore-files", "--ignore-file", "rules/one", "--files"],
+        &["--no-ignore-files", "--ignore-files", "--ignore-file", "rules/one", "--files"],
+        &["-u", "--ignore-file", "rules/one", "--files"],
+        &["--ignore-file", "rules/one", "--ignore-file-case-insensitive", "--files"],
+        &["--ignore-file-case-insensitive", "--files", "repo"],
+        &["--ignore-file-case-insensitive", "--no-ignore-file-case-insensitive", "-c", "foo", "repo"],
+        &["--no-ignore-parent", "--files", "repo/sub"],
+        &["--no-ignore-parent", "--ignore-parent", "-l", "foo", "repo/sub"],
+        &["--no-ignore-global", "--files", "repo"],
+        &["--no-ignore-global", "--ignore-global", "-c", "foo", "repo"],
+        &["--no-ignore-vcs", "--no-ignore-dot", "--ignore-file", "rules/one", "--files"],
+    ];
+    let mut differ = Vec::new();
+    for args in sets {
+        let (theirs, ours) = both(t.path(), args);
+        if theirs != ours {
+            differ.push(format!(
+                "{args:?}: exit {:?} vs {:?}; {}",
+                theirs.1,
+                ours.1,
+                first_difference(&theirs.0, &ours.0)
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+}
+
+/// rg's --passthru (every line, those without a match as context),
+/// --null-data (NUL-terminated records, NUL after each printed line) and
+/// --stop-on-nonmatch, with the output modes and flags they meet; a file
+/// longer than a page passes through whole.
+#[test]
+fn passthru_null_data_and_stop_on_nonmatch_are_rgs() {
+    let t = tree();
+    t.write("records.dat", b"foo\0bar\0\0\0baz foo\0qux\0foo again\0tail");
+    t.write("runs.txt", "foo 1\nfoo 2\nbar\nfoo 3\n");
+    let sets: &[&[&str]] = &[
+        &["--passthru", "foo"],
+        &["--passthru", "-n", "bar"],
+        &["--passthrough", "-n", "qux"],
+        &["--passthru", "nothing-is-here"],
+        &["--passthru", "-v", "-n", "foo"],
+        &["--passthru", "-o", "-n", "foo"],
+        &["--passthru", "-r", "X", "foo"],
+        &["--passthru", "-c", "foo"],
+        &["--passthru", "-l", "bar"],
+        &["--passthru", "--heading", "-n", "qux"],
+        &["--passthru", "-m", "1", "-n", "foo"],
+        &["--passthru", "-b", "-n", "bar", "crlf.txt", "last.txt"],
+        &["--passthru", "-C", "1", "qux"],
+        &["-C", "1", "--passthru", "qux"],
+        &["--passthru", "-A", "1", "-n", "qux"],
+        &["-B", "1", "--passthru", "-n", "qux"],
+        &["-U", "--passthru", "-n", "foo\\nbar"],
+        &["--passthru", "-n", "foo", "big.txt"],
+        &["--null-data", "-n", "foo", "records.dat"],
+        &["--null-data", "-x", "bar", "records.dat"],
+        &["--null-data", "-c", "foo", "records.dat", "runs.txt"],
+        &["--null-data", "-l", "binary"],
+        &["--null-data", "-o", "-n", "--column", "fo+", "records.dat"],
+        &["--null-data", "-C", "1", "-n", "baz", "records.dat"],
+        &["--null-data", "-v", "-n", "foo", "records.dat"],
+        &["--null-data", "--heading", "-n", "foo", "records.dat", "bin.dat"],
+        &["--null-data", "--passthru", "-n", "qux", "records.dat"],
+        &["--stop-on-nonmatch", "-n", "foo", "runs.txt"],
+        &["--stop-on-nonmatch", "-n", "-A", "1", "foo", "runs.txt"],
+        &["--stop-on-nonmatch", "-c", "foo"],
+        &["--stop-on-nonmatch", "-v", "-n", "bar", "runs.txt"],
+        &["--stop-on-nonmatch", "-n", "[0-9]", "big.txt"],
+        &["--stop-on-nonmatch", "--passthru", "-n", "foo", "runs.txt"],
     ];
     let mut differ = Vec::new();
     for args in sets {

@@ -421,3 +421,30 @@ fn a_line_past_the_bound_is_searched_in_part() {
     assert_eq!(stdout(&out), "2:foo\n", "{}", stderr(&out));
     assert!(stderr(&out).contains("line 1 is longer than"), "{}", stderr(&out));
 }
+
+/// --passthru, --null-data and --stop-on-nonmatch on stdin, whole and in
+/// pieces, as rg prints them.
+#[test]
+fn passthru_null_data_and_stop_on_nonmatch_on_stdin_are_rgs() {
+    let t = Tree::new();
+    let text: &[&[u8]] = &[b"a foo\nb\n", b"c foo\nd\n", b"foo e\nf"];
+    let records: &[&[u8]] = &[b"foo\0bar\0", b"\0baz foo\0", b"qux\0tail"];
+    for args in [
+        &["--passthru", "-n", "foo"][..],
+        &["--passthru", "zzz"],
+        &["--passthru", "-m", "1", "-n", "foo"],
+        &["--passthru", "-v", "-n", "foo"],
+        &["--passthru", "--json", "foo"],
+        &["--stop-on-nonmatch", "-n", "foo"],
+        &["--stop-on-nonmatch", "-c", "[a-c]"],
+    ] {
+        same(t.path(), args, &[&text.concat()], Duration::ZERO);
+        same(t.path(), args, text, Duration::from_millis(50));
+    }
+    for args in
+        [&["--null-data", "-n", "foo"][..], &["--null-data", "-x", "bar"], &["--null-data", "--passthru", "qux"]]
+    {
+        same(t.path(), args, &[&records.concat()], Duration::ZERO);
+        same(t.path(), args, records, Duration::from_millis(50));
+    }
+}

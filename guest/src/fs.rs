@@ -54,12 +54,12 @@ pub struct SearchFile {
 pub struct Meta {
     pub size: u64,
     pub modified: Option<i64>,
-    /// Last access (UNIX seconds).
-    pub accessed: Option<i64>,
     /// Modification and status-change times in nanoseconds (0: unknown),
     /// what tells the index a file is the one it read.
     pub modified_ns: u64,
     pub changed_ns: u64,
+    /// Last access in nanoseconds (0: unknown).
+    pub accessed_ns: u64,
     /// Hard links to the file (a change through one outside the workspace
     /// reaches no watcher of it).
     pub links: u64,
@@ -260,7 +260,7 @@ mod raw {
         Meta {
             size: s.size,
             modified: s.data_modification_timestamp.map(|t| t.seconds as i64),
-            accessed: s.data_access_timestamp.map(|t| t.seconds as i64),
+            accessed_ns: ns(s.data_access_timestamp),
             modified_ns: ns(s.data_modification_timestamp),
             changed_ns: ns(s.status_change_timestamp),
             links: s.link_count,
@@ -410,7 +410,7 @@ mod raw {
             let meta = Meta {
                 size: m.len(),
                 modified: Some(m.mtime()),
-                accessed: Some(m.atime()),
+                accessed_ns: ns(m.atime(), m.atime_nsec()),
                 modified_ns: ns(m.mtime(), m.mtime_nsec()),
                 changed_ns: ns(m.ctime(), m.ctime_nsec()),
                 links: m.nlink(),

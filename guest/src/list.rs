@@ -110,13 +110,20 @@ pub fn list_files(ws: &Workspace, request: ListFilesRequest) -> Result<ListFiles
             continue;
         }
         let meta = if q.include_metadata { entry.meta() } else { None };
-        let (size, modified, accessed) = match meta {
-            Some(m) => (Some(m.size), m.modified, m.accessed),
-            None => (None, None, None),
-        };
+        let (size, modified) = (meta.as_ref().map(|m| m.size), meta.as_ref().and_then(|m| m.modified));
+        let ns = |t: Option<u64>| t.filter(|&t| t > 0);
+        let (modified_ns, accessed_ns) =
+            (ns(meta.as_ref().map(|m| m.modified_ns)), ns(meta.as_ref().map(|m| m.accessed_ns)));
         // A page over its budget is full at the next entry.
         paging.delivered(RESULT_OVERHEAD + json_len(&entry.rel), 0);
-        entries.push(FileEntry { path: entry.rel.clone(), is_dir: entry.is_dir, size, modified, accessed });
+        entries.push(FileEntry {
+            path: entry.rel.clone(),
+            is_dir: entry.is_dir,
+            size,
+            modified,
+            modified_ns,
+            accessed_ns,
+        });
     }
     if timed_out {
         complete = false;

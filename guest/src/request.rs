@@ -50,6 +50,12 @@ pub struct TextQuery {
     pub crlf: bool,
     /// Lines end at NUL bytes (rg's `--null-data`).
     pub null_data: bool,
+    /// Content output: every line of a file searched comes back, those that
+    /// are no result as lines of context of their own (rg's `--passthru`).
+    pub passthru: bool,
+    /// A file's search stops at its first line that is no result after one
+    /// that is (rg's `--stop-on-nonmatch`).
+    pub stop_on_nonmatch: bool,
     /// The files' encoding (rg's `-E`): `None` UTF-8 with BOM sniffing.
     /// (`none`: the bytes as they are, no BOM sniffing.)
     pub encoding: Option<String>,
@@ -187,9 +193,9 @@ impl TextQuery {
             v => clamp("max-columns", v, uncapped(MAX_COLUMNS), warnings) as usize,
         };
         let paths = if r.paths.is_empty() { vec![".".to_string()] } else { r.paths };
-        if r.passthru {
-            return Err(SearchError::InvalidArgument("passthru is not supported yet".into()));
-        }
+        // (Counts and file lists are of results: passthru changes nothing
+        // there, as rg's -c and -l win over it.)
+        let passthru = r.passthru && output == OutputMode::Content;
         let encoding = match r.encoding.as_deref().map(str::trim) {
             None | Some("auto") => None,
             Some(label) if label.eq_ignore_ascii_case("none") => Some("none".to_string()),
@@ -198,12 +204,6 @@ impl TextQuery {
                 Err(e) => return Err(SearchError::InvalidArgument(e.to_string())),
             },
         };
-        if r.null_data {
-            return Err(SearchError::InvalidArgument("null-data is not supported yet".into()));
-        }
-        if r.stop_on_nonmatch {
-            return Err(SearchError::InvalidArgument("stop-on-nonmatch is not supported yet".into()));
-        }
         Ok(TextQuery {
             query: r.query,
             mode: r.mode.unwrap_or(QueryMode::Literal),
@@ -222,8 +222,9 @@ impl TextQuery {
                 ignore: IgnoreRules::from_request(r.ignore)?,
                 type_changes: type_edits(r.type_changes)?,
             },
-            before: clamp("context-before", r.context_before, uncapped(CONTEXT), warnings) as usize,
-            after: clamp("context-after", r.context_after, uncapped(CONTEXT), warnings) as usize,
+            // (Passthru: every line comes back, none as a match's context.)
+            before: if passthru { 0 } else { clamp("context-before", r.context_before, uncapped(CONTEXT), warnings) as usize },
+            after: if passthru { 0 } else { clamp("context-after", r.context_after, uncapped(CONTEXT), warnings) as usize },
             output,
             max_results: clamp("max-results", r.max_results, MAX_RESULTS, warnings) as usize,
             per_file,
@@ -236,6 +237,8 @@ impl TextQuery {
             binary: if r.null_data { BinaryMode::Text } else { r.binary.unwrap_or(BinaryMode::Skip) },
             crlf: r.crlf,
             null_data: r.null_data,
+            passthru,
+            stop_on_nonmatch: r.stop_on_nonmatch,
             encoding,
             max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
@@ -249,7 +252,7 @@ impl TextQuery {
     /// one page, context, columns, timeout, skip) do not change the stream.
     pub fn stream_key(&self) -> String {
         format!(
-            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}\0{:?}\0{}\0{}\0{:?}",
+            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}\0{:?}\0{}\0{}\0{:?}\0{}\0{}",
             self.query,
             self.mode,
             self.case,
@@ -266,6 +269,8 @@ impl TextQuery {
             self.crlf,
             self.null_data,
             self.encoding,
+            self.passthru,
+            self.stop_on_nonmatch,
         )
     }
 }

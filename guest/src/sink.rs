@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::search::SearchMatcher;
 use grep_matcher::{Captures, Matcher};
-use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
+use grep_searcher::{Searcher, Sink, SinkContext, SinkContextKind, SinkFinish, SinkMatch};
 
 use crate::fs::FileAt;
 use crate::redact::{self, Edit};
@@ -37,6 +37,11 @@ pub struct SinkConfig<'m> {
     pub keep_cr: bool,
     /// Replace secrets in returned text.
     pub redact: bool,
+    /// Every line is returned: those that are no result as lines of
+    /// context of their own (see [`FileSink::passthru_line`]).
+    pub passthru: bool,
+    /// Lines end at NUL bytes (rg's `--null-data`).
+    pub null_data: bool,
 }
 
 /// One file's results.
@@ -102,6 +107,16 @@ pub struct FileSink<'a, 'm> {
     /// `limit` is the file's own cap (max-matches-per-file), not the room
     /// left in the page: rg's search of the file ends at it.
     pub capped: bool,
+    /// Passthru: results to take (the file's cap); later ones come back
+    /// as lines of context, as rg's -m with --passthru shows them.
+    pub hit_cap: u64,
+    /// Passthru: results taken (`taken` counts every line returned).
+    hits: u64,
+    /// stop-on-nonmatch with an inverted search (which hands the searcher
+    /// every line): a result was seen, and the line that ended the first
+    /// run of them passed over (see `matched`).
+    selected: bool,
+    passed_over: bool,
     /// The searcher goes on past binary data (rg's convert): content output
     /// stops at the first line after it, as rg's printer does.
     pub convert_binary: bool,
@@ -166,6 +181,10 @@ impl<'a, 'm> FileSink<'a, 'm> {
             repeat_seen: false,
             limit,
             capped: false,
+            hit_cap: u64::MAX,
+            hits: 0,
+            selected: false,
+            passed_over: false,
             convert_binary: false,
             taken: 0,
             deadline,
@@ -189,7 +208,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
         if let Some((buffer, at)) = buffer {
             if at >= redact::LOOKBACK || at as u64 == offset {
                 let before = &buffer[at.saturating_sub(redact::LOOKBACK)..at];
-                return redact::redact_lines_at(before, bytes, offset, &mut self.memo);
+                let before = records_as_lines(before, self.cfg.null_data);
+                return redact::redact_lines_at(&before, bytes, offset, &mut self.memo);
             }
         }
         let from = offset.saturating_sub(redact::LOOKBACK as u64);
@@ -205,12 +225,13 @@ impl<'a, 'm> FileSink<'a, 'm> {
         let (start, text) = self.lookback.as_ref().expect("just filled");
         let skip = ((from - start) as usize).min(text.len());
         let upto = ((offset - start) as usize).min(text.len());
+        let before = records_as_lines(&text[skip..upto], self.cfg.null_data);
         if upto as u64 != offset - start {
             // The file ended early (it changed): where these lines are is
             // not known.
-            return redact::redact_lines(&text[skip..upto], bytes);
+            return redact::redact_lines(&before, bytes);
         }
-        redact::redact_lines_at(&text[skip..upto], bytes, offset, &mut self.memo)
+        redact::redact_lines_at(&before, bytes, offset, &mut self.memo)
     }
 
     /// Whether the match `block` (at byte `offset`; at `at` in the
@@ -222,7 +243,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
     fn visible(&mut self, block: &[u8], offset: u64, buffer: &[u8], at: usize) -> bool {
         const PER_LINE: u32 = 400;
         // What the matcher saw: a carriage return before the newline stays.
-        let body = line_body(block, true);
+        let body = self.body(block);
         let start = offset - at as u64;
         if self.buffer_redaction.start != Some(start) {
             self.buffer_redaction = BufferRedaction { start: Some(start), ..Default::default() };
@@ -255,8 +276,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
         if self.cfg.output != OutputMode::Content || (self.cfg.before == 0 && self.owed.is_empty()) {
             return;
         }
-        let (shown, edits) = self.redacted(bytes, offset, buffer);
-        let text = context_text(&shown, self.cfg.max_columns, self.cfg.keep_cr);
+        let (shown, edits) = self.redacted(self.body(bytes), offset, buffer);
+        let text = self.context_text(&shown);
         let mut rules = rules_of(&edits);
         for r in self.redacted_before.get(&number).into_iter().flatten() {
             if !rules.contains(r) {
@@ -433,7 +454,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         let (buffer, range) = (mat.buffer(), mat.bytes_range_in_buffer());
         if self.cfg.redact {
             let (shown, edits) =
-                self.redacted(line_body(mat.bytes(), true), mat.absolute_byte_offset(), Some((buffer, range.start)));
+                self.redacted(self.body(mat.bytes()), mat.absolute_byte_offset(), Some((buffer, range.start)));
             if !edits.is_empty() {
                 let marks = marks(&edits);
                 let clear = |s: usize, e: usize| marks.iter().all(|&(a, z)| e < a || s > z);
@@ -476,8 +497,31 @@ impl Sink for FileSink<'_, '_> {
         if self.past_binary() {
             // (Inverted, every line comes here: a result is one that does not match.)
             self.results.binary_hit |=
-                !self.cfg.invert || !self.cfg.matcher.is_match(line_body(block, true)).unwrap_or(false);
+                !self.cfg.invert || !self.cfg.matcher.is_match(self.body(block)).unwrap_or(false);
             return Ok(false);
+        }
+        if self.cfg.invert && searcher.stop_on_nonmatch() {
+            // (Inverted, the searcher sees every line match: where its
+            // results end is told here, as rg's searcher tells it.)
+            let selected = !self.cfg.matcher.is_match(self.body(block)).unwrap_or(false);
+            // As rg's searcher, whose fast line-by-line search (not with
+            // passthru, nor with NUL-terminated lines) takes the first run
+            // of results and the matching line after it at once, and only
+            // then looks line by line: that line is passed over, unshown.
+            let fast = !self.cfg.passthru && !self.cfg.null_data;
+            if !selected && self.selected && fast && !self.passed_over {
+                self.passed_over = true;
+                return Ok(true);
+            }
+            if !selected && self.selected {
+                if self.cfg.passthru {
+                    self.passthru_line(line, offset, block, Some((mat.buffer(), mat.bytes_range_in_buffer().start)));
+                } else {
+                    self.saw_line(line, offset, block, Some((mat.buffer(), mat.bytes_range_in_buffer().start)));
+                }
+                return Ok(false);
+            }
+            self.selected |= selected;
         }
         // (A result before the new lines of a stream's piece, shown again
         // for its after-context: see `repeat_seen`.)
@@ -489,17 +533,30 @@ impl Sink for FileSink<'_, '_> {
             let buffer = (mat.buffer(), mat.bytes_range_in_buffer().start);
             let shaped = match self.cfg.output {
                 // (What the matcher saw: a carriage return before the newline stays.)
-                OutputMode::Content => Some(self.redacted(line_body(block, true), offset, Some(buffer))),
+                OutputMode::Content => Some(self.redacted(self.body(block), offset, Some(buffer))),
                 _ => None,
             };
             // Inverted, the searcher hands over every line.
-            let raw_hit = !self.cfg.invert || self.cfg.matcher.is_match(line_body(block, true)).unwrap_or(false);
+            let raw_hit = !self.cfg.invert || self.cfg.matcher.is_match(self.body(block)).unwrap_or(false);
             let hit = raw_hit
                 && match &shaped {
                     Some((shown, edits)) => edits.is_empty() || clear_match(self.cfg.matcher, shown, &marks(edits)),
                     None => !self.cfg.redact || self.visible(block, offset, buffer.0, buffer.1),
                 };
-            if hit == self.cfg.invert {
+            let passthru_context = self.cfg.passthru && (hit == self.cfg.invert || self.hits >= self.hit_cap);
+            if passthru_context {
+                // Passthru: a line that is no result (or one past the
+                // file's cap) comes back as a line of context.
+                let (mut at, mut in_buffer) = (offset, mat.bytes_range_in_buffer().start);
+                for (i, l) in mat.lines().enumerate() {
+                    if !self.passthru_line(line + i as u64, at, l, Some((mat.buffer(), in_buffer))) {
+                        return Ok(false);
+                    }
+                    at += l.len() as u64;
+                    in_buffer += l.len();
+                }
+                return Ok(true);
+            } else if hit == self.cfg.invert {
             } else if repeat {
                 if let Some((shown, edits)) = shaped {
                     let lines = mat.lines().count().max(1);
@@ -521,6 +578,7 @@ impl Sink for FileSink<'_, '_> {
                 self.results.count += n.max(1);
                 self.last_match_end = offset + block.len() as u64;
                 self.taken += if multiline { found.max(1) } else { 1 };
+                self.hits += 1;
                 self.results.more |= past;
                 match (self.cfg.output, shaped) {
                     (OutputMode::Content, Some((shown, edits))) => {
@@ -547,6 +605,10 @@ impl Sink for FileSink<'_, '_> {
     fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
         if self.expired() || self.past_binary() {
             return Ok(false);
+        }
+        if self.cfg.passthru && *ctx.kind() == SinkContextKind::Other {
+            let line = ctx.line_number().unwrap_or(0);
+            return Ok(self.passthru_line(line, ctx.absolute_byte_offset(), ctx.bytes(), None));
         }
         self.saw_line(ctx.line_number().unwrap_or(0), ctx.absolute_byte_offset(), ctx.bytes(), None);
         Ok(self.go_on())
@@ -588,9 +650,90 @@ impl Sink for FileSink<'_, '_> {
 }
 
 impl FileSink<'_, '_> {
+    /// A line's text without its terminator, as the matcher saw it (a
+    /// carriage return before the newline stays; with null-data, the NUL
+    /// goes).
+    fn body<'b>(&self, bytes: &'b [u8]) -> &'b [u8] {
+        if self.cfg.null_data {
+            bytes.strip_suffix(b"\0").unwrap_or(bytes)
+        } else {
+            line_body(bytes, true)
+        }
+    }
+
+    /// The text returned for a line of context (`shown`: its body, redacted).
+    fn context_text(&self, shown: &[u8]) -> String {
+        if self.cfg.null_data {
+            // (A record's line breaks are its text.)
+            match_text(shown, &[], self.cfg.max_columns).0
+        } else {
+            context_text(shown, self.cfg.max_columns, self.cfg.keep_cr)
+        }
+    }
+
+    /// Passthru: line `number` (at `offset`; at `buffer.1` in the
+    /// searcher's buffer when given), which is no result, returned as a line
+    /// of context of its own: column 0, no submatches, its redactions
+    /// counted as any line's. Counted against the page's room (not the
+    /// file's cap). Whether the search goes on.
+    fn passthru_line(&mut self, number: u64, offset: u64, bytes: &[u8], buffer: Option<(&[u8], usize)>) -> bool {
+        if number <= self.min_line {
+            return true;
+        }
+        if self.results.more || self.taken >= self.limit || self.results.text_bytes > self.budget {
+            self.results.more = true;
+            return false;
+        }
+        let (shown, edits) = self.redacted(self.body(bytes), offset, buffer);
+        let mut rules = rules_of(&edits);
+        for r in self.redacted_before.get(&number).into_iter().flatten() {
+            if !rules.contains(r) {
+                rules.push(r);
+            }
+        }
+        let text = self.context_text(&shown);
+        let room = self.budget.saturating_sub(self.results.text_bytes + self.path_cost + 1024);
+        let whole = text.len();
+        let (text, text_cost) = cut_to_json(text, room);
+        if text.len() < whole {
+            self.results.more = true;
+        }
+        let end = offset + bytes.len() as u64;
+        let m = TextMatch {
+            path: self.path.to_string(),
+            line: number,
+            column: 0,
+            end_line: number,
+            end_column: 0,
+            text,
+            submatches: Vec::new(),
+            context_before: Vec::new(),
+            context_after: Vec::new(),
+            redactions: rules.iter().map(|r| Redaction { line: number, rule: r.to_string() }).collect(),
+            offset,
+            bytes_searched: end,
+        };
+        self.results.text_bytes += match_cost(self.path_cost, text_cost, &m);
+        self.results.matches.push(m);
+        self.taken += 1;
+        self.last_match_end = end;
+        !self.results.more
+    }
+
     /// Content output of a file searched on past binary data, once there.
     fn past_binary(&self) -> bool {
         self.convert_binary && self.results.binary_offset.is_some() && self.cfg.output == OutputMode::Content
+    }
+}
+
+/// `before` (the text before a line, for redaction to read back) with
+/// NUL-terminated records (`null_data`) as lines: a record is redacted as
+/// a line is.
+fn records_as_lines(before: &[u8], null_data: bool) -> std::borrow::Cow<'_, [u8]> {
+    if null_data && before.contains(&0) {
+        before.iter().map(|&b| if b == 0 { b'\n' } else { b }).collect::<Vec<u8>>().into()
+    } else {
+        before.into()
     }
 }
 

@@ -34,7 +34,7 @@ use sandgrep_contract::limits::OPEN_DIRS;
 use crate::confine::{self, path_cmp, Opened, Target};
 use crate::error::{error_message, plain_io_message};
 use crate::fs::{Dir, Kind, SearchFile};
-use crate::request::{IgnoreRules, TypeEdit, WalkOptions};
+use crate::request::{TypeEdit, WalkOptions};
 use crate::{SearchError, Workspace};
 
 /// Largest ignore file read; a larger one is left out with a warning.
@@ -289,6 +289,12 @@ pub struct Walker {
     skips: Cell<Skips>,
     /// When the walk stops (see [`Walk::timed_out`]).
     deadline: Option<Instant>,
+    /// The request's ignore files (rg's `--ignore-file`), in the order
+    /// given: below every ignore file the walk finds, the later above the
+    /// earlier.
+    explicit: Vec<Gitignore>,
+    /// Problems reading them, handed out by the first walk.
+    problems: RefCell<Vec<WalkError>>,
 }
 
 /// The ignore files of one directory, and its parent's.
@@ -297,6 +303,8 @@ struct Level {
     rgignore: Option<Gitignore>,
     ignore: Option<Gitignore>,
     gitignore: Option<Gitignore>,
+    /// `.git/info/exclude`, when `.git` is a directory here.
+    exclude: Option<Gitignore>,
     /// The directory holds `.git` (or `.jj`): a repository root.
     has_git: bool,
 }
@@ -307,7 +315,7 @@ impl Level {
     }
 
     fn empty() -> Level {
-        Level { parent: None, rgignore: None, ignore: None, gitignore: None, has_git: false }
+        Level { parent: None, rgignore: None, ignore: None, gitignore: None, exclude: None, has_git: false }
     }
 }
 
@@ -368,9 +376,6 @@ impl Walker {
                 }
             }
         }
-        if opts.ignore != IgnoreRules::default() {
-            return Err(SearchError::InvalidArgument("ignore options are not supported yet".into()));
-        }
         // `TYPE` selects, `!TYPE` leaves out (rg's -t and -T).
         for t in &opts.types {
             let name = t.strip_prefix('!').unwrap_or(t);
@@ -387,7 +392,78 @@ impl Walker {
         }
         let types = tb.build().map_err(|e| SearchError::InvalidArgument(e.to_string()))?;
         let (ws, opts) = (ws.clone(), opts.clone());
-        Ok(Walker { ws, opts, overrides, types, skips: Cell::default(), deadline: None })
+        let mut walker = Walker {
+            ws,
+            opts,
+            overrides,
+            types,
+            skips: Cell::default(),
+            deadline: None,
+            explicit: Vec::new(),
+            problems: RefCell::default(),
+        };
+        walker.explicit = walker.explicit_ignores()?;
+        Ok(walker)
+    }
+
+    /// The request's ignore files (rg's `--ignore-file`), read and parsed,
+    /// their globs matched from the workspace root (rg's: from its current
+    /// directory). Each is named as a path is (a link is followed inside
+    /// the workspace only, a denied file is denied); one that cannot be read
+    /// (a link out of the workspace included) is left out with a warning,
+    /// as rg leaves it out with a message. A path outside the workspace is
+    /// an error. (rg matches these
+    /// case-sensitively even with --ignore-file-case-insensitive.)
+    fn explicit_ignores(&self) -> Result<Vec<Gitignore>, SearchError> {
+        let mut all = Vec::new();
+        if self.opts.no_ignore {
+            return Ok(all);
+        }
+        let mut problems = Vec::new();
+        for path in &self.opts.ignore.files {
+            let shown = confine::normalize(path)?;
+            let text = match self.ws.resolve(path) {
+                Ok((_, Opened { target: Target::File(dir, name), .. })) => {
+                    self.read_ignore_file(&dir, "", &name, Kind::File)
+                }
+                Ok((_, Opened { target: Target::Dir(_), .. })) => Err("is a directory; left out".into()),
+                Ok((_, Opened { target: Target::Other, .. })) => Err("not a regular file; left out".into()),
+                Err(SearchError::Denied(_)) => {
+                    self.skip(|s| s.denied += 1);
+                    Ok(None)
+                }
+                Err(e) => Err(format!("left out: {}", error_message(&e))),
+            };
+            let text = match text {
+                Ok(Some(text)) => text,
+                Ok(None) => continue,
+                Err(message) => {
+                    problems.push(WalkError { message: format!("{shown}: {message}"), unreadable: true });
+                    continue;
+                }
+            };
+            let from = self.ws.fs_path(&shown);
+            if let Some(gi) = parse_ignore(&self.ws.root, from, &text, &shown, false, &mut problems) {
+                all.push(gi);
+            }
+        }
+        *self.problems.borrow_mut() = problems;
+        Ok(all)
+    }
+
+    /// Whether `.ignore` and `.rgignore` apply.
+    fn dot(&self) -> bool {
+        !self.opts.ignore.no_dot
+    }
+
+    /// Whether `.gitignore` applies.
+    fn vcs(&self) -> bool {
+        !self.opts.ignore.no_vcs
+    }
+
+    /// Whether `.git/info/exclude` applies.
+    fn exclude(&self) -> bool {
+        !self.opts.ignore.no_vcs && !self.opts.ignore.no_exclude
     }
 
     /// Stop walking at `deadline`.
@@ -442,6 +518,8 @@ impl Walker {
         let walker = self.clone();
         let mut walk = Walk { walker, after, stack: Vec::new(), queue: Vec::new(), steps: 0, timed_out: false };
         walk.queue.push(Ok(entry));
+        // (Said once, by the first walk.)
+        walk.queue.extend(self.problems.take().into_iter().map(Err));
         if let Target::Dir(dir) = &root.opened.target {
             let mut problems = Vec::new();
             let parent = self.ancestor_levels(root, &mut problems);
@@ -469,7 +547,13 @@ impl Walker {
             // An unreadable ancestor is no reason to fail: its rules are unknown.
             let handle = reopen.dir(if dir == "." { "" } else { dir }, |_, _, _| false);
             if let Some((handle, (names, _))) = handle.ok().and_then(|h| Some((h.clone(), h.list().ok()?))) {
-                level = Some(Rc::new(self.level(dir, dir, &handle, &names, level, problems)));
+                level = Some(Rc::new(if self.opts.ignore.no_parent {
+                    // (rg's --no-ignore-parent: their rules do not apply;
+                    // a repository among them still counts.)
+                    Level { has_git: has_git(&names), parent: level, ..Level::empty() }
+                } else {
+                    self.level(dir, dir, &handle, &names, level, problems)
+                }));
             }
         }
         level
@@ -486,6 +570,8 @@ impl Walker {
         parent: Option<Rc<Level>>,
         problems: &mut Vec<WalkError>,
     ) -> Level {
+        let case_insensitive = self.opts.ignore.case_insensitive;
+        let root = self.ws.fs_path(rel);
         let mut read = |name: &str| -> Option<Gitignore> {
             let kind = names.iter().find(|(n, _)| n == name)?.1;
             let shown = join(rel, name);
@@ -497,47 +583,42 @@ impl Walker {
                     return None;
                 }
             };
-            let root = self.ws.fs_path(rel);
-            let from = root.join(name);
-            let mut b = GitignoreBuilder::new(&root);
-            for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-                let line = line
-                    .strip_suffix(
-                        b"
-",
-                    )
-                    .unwrap_or(line);
-                // As `ignore` reads them: lines up to the first that is not UTF-8.
-                let Ok(line) = std::str::from_utf8(line) else {
-                    problems.push(WalkError {
-                        message: format!("{shown}: line {} is not UTF-8; the rest of the file is left out", i + 1),
-                        unreadable: false,
-                    });
-                    break;
-                };
-                let line = if i == 0 { line.trim_start_matches('\u{feff}') } else { line };
-                // The line itself is never quoted: it may be a denied file's.
-                if b.add_line(Some(from.clone()), line).is_err() {
-                    problems.push(WalkError {
-                        message: format!("{shown}: line {} is not a valid glob and is left out", i + 1),
-                        unreadable: false,
-                    });
-                }
-            }
-            match b.build() {
-                Ok(gi) => Some(gi),
-                Err(_) => {
-                    problems.push(WalkError { message: format!("{shown}: cannot be used"), unreadable: false });
-                    None
-                }
-            }
+            parse_ignore(&root, root.join(name), &text, &shown, case_insensitive, problems)
         };
-        Level {
-            rgignore: read(".rgignore"),
-            ignore: read(".ignore"),
-            gitignore: read(".gitignore"),
-            has_git: names.iter().any(|(n, _)| n == ".git" || n == ".jj"),
-            parent,
+        let (rgignore, ignore) = if self.dot() { (read(".rgignore"), read(".ignore")) } else { (None, None) };
+        let gitignore = if self.vcs() { read(".gitignore") } else { None };
+        let exclude = match names.iter().find(|(n, _)| n == ".git") {
+            Some((_, Kind::Dir)) if self.exclude() => {
+                let shown = join(rel, ".git/info/exclude");
+                match self.read_git_exclude(dir) {
+                    Ok(Some(text)) => {
+                        let from = root.join(".git/info/exclude");
+                        parse_ignore(&root, from, &text, &shown, case_insensitive, problems)
+                    }
+                    Ok(None) => None,
+                    Err(message) => {
+                        problems.push(WalkError { message: format!("{shown}: {message}"), unreadable: true });
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        Level { rgignore, ignore, gitignore, exclude, has_git: has_git(names), parent }
+    }
+
+    /// The bytes of `.git/info/exclude` in `dir`, whose `.git` is a
+    /// directory: reached without following a link (the walk never enters
+    /// `.git`, and a link there is not followed), read only if it is a
+    /// regular file, bounded as any ignore file.
+    fn read_git_exclude(&self, dir: &Dir) -> Result<Option<Vec<u8>>, String> {
+        let Ok(git) = dir.open_dir(".git") else { return Ok(None) };
+        let Ok(info) = git.open_dir("info") else { return Ok(None) };
+        match info.kind("exclude") {
+            Ok(Kind::File) => self.read_ignore_file(&info, "", "exclude", Kind::File),
+            Ok(Kind::Dir) | Err(_) => Ok(None),
+            Ok(Kind::Symlink) => Err("a link; not followed, left out".into()),
+            Ok(Kind::Other) => Err("not a regular file; left out".into()),
         }
     }
 
@@ -619,9 +700,22 @@ impl Walker {
         hidden
     }
 
-    fn ignore_match<'l>(&self, level: &'l Rc<Level>, path: &Path, is_dir: bool) -> Match<&'l ignore::gitignore::Glob> {
-        let any_git = self.ws.inside_git || level.chain().any(|l| l.has_git);
-        let (mut rg, mut ig, mut gi) = (Match::None, Match::None, Match::None);
+    /// As `ignore`'s `Ignore::matched_ignore`: for each kind of ignore file,
+    /// the deepest level's that matches; `.rgignore` over `.ignore` over
+    /// `.gitignore` over `.git/info/exclude` (these two only in a git
+    /// repository and not past its root, unless no-require-git) over the
+    /// request's files (the last given first).
+    fn ignore_match<'l>(
+        &'l self,
+        level: &'l Rc<Level>,
+        path: &Path,
+        is_dir: bool,
+    ) -> Match<&'l ignore::gitignore::Glob> {
+        // (With no-require-git, as `ignore` builds its matchers, no directory
+        // counts as a repository root: a `.gitignore` applies past one.)
+        let require_git = !self.opts.ignore.no_require_git;
+        let any_git = !require_git || self.ws.inside_git || level.chain().any(|l| l.has_git);
+        let (mut rg, mut ig, mut gi, mut ex) = (Match::None, Match::None, Match::None, Match::None);
         let mut saw_git = false;
         for l in level.chain() {
             let matched = |g: &'l Option<Gitignore>| g.as_ref().map_or(Match::None, |g| g.matched(path, is_dir));
@@ -634,9 +728,13 @@ impl Walker {
             if any_git && !saw_git && gi.is_none() {
                 gi = matched(&l.gitignore);
             }
-            saw_git |= l.has_git;
+            if any_git && !saw_git && ex.is_none() {
+                ex = matched(&l.exclude);
+            }
+            saw_git |= require_git && l.has_git;
         }
-        rg.or(ig).or(gi)
+        let explicit = self.explicit.iter().rev().map(|g| g.matched(path, is_dir)).find(|m| !m.is_none());
+        rg.or(ig).or(gi).or(ex).or(explicit.unwrap_or(Match::None))
     }
 
     /// With follow-symlinks: what the link really at `real` leads to,
@@ -722,6 +820,52 @@ fn below<'p>(path: &'p str, dir: &str) -> Option<&'p str> {
         return (path != ".").then_some(path);
     }
     path.strip_prefix(dir)?.strip_prefix('/')
+}
+
+/// Whether a directory holding `names` is a repository's root (it holds
+/// `.git` or `.jj`).
+fn has_git(names: &[(String, Kind)]) -> bool {
+    names.iter().any(|(n, _)| n == ".git" || n == ".jj")
+}
+
+/// The ignore file `shown` (at `from`), its globs matched from `root`, as
+/// `ignore` reads one: lines up to the first that is not UTF-8, a BOM and
+/// each line's `\r` dropped. A line is never quoted in a problem: it may be a
+/// denied file's.
+fn parse_ignore(
+    root: &Path,
+    from: PathBuf,
+    text: &[u8],
+    shown: &str,
+    case_insensitive: bool,
+    problems: &mut Vec<WalkError>,
+) -> Option<Gitignore> {
+    let mut b = GitignoreBuilder::new(root);
+    b.case_insensitive(case_insensitive).ok()?;
+    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Ok(line) = std::str::from_utf8(line) else {
+            problems.push(WalkError {
+                message: format!("{shown}: line {} is not UTF-8; the rest of the file is left out", i + 1),
+                unreadable: false,
+            });
+            break;
+        };
+        let line = if i == 0 { line.trim_start_matches('\u{feff}') } else { line };
+        if b.add_line(Some(from.clone()), line).is_err() {
+            problems.push(WalkError {
+                message: format!("{shown}: line {} is not a valid glob and is left out", i + 1),
+                unreadable: false,
+            });
+        }
+    }
+    match b.build() {
+        Ok(gi) => Some(gi),
+        Err(_) => {
+            problems.push(WalkError { message: format!("{shown}: cannot be used"), unreadable: false });
+            None
+        }
+    }
 }
 
 fn join(dir: &str, name: &str) -> String {
@@ -1013,6 +1157,7 @@ pub fn subtree_before(rel: &str, is_dir: bool, after: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::IgnoreRules;
 
     #[test]
     fn a_replayed_walk_does_not_enter_a_bare_repository_put_in_its_place() {
@@ -1249,6 +1394,145 @@ mod tests {
         let ws = Workspace::new(dir.path());
         assert_eq!(walk_all(&ws, &WalkOptions::default(), "src", None), ["src/a.log", "src/b.rs"]);
         assert_eq!(walk_all(&ws, &WalkOptions::default(), ".", None), ["src/a.log", "src/b.rs"]);
+    }
+
+    fn ignoring(rules: IgnoreRules) -> WalkOptions {
+        WalkOptions { ignore: rules, ..Default::default() }
+    }
+
+    #[test]
+    fn git_exclude_ranks_below_gitignore_and_its_flags_turn_it_off() {
+        let dir = tree(&["a.log", "keep.log", "b.txt", "sub/c.log"]);
+        std::fs::create_dir_all(dir.path().join(".git/info")).unwrap();
+        std::fs::write(dir.path().join(".git/info/exclude"), "*.log\r\n").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "!keep.log\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        assert_eq!(walk_all(&ws, &WalkOptions::default(), ".", None), ["b.txt", "keep.log"]);
+        assert_eq!(walk_all(&ws, &WalkOptions::default(), "sub", None), Vec::<String>::new());
+        let all = ["a.log", "b.txt", "keep.log", "sub/c.log"];
+        for rules in
+            [IgnoreRules { no_exclude: true, ..Default::default() }, IgnoreRules { no_vcs: true, ..Default::default() }]
+        {
+            assert_eq!(walk_all(&ws, &ignoring(rules), ".", None), all);
+        }
+        // A `.git` that is a file (a worktree's) or a link is no directory to read.
+        std::fs::rename(dir.path().join(".git"), dir.path().join("gitdir")).unwrap();
+        std::os::unix::fs::symlink("gitdir", dir.path().join(".git")).unwrap();
+        assert_eq!(
+            walk_all(&ws, &WalkOptions::default(), ".", None),
+            ["a.log", "b.txt", "gitdir/info/exclude", "keep.log", "sub/c.log"]
+        );
+    }
+
+    #[test]
+    fn explicit_ignore_files_rank_below_the_walks_the_later_above_the_earlier() {
+        let dir = tree(&["imp.log", "wat.log", "x.txt", "sub/y.log"]);
+        std::fs::write(dir.path().join("one"), "*.log\n/x.txt\n").unwrap();
+        std::fs::write(dir.path().join("two"), "!wat.log\n").unwrap();
+        std::fs::write(dir.path().join(".ignore"), "!imp.log\none\ntwo\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        let files = |f: &[&str]| {
+            ignoring(IgnoreRules { files: f.iter().map(|s| s.to_string()).collect(), ..Default::default() })
+        };
+        assert_eq!(walk_all(&ws, &files(&["one"]), ".", None), ["imp.log"]);
+        assert_eq!(walk_all(&ws, &files(&["one", "two"]), ".", None), ["imp.log", "wat.log"]);
+        assert_eq!(walk_all(&ws, &files(&["two", "one"]), ".", None), ["imp.log"]);
+        // Anchored globs match from the workspace root, whatever the root walked.
+        assert_eq!(walk_all(&ws, &files(&["./sub/../one"]), "sub", None), Vec::<String>::new());
+        // --no-ignore-dot: the `.ignore` whitelist goes, the file stays.
+        let no_dot = IgnoreRules { no_dot: true, files: vec!["one".into()], ..Default::default() };
+        assert_eq!(walk_all(&ws, &ignoring(no_dot), ".", None), ["one", "two"]);
+        // Outside the workspace: an error; missing: left out, said.
+        let outside = files(&["../one"]);
+        assert!(matches!(Walker::new(&ws, &outside), Err(SearchError::OutsideWorkspace(p)) if p == "../one"));
+        let w = Rc::new(Walker::new(&ws, &files(&["nope", "one"])).unwrap());
+        let root = &w.roots(&[".".to_string()]).unwrap()[0];
+        let problems: Vec<String> = w.walk(root, None).filter_map(|e| e.err()).map(|e| e.message).collect();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("nope: "), "{problems:?}");
+    }
+
+    #[test]
+    fn no_parent_no_dot_and_no_require_git() {
+        let dir = tree(&["src/a.txt", "src/b.txt", "src/c.txt", "src/repo/a.txt", "src/repo/d.txt"]);
+        std::fs::write(dir.path().join(".ignore"), "a.txt\n").unwrap();
+        std::fs::write(dir.path().join("src/.rgignore"), "b.txt\n").unwrap();
+        std::fs::write(dir.path().join("src/.gitignore"), "c.txt\na.txt\n").unwrap();
+        std::fs::create_dir(dir.path().join("src/repo/.git")).unwrap();
+        std::fs::write(dir.path().join("src/repo/.gitignore"), "d.txt\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        let walk = |rules: IgnoreRules, root: &str| walk_all(&ws, &ignoring(rules), root, None);
+        assert_eq!(walk(IgnoreRules::default(), "src"), ["src/c.txt"]);
+        // The parent's `.ignore` no longer hides a.txt (src's own files still apply).
+        let no_parent = IgnoreRules { no_parent: true, ..Default::default() };
+        assert_eq!(walk(no_parent, "src"), ["src/a.txt", "src/c.txt", "src/repo/a.txt"]);
+        assert_eq!(walk(IgnoreRules { no_parent: true, ..Default::default() }, "."), ["src/c.txt"]);
+        let no_dot = IgnoreRules { no_dot: true, ..Default::default() };
+        assert_eq!(walk(no_dot, "."), ["src/a.txt", "src/b.txt", "src/c.txt", "src/repo/a.txt"]);
+        // Outside a repository, `.gitignore` applies with no-require-git,
+        // and then past a repository's root too (as rg).
+        let no_require_git = IgnoreRules { no_require_git: true, no_dot: true, ..Default::default() };
+        assert_eq!(walk(no_require_git, "."), ["src/b.txt"]);
+    }
+
+    #[test]
+    fn a_changed_ignore_file_is_seen_by_the_next_call() {
+        let dir = tree(&["a.txt", "b.txt"]);
+        std::fs::write(dir.path().join("rules"), "a.txt\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        let list = |files: Vec<String>| {
+            let mut r = crate::request::text_request("^x$");
+            r.mode = Some(crate::QueryMode::Regex);
+            r.ignore = Some(crate::IgnoreOptions {
+                no_vcs: false,
+                no_exclude: false,
+                no_parent: false,
+                no_dot: false,
+                no_require_git: false,
+                files,
+                case_insensitive: false,
+            });
+            let answer = ws.search_text(r).unwrap();
+            answer.matches.into_iter().map(|m| m.path).collect::<Vec<_>>()
+        };
+        crate::session::unchanged_since(Some(1));
+        assert_eq!(list(vec!["rules".into()]), ["b.txt"]);
+        // Other options at the same generation: another walk.
+        assert_eq!(list(vec![]), ["a.txt", "b.txt"]);
+        std::fs::write(dir.path().join("rules"), "b.txt\n").unwrap();
+        crate::session::unchanged_since(Some(2));
+        assert_eq!(list(vec!["rules".into()]), ["a.txt"]);
+        crate::session::unchanged_since(None);
+    }
+
+    #[test]
+    fn hostile_ignore_files_are_never_opened_or_followed_out() {
+        let dir = tree(&["a.txt", "b.txt"]);
+        let p = dir.path();
+        std::fs::create_dir_all(p.join(".git/info")).unwrap();
+        let fifo = |path: &Path| assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success());
+        fifo(&p.join(".git/info/exclude"));
+        fifo(&p.join("rules"));
+        std::os::unix::fs::symlink("/dev/zero", p.join("zero")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", p.join("passwd")).unwrap();
+        std::os::unix::fs::symlink("../../a.txt", p.join(".git/info/exclude2")).unwrap();
+        std::fs::write(p.join("big"), vec![b'#'; (MAX_IGNORE_FILE + 1) as usize]).unwrap();
+        std::fs::write(p.join(".env"), "a.txt\n").unwrap();
+        let ws = Workspace::new(p);
+        let files = ["rules", "zero", "passwd", "big", ".env", ".git/info/exclude2", "."];
+        let opts = ignoring(IgnoreRules { files: files.iter().map(|s| s.to_string()).collect(), ..Default::default() });
+        let w = Rc::new(Walker::new(&ws, &opts).unwrap());
+        let root = &w.roots(&[".".to_string()]).unwrap()[0];
+        let steps: Vec<_> = w.walk(root, None).collect();
+        let problems: Vec<&str> = steps.iter().filter_map(|e| e.as_ref().err()).map(|e| e.message.as_str()).collect();
+        for f in ["rules", "zero", "passwd", "big", ".git/info/exclude"] {
+            assert!(problems.iter().any(|m| m.starts_with(&format!("{f}: "))), "{f}: {problems:?}");
+        }
+        // A denied file (`.env`, `.git` inside) is denied, never read.
+        assert!(w.skips().denied >= 2, "{:?}", w.skips());
+        let files: Vec<&str> =
+            steps.iter().filter_map(|e| e.as_ref().ok()).filter(|e| e.is_file).map(|e| e.rel.as_str()).collect();
+        assert!(files.contains(&"a.txt") && files.contains(&"b.txt"), "{files:?}");
     }
 
     #[test]

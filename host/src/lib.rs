@@ -67,7 +67,7 @@ pub use bindings::exports::sandgrep::search::search::{
 };
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
 pub use bindings::sandgrep::search::types::{
-    IndexUse, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts,
+    IgnoreOptions, IndexUse, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts, TypeChange,
 };
 /// Every default and hard maximum: what the component clamps requests to,
 /// and the library's and front ends' own defaults.

@@ -59,7 +59,7 @@ impl Page {
         }
     }
 
-    fn per_file_left(&self, taken: u64) -> u64 {
+    pub(super) fn per_file_left(&self, taken: u64) -> u64 {
         self.q.per_file.map_or(u64::MAX, |cap| (cap as u64).saturating_sub(taken))
     }
 
@@ -168,7 +168,8 @@ impl Page {
         if r.timed_out {
             self.paging.time_out();
         }
-        let file_capped = r.more && r.count >= per_file_left;
+        // (Passthru: past the cap the file goes on, its results context.)
+        let file_capped = r.more && r.count >= per_file_left && !self.q.passthru;
         match self.q.output {
             OutputMode::Content => {
                 let mut taken = taken;
@@ -177,7 +178,9 @@ impl Page {
                     if !self.paging.take() {
                         return;
                     }
-                    taken += 1;
+                    // (A passthru line of context is no result of the
+                    // file's: its cap counts results.)
+                    taken += u64::from(!is_context(&m));
                     self.paging.reached_line(rel, m.end_line, taken);
                     if self.paging.skipping() {
                         continue;
@@ -284,4 +287,10 @@ impl Page {
         self.resp.stats = self.stats;
         self.resp
     }
+}
+
+/// Whether `m` is a line of context returned on its own (passthru): its
+/// column is 0, never a result's.
+pub(crate) fn is_context(m: &crate::TextMatch) -> bool {
+    m.column == 0
 }

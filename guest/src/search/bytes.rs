@@ -26,7 +26,7 @@ pub fn search_bytes(
     let mut warnings = Vec::new();
     let q = TextQuery::from_request(request, &mut warnings)?;
     let matcher = build_matcher(&q)?;
-    let every_line = if q.invert { Some(every_line_matcher()?) } else { None };
+    let every_line = if q.invert { Some(every_line_matcher(q.null_data)?) } else { None };
     let scan = every_line.as_ref().unwrap_or(&matcher);
     let content = q.output == OutputMode::Content;
     let ByteChunk { name, mut data, first_line, offset, seen_lines, taken } = chunk;
@@ -59,14 +59,24 @@ pub fn search_bytes(
         max_columns: q.max_columns,
         keep_cr: q.streaming,
         redact: ws.redact,
+        passthru: q.passthru,
+        null_data: q.null_data,
     };
     // The per-file cap is the stream's; a page holds at most max-results
     // lines (counts and file lists: one entry).
     let per_file = q.per_file.map_or(u64::MAX, |cap| (cap as u64).saturating_sub(taken));
-    let limit = if content { per_file.min(q.max_results as u64) } else { per_file };
+    // (Passthru: a page holds at most max-results lines, results or not;
+    // the cap is of results.)
+    let (limit, hit_cap) = match (content, q.passthru) {
+        (true, true) => (q.max_results as u64, per_file),
+        (true, false) => (per_file.min(q.max_results as u64), u64::MAX),
+        (false, _) => (per_file, u64::MAX),
+    };
     let mut searcher = SearcherBuilder::new();
     if q.crlf {
         searcher.line_terminator(grep_matcher::LineTerminator::crlf());
+    } else if q.null_data {
+        searcher.line_terminator(grep_matcher::LineTerminator::byte(b'\0'));
     }
     let mut searcher = searcher
         // (Lines are numbered whatever the output: the seen ones are told
@@ -76,11 +86,14 @@ pub fn search_bytes(
         .before_context(if content { q.before } else { 0 })
         .after_context(if content { q.after } else { 0 })
         .binary_detection(BinaryDetection::none())
+        .passthru(q.passthru)
+        .stop_on_nonmatch(q.stop_on_nonmatch)
         .build();
     let deadline = started + q.timeout;
     let mut sink =
         FileSink::new(&cfg, &name, FileAt::bytes(data.clone()), seen, limit, Some(deadline), MAX_OUTPUT_BYTES);
     sink.repeat_seen = content && q.after > 0;
+    sink.hit_cap = hit_cap;
     let outcome = if cfg.redact && searcher.multi_line_with_matcher(scan) {
         // As a file's multi-line search (see `search_file`): the text is
         // redacted whole and searched as callers see it, so that a secret
@@ -109,7 +122,12 @@ pub fn search_bytes(
     }
     let mut stats = page::empty_stats();
     stats.files_scanned = 1;
-    stats.files_matched = u64::from(taken > 0);
+    // (Passthru's lines of context are returned, but are no results.)
+    let results = match q.passthru {
+        true => matches.iter().filter(|m| !super::assemble::is_context(m)).count() as u64,
+        false => taken,
+    };
+    stats.files_matched = u64::from(results > 0);
     stats.bytes_searched = r.bytes_searched.saturating_sub(seen_end as u64);
     stats.matches_returned = taken;
     (stats.lines_redacted, stats.redacted_by) =

@@ -140,7 +140,7 @@ impl Searching {
         let stream_key = ws.stream_key(q.stream_key());
         let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
         let matcher = build_matcher(&q)?;
-        let every_line = if q.invert { Some(every_line_matcher()?) } else { None };
+        let every_line = if q.invert { Some(every_line_matcher(q.null_data)?) } else { None };
         let searcher = build_searcher(&q);
         let (index_use, narrowing) = if indexed { Narrowing::open(ws, &q) } else { (IndexUse::None, None) };
         let deadline = started + q.timeout;
@@ -206,12 +206,22 @@ impl Searching {
             max_columns: q.max_columns,
             keep_cr: q.streaming,
             redact: self.redact,
+            passthru: q.passthru,
+            null_data: q.null_data,
         };
-        let (limit, budget) = (page.limit(taken), page.paging.budget_left());
+        let (mut limit, budget) = (page.limit(taken), page.paging.budget_left());
         // (The file's own cap, not the page's room: where rg's search of it ends.)
-        let capped = q.per_file.is_some() && (limit < page.paging.wanted() || q.output != OutputMode::Content);
+        let mut capped = q.per_file.is_some() && (limit < page.paging.wanted() || q.output != OutputMode::Content);
+        // Passthru: the page's room is of lines returned, the file's cap of
+        // results (`taken` counts those); past the cap the search goes on,
+        // its results then lines of context (as rg's -m with --passthru).
+        let mut hit_cap = u64::MAX;
+        if q.passthru {
+            (limit, hit_cap, capped) = (page.paging.wanted(), page.per_file_left(taken), false);
+        }
         let named = page.is_named(&entry.rel);
-        Some(search_file(&mut self.searcher, &cfg, q, entry, min_line, (limit, capped), deadline, budget, named))
+        let limits = FileLimits { limit, capped, hit_cap };
+        Some(search_file(&mut self.searcher, &cfg, q, entry, min_line, limits, deadline, budget, named))
     }
 
     fn finish(&self, page: Page) -> SearchTextResponse {
@@ -229,6 +239,16 @@ fn walk_of(ws: &Workspace, q: &TextQuery, started: Instant) -> Result<(Rc<Walker
     Ok((Rc::new(walker), roots))
 }
 
+/// How much one file's search may return.
+struct FileLimits {
+    /// Results (passthru: lines) to take, and one more to tell that more exist.
+    limit: u64,
+    /// `limit` is the file's own cap.
+    capped: bool,
+    /// Passthru: results to take before the rest are lines of context.
+    hit_cap: u64,
+}
+
 /// Searches one file for at most `limit` results (and one more, to tell that
 /// more exist; `capped`: the limit is the file's own cap) and `budget`
 /// bytes of text.
@@ -239,7 +259,7 @@ fn search_file(
     q: &TextQuery,
     entry: &walk::Entry,
     min_line: u64,
-    (limit, capped): (u64, bool),
+    FileLimits { limit, capped, hit_cap }: FileLimits,
     deadline: Option<Instant>,
     budget: usize,
     named: bool,
@@ -268,6 +288,7 @@ fn search_file(
     searcher.set_binary_detection(detect.clone());
     let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
     sink.capped = capped;
+    sink.hit_cap = hit_cap;
     sink.convert_binary = detect.convert_byte().is_some();
     let outcome = if cfg.redact && searcher.multi_line_with_matcher(cfg.scan) {
         // Matches that may span lines decide which lines join one block
@@ -371,7 +392,10 @@ thread_local! {
 }
 
 fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
-    let key = format!("{:?}\0{:?}\0{}\0{}\0{}\0{}", q.mode, q.case, q.word, q.multiline, q.crlf, q.query);
+    let key = format!(
+        "{:?}\0{:?}\0{}\0{}\0{}\0{}\0{}",
+        q.mode, q.case, q.word, q.multiline, q.crlf, q.null_data, q.query
+    );
     if let Some(m) = MATCHER.with_borrow(|m| m.as_ref().filter(|(k, _)| *k == key).map(|(_, m)| m.clone())) {
         return Ok(m);
     }
@@ -402,7 +426,8 @@ fn new_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
         }
     }
     if !q.multiline {
-        b.line_terminator(Some(b'\n'));
+        // (As rg: with --null-data, records end at NUL bytes.)
+        b.line_terminator(Some(if q.null_data { b'\0' } else { b'\n' }));
     } else if q.crlf {
         b.line_terminator(None);
     }
@@ -433,10 +458,11 @@ fn new_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
     Ok(SearchMatcher::new(regex, &q.query, kind))
 }
 
-/// A matcher of every line (the empty pattern).
-fn every_line_matcher() -> Result<SearchMatcher, SearchError> {
+/// A matcher of every line (the empty pattern); with `null_data`, of
+/// every NUL-terminated record.
+fn every_line_matcher(null_data: bool) -> Result<SearchMatcher, SearchError> {
     let regex = RegexMatcherBuilder::new()
-        .line_terminator(Some(b'\n'))
+        .line_terminator(Some(if null_data { b'\0' } else { b'\n' }))
         .build("")
         .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     Ok(SearchMatcher::new(regex, "", QueryKind { literal: false, ignore_case: false, multiline: false, word: false }))
@@ -471,6 +497,8 @@ fn build_searcher(q: &TextQuery) -> Searcher {
     }
     if q.crlf {
         b.line_terminator(grep_matcher::LineTerminator::crlf());
+    } else if q.null_data {
+        b.line_terminator(grep_matcher::LineTerminator::byte(b'\0'));
     }
     b
         // Counts and file lists need no line numbers (nor does a cursor in
@@ -483,6 +511,10 @@ fn build_searcher(q: &TextQuery) -> Searcher {
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .memory_map(MmapChoice::never())
         .heap_limit(Some(HEAP_LIMIT))
+        // (Passthru: lines that are no match come as context of the kind
+        // `Other`; see `FileSink::context`.)
+        .passthru(q.passthru)
+        .stop_on_nonmatch(q.stop_on_nonmatch)
         .build()
 }
 

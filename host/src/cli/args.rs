@@ -3,7 +3,7 @@
 
 use std::io;
 
-use sandgrep::{BinaryMode, CaseMode, OutputMode, QueryMode, SearchTextRequest};
+use sandgrep::{BinaryMode, CaseMode, IgnoreOptions, OutputMode, QueryMode, SearchTextRequest, TypeChange};
 
 use super::flags::{sat, SearchArgs};
 
@@ -119,20 +119,19 @@ impl SearchArgs {
             let (not, glob) = g.strip_prefix('!').map_or(("", g.as_str()), |rest| ("!", rest));
             self.globs.push(format!("{not}{}", either_case(glob)));
         }
-        if let Some((kind @ ("accessed" | "created"), reverse)) = self.sorting() {
+        if let Some(("created", reverse)) = self.sorting() {
             let flag = if reverse { "--sortr" } else { "--sort" };
             let message = format!(
-                "{flag} {kind} is not supported: the sandbox's listing gives each file's modification time only ({flag} modified)"
+                "{flag} created is not supported: WASI gives no file's creation time (modified and accessed are)"
             );
             return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
         }
+        self.type_table()?;
         if self.engine.as_deref() == Some("pcre2") {
             let message = "PCRE2 is not available in this build of sandgrep (its one engine: --engine default)";
             return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
         }
-        if self.unrestricted >= 1 {
-            self.no_ignore = true;
-        }
+        // (-u's --no-ignore: see `ignore_where_given`.)
         if self.unrestricted >= 2 {
             self.hidden = true;
         }
@@ -163,6 +162,141 @@ impl SearchArgs {
         if !after(&["line_number", "no_line_number"]) {
             (self.line_number, self.no_line_number) = (true, false);
         }
+    }
+
+    /// --passthru and -A, -B, -C as rg 15 reads them: one context mode,
+    /// the last given wins — -A, -B or -C after --passthru end it (and
+    /// those before it are forgotten: `-A2 --passthru -B1` is -B1 alone).
+    pub(crate) fn passthru_where_given(&mut self, m: &clap::ArgMatches) {
+        let given = |id: &str| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        let Some(pass) = m.indices_of("passthru").and_then(Iterator::max).filter(|_| given("passthru")) else {
+            return;
+        };
+        let after = |id: &str| m.indices_of(id).and_then(Iterator::max).filter(|&i| given(id) && i > pass).is_some();
+        let ids = ["after_context", "before_context", "context"];
+        if ids.iter().any(|id| after(id)) {
+            self.passthru = false;
+            if !after("after_context") {
+                self.after_context = None;
+            }
+            if !after("before_context") {
+                self.before_context = None;
+            }
+            if !after("context") {
+                self.context = None;
+            }
+        } else {
+            (self.after_context, self.before_context, self.context) = (None, None, None);
+        }
+    }
+
+    /// --type-add and --type-clear as rg applies them: in the order given,
+    /// whichever flag each is.
+    pub(crate) fn type_changes_where_given(&mut self, m: &clap::ArgMatches) {
+        let at = |id: &str| m.indices_of(id).into_iter().flatten().collect::<Vec<_>>();
+        let adds = at("type_add").into_iter().zip(self.type_add.iter().cloned().map(TypeChange::Add));
+        let clears = at("type_clear").into_iter().zip(self.type_clear.iter().cloned().map(TypeChange::Clear));
+        let mut changes: Vec<_> = adds.chain(clears).collect();
+        changes.sort_by_key(|(i, _)| *i);
+        self.type_changes = changes.into_iter().map(|(_, c)| c).collect();
+    }
+
+    /// The file types -t knows: rg's, with --type-add and --type-clear
+    /// applied (an error in rg's words for a bad one).
+    pub(crate) fn type_table(&self) -> io::Result<ignore::types::TypesBuilder> {
+        let mut types = ignore::types::TypesBuilder::new();
+        types.add_defaults();
+        for change in &self.type_changes {
+            match change {
+                TypeChange::Add(spec) => {
+                    types.add_def(spec).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?
+                }
+                TypeChange::Clear(name) => {
+                    types.clear(name);
+                }
+            }
+        }
+        Ok(types)
+    }
+
+    /// The ignore flags as rg 15 reads them: --no-ignore, --ignore and -u
+    /// set each of --no-ignore-dot, -exclude, -global, -parent and -vcs
+    /// where they stand, so that the last given of these wins, field by
+    /// field (`--no-ignore --ignore-vcs` respects .gitignore alone).
+    pub(crate) fn ignore_where_given(&mut self, m: &clap::ArgMatches) {
+        let given = |id: &str| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        let at = |id: &str| m.indices_of(id).and_then(Iterator::max).filter(|_| given(id));
+        // (The first -u is the --no-ignore; the next ones are --hidden and --binary.)
+        let u = m.indices_of("unrestricted").and_then(Iterator::min).filter(|_| given("unrestricted"));
+        let all = [(at("no_ignore"), true), (at("ignore"), false), (u, true)];
+        let field = |no: &str, yes: &str| {
+            let own = [(at(no), true), (at(yes), false)];
+            own.iter().chain(&all).filter_map(|&(i, v)| Some((i?, v))).max_by_key(|&(i, _)| i).is_some_and(|(_, v)| v)
+        };
+        self.no_ignore_dot = field("no_ignore_dot", "ignore_dot");
+        self.no_ignore_exclude = field("no_ignore_exclude", "ignore_exclude");
+        self.no_ignore_global = field("no_ignore_global", "ignore_global");
+        self.no_ignore_parent = field("no_ignore_parent", "ignore_parent");
+        self.no_ignore_vcs = field("no_ignore_vcs", "ignore_vcs");
+        self.no_ignore = self.no_ignore_dot && self.no_ignore_vcs;
+    }
+
+    /// --ignore-file paths as the component takes them: relative to the
+    /// workspace (an absolute one inside it made relative, as PATHs are); one
+    /// outside the workspace is an error naming it as given.
+    pub(crate) fn ignore_files_in(&mut self, root: &std::path::Path) -> io::Result<()> {
+        use std::path::{Component, Path};
+        let roots: Vec<_> =
+            [std::fs::canonicalize(root).ok(), std::path::absolute(root).ok()].into_iter().flatten().collect();
+        for file in &mut self.ignore_file {
+            let outside = || {
+                let message =
+                    format!("--ignore-file {file}: outside the workspace (the sandbox reads nothing outside it)");
+                io::Error::new(io::ErrorKind::InvalidInput, message)
+            };
+            let mut rel = Path::new(file.as_str()).to_path_buf();
+            if rel.is_absolute() {
+                rel = roots.iter().find_map(|r| rel.strip_prefix(r).ok()).ok_or_else(outside)?.to_path_buf();
+            }
+            let mut depth = 0usize;
+            for c in rel.components() {
+                match c {
+                    Component::Normal(_) => depth += 1,
+                    Component::ParentDir => depth = depth.checked_sub(1).ok_or_else(outside)?,
+                    Component::CurDir => {}
+                    Component::RootDir | Component::Prefix(_) => return Err(outside()),
+                }
+            }
+            let rel = rel.to_string_lossy();
+            *file = if rel.is_empty() { ".".into() } else { rel.into_owned() };
+        }
+        Ok(())
+    }
+
+    /// The request's `no-ignore` and `ignore` fields for the ignore flags
+    /// (resolved by `ignore_where_given`).
+    pub(crate) fn ignore_request(&self) -> (bool, Option<IgnoreOptions>) {
+        let files = if self.no_ignore_files { Vec::new() } else { self.ignore_file.clone() };
+        if self.no_ignore_dot && self.no_ignore_vcs && files.is_empty() {
+            return (true, None);
+        }
+        let options = IgnoreOptions {
+            no_vcs: self.no_ignore_vcs,
+            no_exclude: self.no_ignore_exclude,
+            no_parent: self.no_ignore_parent,
+            no_dot: self.no_ignore_dot,
+            no_require_git: self.no_require_git,
+            case_insensitive: self.ignore_file_case_insensitive,
+            files,
+        };
+        let default = !(options.no_vcs
+            || options.no_exclude
+            || options.no_parent
+            || options.no_dot
+            || options.no_require_git
+            || options.case_insensitive)
+            && options.files.is_empty();
+        (false, (!default).then_some(options))
     }
 
     /// The query: the pattern, or the `-e` patterns as one alternation.
@@ -224,11 +358,10 @@ impl SearchArgs {
     /// as each type's name.
     pub(crate) fn all_types(&self) -> Vec<String> {
         let each = |t: &String| match t.as_str() {
-            "all" => {
-                let mut types = ignore::types::TypesBuilder::new();
-                types.add_defaults();
-                types.definitions().iter().map(|d| d.name().to_string()).collect()
-            }
+            "all" => self.type_table().map_or_else(
+                |_| Vec::new(),
+                |types| types.definitions().iter().map(|d| d.name().to_string()).collect(),
+            ),
             _ => vec![t.clone()],
         };
         let selected = self.types.iter().flat_map(each);
@@ -256,10 +389,11 @@ impl SearchArgs {
         // path decides, as in rg.)
         r.include_globs = self.globs.clone();
         r.types = self.all_types();
+        r.type_changes = self.type_changes.clone();
         r.max_depth = self.max_depth;
         r.replace = self.replace.clone();
         r.hidden = self.hidden;
-        r.no_ignore = self.no_ignore;
+        (r.no_ignore, r.ignore) = self.ignore_request();
         r.follow_symlinks = self.follow;
         // As rg: a file found by the walk stops at its first NUL byte, a file
         // named is searched on ("binary file matches"). The one-object page
@@ -275,6 +409,9 @@ impl SearchArgs {
             Some(BinaryMode::AsRg)
         };
         r.crlf = self.crlf;
+        r.null_data = self.null_data;
+        r.stop_on_nonmatch = self.stop_on_nonmatch;
+        r.passthru = self.passthru;
         r.encoding = self.encoding.clone().filter(|_| !self.no_encoding);
         // As rg: no context unless asked for.
         let (before, after) = self.contexts();

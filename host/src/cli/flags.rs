@@ -292,6 +292,14 @@ pub(crate) struct SearchArgs {
     /// Lines end in LF (the default).
     #[arg(help_heading = "Search options", long, overrides_with = "crlf")]
     pub(crate) no_crlf: bool,
+    /// Lines end at NUL bytes, not line breaks (and printed lines too); no
+    /// file is binary then.
+    #[arg(help_heading = "Search options", long)]
+    pub(crate) null_data: bool,
+    /// A file's search stops at its first line without a match after one
+    /// with a match.
+    #[arg(help_heading = "Search options", long)]
+    pub(crate) stop_on_nonmatch: bool,
     /// The files' text encoding (an encoding_rs label; `none`: no BOM sniffing).
     #[arg(help_heading = "Search options", short = 'E', long, value_name = "ENCODING", overrides_with = "no_encoding")]
     pub(crate) encoding: Option<String>,
@@ -344,25 +352,83 @@ pub(crate) struct SearchArgs {
     /// Skip files larger than SIZE (bytes, or with K, M, G suffix).
     #[arg(help_heading = "Filter options", long, value_name = "NUM+SUFFIX?", value_parser = parse_rg_size)]
     pub(crate) max_filesize: Option<u64>,
-    /// Do not respect .gitignore, .ignore and .rgignore.
-    #[arg(help_heading = "Filter options", long)]
+    /// Do not respect .gitignore, .ignore, .rgignore and .git/info/exclude
+    /// (as --no-ignore-dot, -exclude, -global, -parent and -vcs; not
+    /// --ignore-file files).
+    #[arg(help_heading = "Filter options", long, overrides_with = "ignore")]
     pub(crate) no_ignore: bool,
-    /// Accepted as rg's: sandgrep reads no global gitignore (nothing
-    /// outside the workspace).
-    #[arg(help_heading = "Filter options", long)]
-    pub(crate) no_ignore_global: bool,
-    /// Accepted as rg's: sandgrep reads no `.git/info/exclude`.
+    /// Undoes --no-ignore (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore")]
+    pub(crate) ignore: bool,
+    /// Also respect the gitignore-style rules in PATH (relative to the
+    /// workspace, inside it), below every ignore file the walk finds, their
+    /// globs matched from the workspace root; a later file ranks above an
+    /// earlier one. Repeatable.
+    #[arg(help_heading = "Filter options", long = "ignore-file", value_name = "PATH")]
+    pub(crate) ignore_file: Vec<String>,
+    /// Match the globs of ignore files case-insensitively (not those of --ignore-file, as rg).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore_file_case_insensitive")]
+    pub(crate) ignore_file_case_insensitive: bool,
+    /// Undoes --ignore-file-case-insensitive (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "ignore_file_case_insensitive")]
+    pub(crate) no_ignore_file_case_insensitive: bool,
+    /// Do not respect .ignore and .rgignore.
+    #[arg(help_heading = "Filter options", long, overrides_with = "ignore_dot")]
+    pub(crate) no_ignore_dot: bool,
+    /// Undoes --no-ignore-dot (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore_dot")]
+    pub(crate) ignore_dot: bool,
+    /// Do not respect .git/info/exclude.
     #[arg(help_heading = "Filter options", long, overrides_with = "ignore_exclude")]
     pub(crate) no_ignore_exclude: bool,
-    /// Accepted as rg's (the default).
+    /// Undoes --no-ignore-exclude (the default).
     #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore_exclude")]
     pub(crate) ignore_exclude: bool,
+    /// Leave out the --ignore-file files, even those given after it.
+    #[arg(help_heading = "Filter options", long, overrides_with = "ignore_files")]
+    pub(crate) no_ignore_files: bool,
+    /// Undoes --no-ignore-files (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore_files")]
+    pub(crate) ignore_files: bool,
+    /// Accepted as rg's: sandgrep never reads a global gitignore (git's
+    /// core.excludesFile lies outside the workspace).
+    #[arg(help_heading = "Filter options", long, overrides_with = "ignore_global")]
+    pub(crate) no_ignore_global: bool,
+    /// Accepted as rg's (no global gitignore is read either way).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore_global")]
+    pub(crate) ignore_global: bool,
+    /// Do not respect ignore files in the directories above a PATH (those
+    /// inside the workspace: nothing above it is read).
+    #[arg(help_heading = "Filter options", long, overrides_with = "ignore_parent")]
+    pub(crate) no_ignore_parent: bool,
+    /// Undoes --no-ignore-parent (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore_parent")]
+    pub(crate) ignore_parent: bool,
+    /// Do not respect .gitignore and .git/info/exclude.
+    #[arg(help_heading = "Filter options", long, overrides_with = "ignore_vcs")]
+    pub(crate) no_ignore_vcs: bool,
+    /// Undoes --no-ignore-vcs (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_ignore_vcs")]
+    pub(crate) ignore_vcs: bool,
+    /// Respect .gitignore outside a git repository too.
+    #[arg(help_heading = "Filter options", long, overrides_with = "require_git")]
+    pub(crate) no_require_git: bool,
+    /// Undoes --no-require-git (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_require_git")]
+    pub(crate) require_git: bool,
     /// Only search files of this ripgrep type (rust, py, js, ...; see --type-list).
     #[arg(help_heading = "Filter options", short = 't', long = "type", value_name = "TYPE")]
     pub(crate) types: Vec<String>,
     /// Leave out files of this type.
     #[arg(help_heading = "Filter options", short = 'T', long = "type-not", value_name = "TYPE")]
     pub(crate) types_not: Vec<String>,
+    /// Add globs to a file type (`name:glob[,glob...]`, or
+    /// `name:include:type[,type...]` for other types' globs); repeatable.
+    #[arg(help_heading = "Filter options", long, value_name = "TYPESPEC")]
+    pub(crate) type_add: Vec<String>,
+    /// Remove every glob of a file type (the built-in ones too); repeatable.
+    #[arg(help_heading = "Filter options", long, value_name = "TYPE")]
+    pub(crate) type_clear: Vec<String>,
     /// -u: --no-ignore; -uu: and --hidden; -uuu: and --binary.
     #[arg(help_heading = "Filter options", short = 'u', long = "unrestricted", action = clap::ArgAction::Count)]
     pub(crate) unrestricted: u8,
@@ -407,11 +473,12 @@ pub(crate) struct SearchArgs {
         long,
         value_name = "SEPARATOR",
         default_value = "--",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        overrides_with = "no_context_separator"
     )]
     pub(crate) context_separator: String,
     /// No line between groups of context.
-    #[arg(help_heading = "Output options", long)]
+    #[arg(help_heading = "Output options", long, overrides_with = "context_separator")]
     pub(crate) no_context_separator: bool,
     /// After the path and line of a context line.
     #[arg(
@@ -473,6 +540,11 @@ pub(crate) struct SearchArgs {
     /// Print each match (not its whole line) on a line of its own.
     #[arg(help_heading = "Output options", short = 'o', long)]
     pub(crate) only_matching: bool,
+    /// Print every line of every file searched, those without a match as
+    /// context (`-`); -A, -B and -C given after it win over it, and it over
+    /// them given before.
+    #[arg(help_heading = "Output options", long, alias = "passthrough")]
+    pub(crate) passthru: bool,
     /// Print each `/` of a path as SEPARATOR.
     #[arg(help_heading = "Output options", long, value_name = "SEPARATOR")]
     pub(crate) path_separator: Option<String>,
@@ -486,15 +558,14 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Output options", short = 'r', long, value_name = "TEXT", allow_hyphen_values = true)]
     pub(crate) replace: Option<String>,
     /// Results in this order of their files: path (the default, as rg
-    /// --sort path's), modified (oldest first, then path), none (as path);
-    /// accessed and created are refused (the sandbox lists modification
-    /// times only).
+    /// --sort path's), modified or accessed (oldest first, then path), none
+    /// (as path); created is refused (WASI gives no creation time).
     #[arg(help_heading = "Output options", long, value_name = "SORTBY",
           value_parser = ["path", "modified", "accessed", "created", "none"],
           overrides_with_all = ["sortr", "sort_files", "no_sort_files"])]
     pub(crate) sort: Option<String>,
-    /// As --sort, in reverse: path (from the last path), modified (newest
-    /// first), none.
+    /// As --sort, in reverse: path (from the last path), modified or
+    /// accessed (newest first), none.
     #[arg(help_heading = "Output options", long, value_name = "SORTBY",
           value_parser = ["path", "modified", "accessed", "created", "none"],
           overrides_with_all = ["sort", "sort_files", "no_sort_files"])]
@@ -550,7 +621,8 @@ pub(crate) struct SearchArgs {
     /// List the files that would be searched (as `rg --files`), no search.
     #[arg(help_heading = "Other behaviors", long)]
     pub(crate) files: bool,
-    /// Accepted as rg's: sandgrep reads no configuration file.
+    /// Read no config file (RIPGREP_CONFIG_PATH names one: search flags,
+    /// one argument a line, before the command line's own).
     #[arg(help_heading = "Other behaviors", long)]
     pub(crate) no_config: bool,
     /// List the file types `-t` knows, with their globs.
@@ -574,6 +646,9 @@ pub(crate) struct SearchArgs {
     /// The paths as given (results are shown under these names, as rg does).
     #[arg(skip)]
     pub(crate) given: Vec<String>,
+    /// --type-add and --type-clear in the order given.
+    #[arg(skip)]
+    pub(crate) type_changes: Vec<sandgrep::TypeChange>,
 }
 
 /// Numbers past `u32` reach the guest as `u32::MAX`, which clamps them to the

@@ -121,6 +121,7 @@ pub(crate) fn man(out: &mut impl Write) -> io::Result<()> {
     writeln!(roff, ".SH \"EXIT STATUS\"\n{}", escape(EXIT_STATUS))?;
     writeln!(roff, ".SH ENVIRONMENT")?;
     writeln!(roff, ".TP\n\\fBNO_COLOR\\fR\nNo colors on a terminal (as rg).")?;
+    writeln!(roff, ".TP\n\\fBRIPGREP_CONFIG_PATH\\fR\n{}", escape(CONFIG_PATH))?;
     writeln!(roff, ".TP\n\\fBTERM\\fR\nNo colors when unset or dumb (as rg).")?;
     writeln!(roff, ".SH EXAMPLES")?;
     for (line, what) in EXAMPLES {
@@ -129,6 +130,9 @@ pub(crate) fn man(out: &mut impl Write) -> io::Result<()> {
     page.render_version_section(&mut roff)?;
     out.write_all(&roff)
 }
+
+const CONFIG_PATH: &str = "A file of search flags, one argument a line, read before the command line's own \
+     (as rg; not with --no-config). The operator's options (--root, --no-redact, ...) are never taken from it.";
 
 /// Text for roff: a backslash doubled, a line's leading `.` or `'` guarded.
 fn escape(text: &str) -> String {

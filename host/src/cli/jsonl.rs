@@ -36,6 +36,8 @@ struct File {
     bytes_searched: u64,
     matched_lines: u64,
     matches: u64,
+    /// A match was printed (not only passthru's lines of context).
+    matched: bool,
     /// The last line printed.
     last: Option<u64>,
     pending: BTreeMap<u64, Line>,
@@ -51,6 +53,8 @@ pub struct Printer<W: Write> {
     paths: Vec<String>,
     /// `-r`: each submatch's replacement (see [`interpolate`]).
     replacement: Option<String>,
+    /// `--null-data`: lines end at NUL bytes.
+    pub null_data: bool,
     file: Option<File>,
     pub totals: Totals,
     bytes_printed: u64,
@@ -71,6 +75,7 @@ impl<W: Write> Printer<W> {
             given: given.to_vec(),
             paths: paths.to_vec(),
             replacement,
+            null_data: false,
             file: None,
             totals: Totals::default(),
             bytes_printed: 0,
@@ -108,6 +113,7 @@ impl<W: Write> Printer<W> {
                 bytes_searched: 0,
                 matched_lines: 0,
                 matches: 0,
+                matched: false,
                 last: None,
                 pending: BTreeMap::new(),
             });
@@ -121,19 +127,27 @@ impl<W: Write> Printer<W> {
         // A line ends with its terminator, but the file's last line may have
         // none: it ends where the search of the file ended.
         let end = m.bytes_searched;
+        let eol = if self.null_data { '\0' } else { '\n' };
         let terminated = |text: &str, offset: u64| {
             if offset + text.len() as u64 == end {
                 text.to_string()
             } else {
-                format!("{text}\n")
+                format!("{text}{eol}")
             }
         };
+        if m.column == 0 {
+            // --passthru: a line that is no result, on its own.
+            let lines = terminated(&m.text, m.offset);
+            file.pend(m.line, Line::Context { lines, offset: m.offset });
+            return Ok(());
+        }
+        file.matched = true;
         // Context before: the lines just before the match's.
         let mut offset = m.offset;
         let mut before = Vec::with_capacity(m.context_before.len());
         for text in m.context_before.iter().rev() {
             offset = offset.saturating_sub(text.len() as u64 + 1);
-            before.push((offset, format!("{text}\n")));
+            before.push((offset, format!("{text}{eol}")));
         }
         for (i, (offset, lines)) in before.into_iter().rev().enumerate() {
             file.pend(first + i as u64, Line::Context { lines, offset });
@@ -234,14 +248,14 @@ impl<W: Write> Printer<W> {
         "stats": {
             "elapsed": duration(elapsed, false),
             "searches": 1,
-            "searches_with_match": 1,
+            "searches_with_match": u64::from(f.matched),
             "bytes_searched": f.bytes_searched,
             "bytes_printed": f.bytes_printed,
             "matched_lines": f.matched_lines,
             "matches": f.matches,
         }}});
         self.message(&message)?;
-        self.searches_with_match += 1;
+        self.searches_with_match += u64::from(f.matched);
         self.bytes_printed += f.bytes_printed;
         self.matched_lines += f.matched_lines;
         self.matches += f.matches;

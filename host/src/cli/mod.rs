@@ -8,6 +8,7 @@ use std::process::ExitCode;
 mod args;
 mod ast_print;
 mod commands;
+mod config;
 mod flags;
 mod help;
 mod jsonl;
@@ -40,12 +41,17 @@ pub fn main() -> ExitCode {
     }
     // (Parsed as `Cli::parse_from` does, with the matches kept: -p reads
     // where the flags stand.)
-    let matches = <Cli as clap::CommandFactory>::command().get_matches_from(search_by_default(args));
+    let args = search_by_default(args);
+    let at = past_globals(&args);
+    let matches = <Cli as clap::CommandFactory>::command().get_matches_from(config::with_config(args, at));
     let mut cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
         .map_err(|e| e.format(&mut <Cli as clap::CommandFactory>::command()))
         .unwrap_or_else(|e| e.exit());
     if let (Command::Search(args), Some(("search", m))) = (&mut cli.command, matches.subcommand()) {
         args.pretty_where_given(m);
+        args.passthru_where_given(m);
+        args.type_changes_where_given(m);
+        args.ignore_where_given(m);
     }
     let open_files = raise_descriptor_limit();
     if open_files < MIN_OPEN_FILES {
@@ -64,6 +70,12 @@ pub fn main() -> ExitCode {
         stdin::choose(args, matches.value_source("root") == Some(clap::parser::ValueSource::CommandLine));
     }
     cli.paths_in_workspace();
+    if let Command::Search(args) = &mut cli.command {
+        if let Err(e) = args.ignore_files_in(&cli.root) {
+            eprintln!("sandgrep: {e}");
+            return ExitCode::from(2);
+        }
+    }
     match run(&cli) {
         Ok(Outcome::Found) => ExitCode::from(0),
         Ok(Outcome::Nothing) => ExitCode::from(1),

@@ -55,6 +55,20 @@ pub struct Style {
     /// `-b`: each line's byte offset in its file (with -o, each match's)
     /// after the line and column.
     pub byte_offset: bool,
+    /// `--null-data`: lines end at NUL bytes, and each printed line (a
+    /// heading, a separator, a count) ends with one, as rg's.
+    pub null_data: bool,
+}
+
+impl Style {
+    /// What ends a printed line.
+    fn eol(&self) -> &'static str {
+        if self.null_data {
+            "\0"
+        } else {
+            "\n"
+        }
+    }
 }
 
 /// `text` without its leading ASCII whitespace (`--trim`), and how much went.
@@ -289,6 +303,8 @@ pub struct Printer<W: Write> {
     printed: bool,
     /// The last line printed of the current file.
     last: Option<u64>,
+    /// The current file has a match (not only passthru's lines of context).
+    matched: bool,
     pending: BTreeMap<u64, Pending>,
     pub totals: Totals,
 }
@@ -304,6 +320,7 @@ impl<W: Write> Printer<W> {
             file: None,
             printed: false,
             last: None,
+            matched: false,
             pending: BTreeMap::new(),
             totals: Totals::default(),
         }
@@ -343,28 +360,41 @@ impl<W: Write> Printer<W> {
 
     /// One match of content output, with its context.
     pub fn text_match(&mut self, m: &TextMatch) -> io::Result<()> {
+        // (--passthru: a line that is no result comes on its own, column 0.)
+        let context = m.column == 0;
         // As rg: every line a match spans, and no match in a line -v shows
         // (a match hidden in a secret still counts one).
         let ends_at_line_start = m.end_column == 1 && m.end_line > m.line;
-        self.totals.matched_lines += m.end_line.max(m.line) - m.line + 1 - u64::from(ends_at_line_start);
-        self.totals.matches += if self.style.invert { 0 } else { m.submatches.len().max(1) as u64 };
+        if !context {
+            self.totals.matched_lines += m.end_line.max(m.line) - m.line + 1 - u64::from(ends_at_line_start);
+            self.totals.matches += if self.style.invert { 0 } else { m.submatches.len().max(1) as u64 };
+        }
         if self.file.as_ref().is_none_or(|(p, _)| *p != m.path) {
             self.end_file()?;
-            self.totals.files_matched += 1;
+            self.matched = false;
             let name = self.shown_name(&m.path);
             // (Files are apart under headings, named or not.)
             if self.style.heading && self.printed {
-                self.write("\n")?;
+                self.write(self.style.eol())?;
             }
             if self.style.heading && self.filenames(&m.path) {
                 let line = format!(
                     "{}{}",
                     self.paint(&self.style.colors.path, &name),
-                    if self.style.null { '\0' } else { '\n' }
+                    if self.style.null { "\0" } else { self.style.eol() }
                 );
                 self.write(&line)?;
             }
             self.file = Some((m.path.clone(), name));
+        }
+        if !context && !self.matched {
+            self.matched = true;
+            self.totals.files_matched += 1;
+        }
+        if context {
+            self.flush_before(m.line)?;
+            self.pend(m.line, Pending::Context(m.text.clone(), m.offset), false);
+            return Ok(());
         }
         let first = m.line - m.context_before.len() as u64;
         self.flush_before(first)?;
@@ -384,7 +414,9 @@ impl<W: Write> Printer<W> {
         let inside = |i: usize| m.submatches.iter().any(|s| (s.start as usize..s.end as usize).contains(&i));
         let mut lines: Vec<&str> = Vec::new();
         let mut rest = 0;
-        for (i, _) in m.text.match_indices('\n').filter(|&(i, _)| !(self.style.replaced && inside(i))) {
+        // (--null-data: a record is one line, whatever it holds.)
+        let breaks = m.text.match_indices('\n').filter(|_| !self.style.null_data);
+        for (i, _) in breaks.filter(|&(i, _)| !(self.style.replaced && inside(i))) {
             lines.push(&m.text[rest..i]);
             rest = i + 1;
         }
@@ -474,7 +506,7 @@ impl<W: Write> Printer<W> {
             None => self.printed && !self.style.heading,
         };
         if let Some(sep) = self.style.context_separator.as_ref().filter(|_| self.style.context && gap) {
-            let line = format!("{sep}\n");
+            let line = format!("{sep}{}", self.style.eol());
             self.write(&line)?;
         }
         self.last = Some(n);
@@ -508,7 +540,7 @@ impl<W: Write> Printer<W> {
                     Some(_) => "[Omitted long context line]".into(),
                     None => render::line(trimmed(&text, self.style.trim).0),
                 };
-                let s = format!("{}{shown}\n", prefix(self, true, None, offset));
+                let s = format!("{}{shown}{}", prefix(self, true, None, offset), self.style.eol());
                 self.write(&s)
             }
             Pending::Match { column, spans, columns, text, offset }
@@ -527,7 +559,7 @@ impl<W: Write> Printer<W> {
                     };
                     let column = column.map(|_| c);
                     let at = offset + s as u64;
-                    let end = if self.style.crlf { "\r\n" } else { "\n" };
+                    let end = if self.style.crlf { "\r\n" } else { self.style.eol() };
                     let line = format!(
                         "{}{}{rest}{end}",
                         prefix(self, false, column, at),
@@ -542,14 +574,14 @@ impl<W: Write> Printer<W> {
                     // (Each line colors its own match.)
                     let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &[(s, e)]));
                     let column = column.map(|_| c);
-                    let line = format!("{}{shown}\n", prefix(self, false, column, offset + s as u64));
+                    let line = format!("{}{shown}{}", prefix(self, false, column, offset + s as u64), self.style.eol());
                     self.write(&line)?;
                 }
                 Ok(())
             }
             Pending::Match { column, spans, text, offset, .. } => {
                 let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &spans));
-                let s = format!("{}{shown}\n", prefix(self, false, column, offset));
+                let s = format!("{}{shown}{}", prefix(self, false, column, offset), self.style.eol());
                 self.write(&s)
             }
         }
@@ -623,9 +655,9 @@ impl<W: Write> Printer<W> {
         let name = self.paint(&self.style.colors.path, &self.shown_name(&f.path));
         let line = match (count, self.filenames(&f.path)) {
             (false, _) if self.style.null => format!("{name}\0"),
-            (false, _) => format!("{name}\n"),
-            (true, true) => format!("{name}{}{}\n", if self.style.null { '\0' } else { ':' }, f.count),
-            (true, false) => format!("{}\n", f.count),
+            (false, _) => format!("{name}{}", self.style.eol()),
+            (true, true) => format!("{name}{}{}{}", if self.style.null { '\0' } else { ':' }, f.count, self.style.eol()),
+            (true, false) => format!("{}{}", f.count, self.style.eol()),
         };
         self.out.write_all(line.as_bytes())
     }

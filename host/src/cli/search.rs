@@ -116,7 +116,7 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     let mut nothing = io::sink();
     let mut shown: &mut dyn Write = if args.quiet { &mut nothing } else { &mut *out };
     if args.type_list {
-        return type_list(out);
+        return type_list(args, out);
     }
     if args.files {
         return files(sandbox, args, &mut shown);
@@ -130,7 +130,8 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     if args.json_page {
         let response = sandbox.search_text(&request).map_err(io::Error::other)?;
         json_line(&mut shown, &response)?;
-        let found = !response.matches.is_empty() || !response.files.is_empty();
+        // (--passthru's lines of context, column 0, are found by no match.)
+        let found = response.matches.iter().any(|m| m.column != 0) || !response.files.is_empty();
         return Ok(Outcome::of(found, response.timed_out));
     }
     // As rg: --json prints rg's JSON Lines, but for -c, -l and
@@ -152,6 +153,7 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         // replacement beside it.)
         let replacement = request.replace.take();
         let mut printer = jsonl::Printer::new(&mut *out, args.quiet, &args.given, &args.paths, replacement);
+        printer.null_data = args.null_data;
         let (timed_out, ending) = stream_paths(sandbox, &mut request, args, &mut printer, &mut run)?;
         let searching = std::time::Duration::from_millis(run.searching);
         let totals = printer.finish(searching, started.elapsed())?;
@@ -199,7 +201,7 @@ fn ended(
     if args.paths.is_empty() && totals.files_searched + totals.files_left == 0 && !timed_out {
         // As rg 15.2: a search of the current directory that no file reached
         // (past the filters) is an error.
-        return Err(io::Error::other(NOTHING_SEARCHED));
+        return Ok(nothing_searched(args));
     }
     if !found && !timed_out && args.fixed_strings && render::looks_like_regex(&request.query) {
         eprintln!(
@@ -209,8 +211,17 @@ fn ended(
     Ok(Outcome::of(found, timed_out))
 }
 
-pub(crate) const NOTHING_SEARCHED: &str =
-    "no files were searched: the paths, globs, types, depth or ignore rules left out every file";
+/// rg's error when a search of the current directory reached no file,
+/// said unless --no-messages.
+fn nothing_searched(args: &SearchArgs) -> Outcome {
+    if !args.no_messages {
+        eprintln!(
+            "sandgrep: No files were searched, which means sandgrep probably applied a filter you didn't expect: \
+             the paths, globs, types, depth or ignore rules left out every file."
+        );
+    }
+    Outcome::Partial
+}
 
 /// What `--stats` says of a search whatever it prints: rg counts matches
 /// and matched lines, so they are counted from the lines, in a second
@@ -376,7 +387,9 @@ pub(crate) fn stream(
         }
         // (A page reaches a reader now, `| head` too.)
         printer.flush(false)?;
-        run.found |= !r.matches.is_empty() || !r.files.is_empty() || r.binary_notices.iter().any(|n| !n.stopped);
+        // (--passthru's lines of context, column 0, are found by no match.)
+        let matched = r.matches.iter().any(|m| m.column != 0);
+        run.found |= matched || !r.files.is_empty() || r.binary_notices.iter().any(|n| !n.stopped);
         let t = printer.totals();
         t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
         if again {
@@ -465,6 +478,7 @@ pub(crate) fn style(args: &SearchArgs) -> printer::Style {
         path_separator: args.path_separator.as_deref().map(unescape),
         replaced: args.replace.is_some(),
         byte_offset: args.byte_offset,
+        null_data: args.null_data,
     }
 }
 
@@ -527,7 +541,7 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
         return Ok(Outcome::Partial);
     }
     if args.paths.is_empty() && !listed {
-        return Err(io::Error::other(NOTHING_SEARCHED));
+        return Ok(nothing_searched(args));
     }
     // (As rg: exit 0 when a file without a match was printed, or with
     // --include-zero when anything matched.)
@@ -553,10 +567,8 @@ pub(crate) fn file_counts(
 }
 
 /// `--type-list`: the types the component's walker knows, as rg lists them.
-pub(crate) fn type_list(out: &mut impl Write) -> io::Result<Outcome> {
-    let mut types = ignore::types::TypesBuilder::new();
-    types.add_defaults();
-    for def in types.definitions() {
+pub(crate) fn type_list(args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    for def in args.type_table()?.definitions() {
         writeln!(out, "{}: {}", def.name(), def.globs().join(", "))?;
     }
     Ok(Outcome::Found)
@@ -603,8 +615,8 @@ pub(crate) fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) 
     Ok(if errored { Outcome::Partial } else { Outcome::of(found, false) })
 }
 
-/// rg's --sortr and --sort modified: rg orders the files it searches, so
-/// these are listed first (with their modification times, in seconds),
+/// rg's --sortr and --sort modified|accessed: rg orders the files it
+/// searches, so these are listed first (with their times, in nanoseconds),
 /// ordered — stable, so files of the same second stay in path order — and
 /// searched as paths named, each under the name rg shows it by. `None`:
 /// the walk's order is rg's (path), or nothing was listed.
@@ -614,15 +626,15 @@ fn sorted_files(sandbox: &Sandbox, args: &SearchArgs) -> io::Result<Option<Searc
         return Ok(None);
     }
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
-    // (path, shown as, modified)
-    let mut files: Vec<(String, String, Option<i64>)> = Vec::new();
+    // (path, shown as, time in nanoseconds)
+    let mut files: Vec<(String, String, Option<u64>)> = Vec::new();
     for (i, root) in roots.iter().enumerate() {
         let names = match args.given.get(i) {
             Some(given) => printer::Names::new(std::slice::from_ref(given), std::slice::from_ref(root)),
             None => printer::Names::new(&[], &[]),
         };
         let mut r = listing(args, root);
-        r.include_metadata = kind == "modified";
+        r.include_metadata = kind != "path";
         loop {
             // (A path that cannot be listed is searched as named: the
             // search says why, as rg, and it sorts last.)
@@ -631,7 +643,8 @@ fn sorted_files(sandbox: &Sandbox, args: &SearchArgs) -> io::Result<Option<Searc
                 break;
             };
             for e in response.entries.into_iter().filter(|e| !e.is_dir) {
-                files.push((e.path.clone(), names.show(&e.path), e.modified));
+                let time = if kind == "accessed" { e.accessed_ns } else { e.modified_ns };
+                files.push((e.path.clone(), names.show(&e.path), time));
             }
             match response.next_cursor {
                 Some(c) => r.cursor = Some(c),
@@ -674,10 +687,13 @@ pub(crate) fn listing(args: &SearchArgs, root: &str) -> ListFilesRequest {
     let mut r = ListFilesRequest::new(root);
     r.include_globs = args.globs.clone();
     r.hidden = args.hidden;
-    r.no_ignore = args.no_ignore;
+    (r.no_ignore, r.ignore) = args.ignore_request();
     r.follow_symlinks = args.follow;
     r.types = args.all_types();
+    r.type_changes = args.type_changes.clone();
     r.max_depth = args.max_depth;
+    // (As rg's --files: larger files are not listed.)
+    r.max_filesize = args.max_filesize;
     r.max_results = Some(LIST_RESULTS.max as u32);
     // Every page is printed and no total: no walk past each page's end.
     r.no_total = true;

@@ -297,10 +297,12 @@ pub(crate) fn stream(
     let output = request.output.unwrap_or(OutputMode::Content);
     let content = output == OutputMode::Content;
     let (before, after) = (request.context_before.unwrap_or(0), request.context_after.unwrap_or(0));
-    let cap = request.max_matches_per_file.map(u64::from);
+    // (--passthru: past the cap the stream goes on, its matches context;
+    // the component counts the cap from `taken`.)
+    let cap = request.max_matches_per_file.map(u64::from).filter(|_| !request.passthru);
     let mut input = Input::new();
-    // (-a: NUL bytes are text.)
-    let text = request.binary == Some(sandgrep::BinaryMode::Text);
+    // (-a: NUL bytes are text; --null-data: they end its lines.)
+    let text = request.binary == Some(sandgrep::BinaryMode::Text) || request.null_data;
     input.convert = !text;
     let mut kept = Before { first: 1, ..Before::default() };
     let (mut taken, mut count, mut found) = (0u64, 0u64, false);
@@ -311,11 +313,15 @@ pub(crate) fn stream(
     // The end of the last result and where its after-context ends.
     let mut owed_to = 0u64;
     let mut binary_said = false;
-    if request.multiline {
-        // A match may span any lines: the stream is searched whole (rg
-        // reads it whole too), up to the bound of a file's.
+    // A match may span any lines (-U), lines end at NUL bytes
+    // (--null-data), or the search ends at a line that does not match
+    // (--stop-on-nonmatch, which no piece knows of the pieces before it):
+    // the stream is searched whole, up to the bound of a file's.
+    let whole = request.multiline || request.null_data || request.stop_on_nonmatch;
+    if whole {
+        // (rg reads a multi-line search's stream whole too.)
         let mut all = Vec::new();
-        input.convert = false;
+        input.convert = !(request.multiline || request.null_data);
         while !input.eof && all.len() <= LINE_MAX {
             input.fill()?;
             all.append(&mut input.pending);
@@ -327,7 +333,7 @@ pub(crate) fn stream(
             all.truncate(LINE_MAX);
             run.errored = true;
             run.warnings.push(format!(
-                "{SHOWN}: only its first {LINE_MAX} bytes were searched (a multi-line search holds at most that)"
+                "{SHOWN}: only its first {LINE_MAX} bytes were searched (a search of it whole holds at most that)"
             ));
         }
         input.pending = all;
@@ -336,7 +342,7 @@ pub(crate) fn stream(
     }
     loop {
         let line = kept.first + kept.lines;
-        let Some(piece) = (if request.multiline {
+        let Some(piece) = (if whole {
             (!input.pending.is_empty()).then(|| Piece { bytes: std::mem::take(&mut input.pending), offset: 0 })
         } else {
             input.next(line)?
@@ -399,14 +405,18 @@ pub(crate) fn stream(
             let mut shown = sandgrep_stats();
             counted.add(&r, kept.first, &mut shown);
             run.withheld.add(&shown);
-            taken += r.stats.matches_returned;
+            // (--passthru: the lines of context, column 0, are no results.)
+            taken += match request.passthru {
+                true => r.matches.iter().filter(|m| m.column != 0 && m.line >= seen_to).count() as u64,
+                false => r.stats.matches_returned,
+            };
             if content {
                 run.left = run.left.saturating_sub(r.stats.matches_returned);
             }
             if let Some(f) = r.files.first() {
                 count += f.count;
             }
-            found |= r.stats.matches_returned > 0;
+            found |= r.stats.files_matched > 0;
             stats.files_matched = u64::from(found);
             stats.matches_returned += r.stats.matches_returned;
             for w in r.warnings {
