@@ -13,9 +13,15 @@
 //! under another policy is not used at all.
 //!
 //! One file, `index.v1` in the index directory, replaced atomically (written
-//! beside, then renamed): header, file table (in path order,
-//! [`path_cmp`]), dictionary
-//! (trigram → postings), postings (delta-coded file numbers).
+//! beside, then renamed): header, postings (delta-coded file numbers, one
+//! list per trigram), file table (in path order, [`path_cmp`]), dictionary
+//! (trigram → its postings).
+//!
+//! A build holds a bounded number of (trigram, file) pairs in memory: past
+//! [`RUN_PAIRS`] it writes them out, sorted, as a run beside the index, and
+//! at the end merges the runs (and the old index's lists, renumbered) into
+//! the postings, trigram by trigram. So its memory grows with the table of
+//! files and the dictionary, not with the tree's bytes.
 
 mod plan;
 
@@ -41,9 +47,13 @@ use sandgrep_contract::limits::INDEX_FILESIZE;
 pub const PREOPEN: &str = "/sandgrep-index";
 const FILE: &str = "index.v1";
 const MAGIC: &[u8; 8] = b"SGINDEX\0";
-/// 4: the table of files in `rg --sort path` order ([`path_cmp`]; 3 had
-/// it bytewise by whole path).
-const VERSION: u32 = 4;
+/// 5: the postings before the table (written as they are merged); 4 had
+/// them after it. 4: the table of files in `rg --sort path` order
+/// ([`path_cmp`]; 3 had it bytewise by whole path).
+const VERSION: u32 = 5;
+/// (trigram, file) pairs a build holds before writing them out as a run:
+/// 64 MiB of them (in tests, a few: every build merges runs).
+const RUN_PAIRS: usize = if cfg!(test) { 100 } else { 8 << 20 };
 const HEADER: usize = 80;
 /// Files whose times are this close to the moment they were read are not
 /// trusted: another write in the same clock tick would not change them.
@@ -79,6 +89,7 @@ pub struct Loaded {
     postings: std::fs::File,
     post_at: u64,
     post_len: u64,
+    table_len: u64,
     /// Posting lists already read, as bitmaps over file numbers: a kept
     /// instance's later calls (a query repeated, its next page, a query
     /// sharing trigrams) read each once, up to [`BITMAP_CACHE_BYTES`].
@@ -138,6 +149,7 @@ impl Loaded {
         }
         let table_len = usize::try_from(table_len).map_err(|_| "it was corrupt".to_string())?;
         let mut table = vec![0u8; table_len];
+        file.seek(SeekFrom::Start(HEADER as u64 + post_len)).map_err(|e| e.to_string())?;
         file.read_exact(&mut table).map_err(|_| "it was truncated".to_string())?;
         if checksum(&table) != u64_at(&head, 56) {
             return Err("it was corrupt".into());
@@ -171,8 +183,8 @@ impl Loaded {
         if dict.windows(2).any(|w| w[0].0 >= w[1].0) || dict.iter().any(bad) {
             return Err(corrupt());
         }
-        let post_at = HEADER as u64 + table_len as u64;
-        Ok(Loaded { files, dict, postings: file, post_at, post_len, bitmaps: Default::default() })
+        let (post_at, table_len) = (HEADER as u64, table_len as u64);
+        Ok(Loaded { files, dict, postings: file, post_at, post_len, table_len, bitmaps: Default::default() })
     }
 
     /// The file numbers holding `tri`, in order.
@@ -202,16 +214,22 @@ impl Loaded {
         Ok(ids)
     }
 
-    /// Checks every posting list against its checksum.
+    /// Checks every posting list against its checksum, one list at a time.
     fn verify(&mut self) -> Result<(), String> {
-        let mut all = vec![0u8; usize::try_from(self.post_len).map_err(|_| "it was corrupt".to_string())?];
-        self.postings.seek(SeekFrom::Start(self.post_at)).map_err(|e| e.to_string())?;
-        self.postings.read_exact(&mut all).map_err(|_| "it was truncated".to_string())?;
+        let mut postings = std::io::BufReader::with_capacity(1 << 20, &self.postings);
+        postings.seek(SeekFrom::Start(self.post_at)).map_err(|e| e.to_string())?;
+        let (mut at, mut list) = (0u64, Vec::new());
         for &(_, off, len, sum) in &self.dict {
-            match all.get(off as usize..(off + u64::from(len)) as usize) {
-                Some(list) if checksum(list) as u32 == sum => {}
-                _ => return Err("it was corrupt".into()),
+            // (The lists lie one after another, in the dictionary's order.)
+            if off != at {
+                return Err("it was corrupt".into());
             }
+            list.resize(len as usize, 0);
+            postings.read_exact(&mut list).map_err(|_| "it was truncated".to_string())?;
+            if checksum(&list) as u32 != sum {
+                return Err("it was corrupt".into());
+            }
+            at += u64::from(len);
         }
         Ok(())
     }
@@ -493,7 +511,8 @@ fn build(
     let opts = WalkOptions::default();
     let walker = std::rc::Rc::new(Walker::new(ws, &opts)?);
     let mut kept: Vec<(FileRec, Option<usize>)> = Vec::new(); // (entry, old number)
-    let mut fresh: HashMap<String, Vec<u32>> = HashMap::new();
+    let mut out = Output::create(dir)?;
+    let mut pairs: Vec<u64> = Vec::new();
     let mut seen = vec![0u64; 1 << 18];
     let mut tris = Vec::new();
     let mut bytes = Vec::new();
@@ -501,6 +520,11 @@ fn build(
         for item in walker.walk(&root, None) {
             let Ok(entry) = item else { continue };
             if !entry.is_file {
+                continue;
+            }
+            // Numbered as walked, in path order (a file out of it, or twice,
+            // gets no record: a search reads it).
+            if kept.last().is_some_and(|k| path_cmp(&k.0.path, &entry.rel).is_ge()) {
                 continue;
             }
             let Some(meta) = entry.meta() else { continue };
@@ -541,7 +565,11 @@ fn build(
                         let shown = if ws.redact { redact::redact_lines(b"", &bytes) } else { Default::default() };
                         let text = if shown.1.is_empty() { &bytes } else { &shown.0 };
                         trigrams(text, &mut seen, &mut tris);
-                        fresh.insert(rec.path.clone(), tris.clone());
+                        let number = kept.len() as u64;
+                        pairs.extend(tris.iter().map(|&t| u64::from(t) << 32 | number));
+                        if pairs.len() >= RUN_PAIRS {
+                            out.write_run(&mut pairs)?;
+                        }
                     }
                     // A file with other names may change through one no watcher
                     // of the workspace sees: a long-lived host would miss it.
@@ -555,9 +583,6 @@ fn build(
             kept.push((rec, None));
         }
     }
-    // Numbered in path order (the walk's), for lookups by binary search.
-    kept.sort_by(|a, b| path_cmp(&a.0.path, &b.0.path));
-    kept.dedup_by(|a, b| a.0.path == b.0.path);
     // Nothing changed: the index stands as it is (if it is sound).
     if let Some(old) = old.as_mut().filter(|o| o.files.len() == kept.len() && kept.iter().all(|k| k.1.is_some())) {
         if let Err(why) = old.verify() {
@@ -565,11 +590,15 @@ fn build(
         }
         report.files = kept.len() as u64;
         report.trigrams = old.dict.len() as u64;
-        report.index_bytes = old.post_at + old.post_len;
+        report.index_bytes = old.post_at + old.post_len + old.table_len;
         return Ok(Ok(report));
     }
-    let mut lists: HashMap<u32, Vec<u32>> = HashMap::new();
-    if let Some(old) = old.as_mut() {
+    if !pairs.is_empty() {
+        out.write_run(&mut pairs)?;
+    }
+    drop(pairs);
+    // The old index's lists, renumbered: a source of the merge as a run is.
+    let renumbered = old.as_ref().map(|old| {
         let mut renumber = vec![u32::MAX; old.files.len()];
         for (new, (_, was)) in kept.iter().enumerate() {
             if let Some(was) = was {
@@ -578,98 +607,237 @@ fn build(
         }
         let walked = |path: &str| kept.binary_search_by(|k| path_cmp(&k.0.path, path)).is_ok();
         report.files_removed = old.files.iter().filter(|f| !walked(&f.path)).count() as u64;
-        for i in 0..old.dict.len() {
-            let tri = old.dict[i].0;
-            let ids = match old.postings(tri) {
-                Ok(ids) => ids,
-                Err(why) => return Ok(Err(why)),
-            };
-            let mapped: Vec<u32> = ids.iter().map(|&id| renumber[id as usize]).filter(|&n| n != u32::MAX).collect();
-            if !mapped.is_empty() {
-                lists.insert(tri, mapped);
-            }
-        }
-    }
-    for (new, (rec, was)) in kept.iter().enumerate() {
-        if was.is_none() {
-            for &t in fresh.get(&rec.path).map_or(&[][..], Vec::as_slice) {
-                lists.entry(t).or_default().push(new as u32);
-            }
-        }
-    }
-    drop(fresh);
+        renumber
+    });
     let files: Vec<FileRec> = kept.into_iter().map(|(rec, _)| rec).collect();
+    let old = old.as_ref().zip(renumbered.as_deref());
+    let dict = match out.merge(old)? {
+        Ok(dict) => dict,
+        Err(why) => return Ok(Err(why)),
+    };
     report.files = files.len() as u64;
-    report.trigrams = lists.len() as u64;
-    let encoded = encode(&files, lists, policy);
-    report.index_bytes = encoded.len() as u64;
-    write_atomically(dir, &encoded).map_err(|e| SearchError::Io(format!("the index could not be written: {e}")))?;
+    report.trigrams = dict.len() as u64;
+    report.index_bytes = out.finish(&files, &dict, policy)?;
     Ok(Ok(report))
 }
 
-fn encode(files: &[FileRec], lists: HashMap<u32, Vec<u32>>, policy: u64) -> Vec<u8> {
-    let mut table = Vec::new();
-    for f in files {
-        varint(&mut table, f.path.len() as u64);
-        table.extend_from_slice(f.path.as_bytes());
-        varint(&mut table, f.size);
-        varint(&mut table, f.modified_ns);
-        varint(&mut table, f.changed_ns);
-        table.push(f.flags);
-    }
-    let mut lists: Vec<(u32, Vec<u32>)> = lists.into_iter().collect();
-    lists.sort_unstable_by_key(|l| l.0);
-    let mut postings = Vec::new();
-    for (tri, ids) in &mut lists {
-        ids.sort_unstable();
-        ids.dedup();
-        let start = postings.len();
-        let mut next = 0u32;
-        for &id in ids.iter() {
-            varint(&mut postings, u64::from(id - next));
-            next = id + 1;
-        }
-        let list = &postings[start..];
-        table.extend_from_slice(&tri.to_le_bytes());
-        table.extend_from_slice(&(start as u64).to_le_bytes());
-        table.extend_from_slice(&(list.len() as u32).to_le_bytes());
-        table.extend_from_slice(&(checksum(list) as u32).to_le_bytes());
-    }
-    let mut out = Vec::with_capacity(HEADER + table.len() + postings.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
-    for v in [
-        policy,
-        files.len() as u64,
-        lists.len() as u64,
-        table.len() as u64,
-        postings.len() as u64,
-        checksum(&table),
-        now_ns(),
-    ] {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    let sum = checksum(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out.extend_from_slice(&table);
-    out.extend_from_slice(&postings);
-    out
+fn io_error(e: std::io::Error) -> SearchError {
+    SearchError::Io(format!("the index could not be written: {e}"))
 }
 
-/// Written beside under a name no other writer uses, then renamed over the
-/// index: a reader sees the old index or the new one, never a mix.
-fn write_atomically(dir: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(now_ns());
-    let tmp = dir.join(format!("{FILE}.{:016x}.tmp", h.finish()));
-    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
-    match written.and_then(|()| std::fs::rename(&tmp, index_file(dir))) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
+/// A new index as it is written: its file (under a name no other writer
+/// uses, renamed over the index when whole) and the runs of pairs beside it.
+/// Dropped unfinished, it removes them all.
+struct Output {
+    dir: PathBuf,
+    stem: String,
+    file: std::io::BufWriter<std::fs::File>,
+    runs: Vec<PathBuf>,
+    done: bool,
+}
+
+/// One sorted source of posting lists: a run, read in order.
+struct RunReader {
+    input: std::io::BufReader<std::fs::File>,
+    next_tri: u32,
+}
+
+fn read_varint_from(input: &mut impl Read) -> std::io::Result<Option<u64>> {
+    let (mut value, mut shift, mut byte) = (0u64, 0, [0u8]);
+    loop {
+        if input.read(&mut byte)? == 0 {
+            return if shift == 0 { Ok(None) } else { Err(std::io::ErrorKind::UnexpectedEof.into()) };
+        }
+        if shift > 63 {
+            return Err(std::io::ErrorKind::InvalidData.into());
+        }
+        value |= u64::from(byte[0] & 0x7f) << shift;
+        shift += 7;
+        if byte[0] & 0x80 == 0 {
+            return Ok(Some(value));
+        }
+    }
+}
+
+impl RunReader {
+    /// The next list: its trigram and files (appended to `ids`).
+    fn next(&mut self, ids: &mut Vec<u32>) -> std::io::Result<Option<u32>> {
+        let Some(delta) = read_varint_from(&mut self.input)? else { return Ok(None) };
+        let bad = || std::io::Error::from(std::io::ErrorKind::InvalidData);
+        let tri = u64::from(self.next_tri) + delta;
+        self.next_tri = u32::try_from(tri + 1).map_err(|_| bad())?;
+        let n = read_varint_from(&mut self.input)?.ok_or_else(bad)?;
+        let mut id = 0u64;
+        for _ in 0..n {
+            id += read_varint_from(&mut self.input)?.ok_or_else(bad)?;
+            ids.push(u32::try_from(id).map_err(|_| bad())?);
+            id += 1;
+        }
+        Ok(Some(tri as u32))
+    }
+}
+
+impl Output {
+    fn create(dir: &Path) -> Result<Output, SearchError> {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(now_ns());
+        let stem = format!("{FILE}.{:016x}", h.finish());
+        let file = std::fs::File::create(dir.join(format!("{stem}.tmp"))).map_err(io_error)?;
+        let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
+        // (The header is written last, over these zeros.)
+        file.write_all(&[0; HEADER]).map_err(io_error)?;
+        Ok(Output { dir: dir.to_path_buf(), stem, file, runs: Vec::new(), done: false })
+    }
+
+    /// `pairs` (trigram << 32 | file), sorted, as a run file; `pairs` emptied.
+    fn write_run(&mut self, pairs: &mut Vec<u64>) -> Result<(), SearchError> {
+        pairs.sort_unstable();
+        pairs.dedup();
+        let path = self.dir.join(format!("{}.run{}", self.stem, self.runs.len()));
+        self.runs.push(path.clone());
+        let mut run = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io_error)?);
+        let (mut buf, mut next_tri) = (Vec::new(), 0u32);
+        for list in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
+            let tri = (list[0] >> 32) as u32;
+            buf.clear();
+            varint(&mut buf, u64::from(tri - next_tri));
+            varint(&mut buf, list.len() as u64);
+            let mut next = 0u32;
+            for &p in list {
+                varint(&mut buf, u64::from(p as u32 - next));
+                next = p as u32 + 1;
+            }
+            run.write_all(&buf).map_err(io_error)?;
+            next_tri = tri + 1;
+        }
+        run.flush().map_err(io_error)?;
+        pairs.clear();
+        Ok(())
+    }
+
+    /// The postings: every run's lists and `old`'s (renumbered), merged
+    /// trigram by trigram and written after the header. The dictionary, or
+    /// why `old` is corrupt.
+    #[allow(clippy::type_complexity)]
+    fn merge(
+        &mut self,
+        old: Option<(&Loaded, &[u32])>,
+    ) -> Result<Result<Vec<(u32, u64, u32, u32)>, String>, SearchError> {
+        use std::cmp::Reverse;
+        let mut runs = Vec::new();
+        for path in &self.runs {
+            let input = std::io::BufReader::with_capacity(64 << 10, std::fs::File::open(path).map_err(io_error)?);
+            runs.push(RunReader { input, next_tri: 0 });
+        }
+        // (trigram, source): the runs, then the old index as the last source.
+        let mut heads = std::collections::BinaryHeap::new();
+        let mut pending: Vec<Vec<u32>> = vec![Vec::new(); runs.len()];
+        for (i, run) in runs.iter_mut().enumerate() {
+            if let Some(tri) = run.next(&mut pending[i]).map_err(io_error)? {
+                heads.push(Reverse((tri, i)));
+            }
+        }
+        let old_source = runs.len();
+        let mut old_at = 0;
+        if let Some((old, _)) = old {
+            if let Some(&(tri, ..)) = old.dict.first() {
+                heads.push(Reverse((tri, old_source)));
+            }
+        }
+        let (mut dict, mut ids, mut list, mut at) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
+        while let Some(Reverse((tri, _))) = heads.peek().copied() {
+            ids.clear();
+            while let Some(Reverse((t, source))) = heads.peek().copied().filter(|h| h.0 .0 == tri) {
+                heads.pop();
+                let _ = t;
+                if source == old_source {
+                    let (old, renumber) = old.expect("the old index is a source");
+                    let listed = match old.postings(tri) {
+                        Ok(listed) => listed,
+                        Err(why) => return Ok(Err(why)),
+                    };
+                    ids.extend(listed.into_iter().map(|id| renumber[id as usize]).filter(|&n| n != u32::MAX));
+                    old_at += 1;
+                    if let Some(&(next, ..)) = old.dict.get(old_at) {
+                        heads.push(Reverse((next, old_source)));
+                    }
+                } else {
+                    ids.append(&mut pending[source]);
+                    if let Some(next) = runs[source].next(&mut pending[source]).map_err(io_error)? {
+                        heads.push(Reverse((next, source)));
+                    }
+                }
+            }
+            if ids.is_empty() {
+                continue;
+            }
+            ids.sort_unstable();
+            ids.dedup();
+            list.clear();
+            let mut next = 0u32;
+            for &id in &ids {
+                varint(&mut list, u64::from(id - next));
+                next = id + 1;
+            }
+            self.file.write_all(&list).map_err(io_error)?;
+            dict.push((tri, at, list.len() as u32, checksum(&list) as u32));
+            at += list.len() as u64;
+        }
+        Ok(Ok(dict))
+    }
+
+    /// The table and dictionary after the postings, then the header; the
+    /// index renamed into place. Its size.
+    fn finish(mut self, files: &[FileRec], dict: &[(u32, u64, u32, u32)], policy: u64) -> Result<u64, SearchError> {
+        let post_len = dict.last().map_or(0, |&(_, off, len, _)| off + u64::from(len));
+        let mut table = Vec::new();
+        for f in files {
+            varint(&mut table, f.path.len() as u64);
+            table.extend_from_slice(f.path.as_bytes());
+            varint(&mut table, f.size);
+            varint(&mut table, f.modified_ns);
+            varint(&mut table, f.changed_ns);
+            table.push(f.flags);
+        }
+        for &(tri, off, len, sum) in dict {
+            table.extend_from_slice(&tri.to_le_bytes());
+            table.extend_from_slice(&off.to_le_bytes());
+            table.extend_from_slice(&len.to_le_bytes());
+            table.extend_from_slice(&sum.to_le_bytes());
+        }
+        let mut head = Vec::with_capacity(HEADER);
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.extend_from_slice(&[0; 4]);
+        for v in
+            [policy, files.len() as u64, dict.len() as u64, table.len() as u64, post_len, checksum(&table), now_ns()]
+        {
+            head.extend_from_slice(&v.to_le_bytes());
+        }
+        let sum = checksum(&head);
+        head.extend_from_slice(&sum.to_le_bytes());
+        self.file.write_all(&table).map_err(io_error)?;
+        self.file.flush().map_err(io_error)?;
+        // (Flushed: the file's own writes go where the buffer's went.)
+        let file = self.file.get_mut();
+        file.seek(SeekFrom::Start(0)).map_err(io_error)?;
+        file.write_all(&head).map_err(io_error)?;
+        file.sync_all().map_err(io_error)?;
+        let tmp = self.dir.join(format!("{}.tmp", self.stem));
+        std::fs::rename(&tmp, index_file(&self.dir)).map_err(io_error)?;
+        self.done = true;
+        Ok(HEADER as u64 + post_len + table.len() as u64)
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        for run in &self.runs {
+            let _ = std::fs::remove_file(run);
+        }
+        if !self.done {
+            let _ = std::fs::remove_file(self.dir.join(format!("{}.tmp", self.stem)));
         }
     }
 }

@@ -113,12 +113,12 @@ fn a_damaged_index_is_not_used_and_is_rebuilt() {
     let good = std::fs::read(&path).unwrap();
     let damaged: Vec<(&str, Vec<u8>)> = vec![
         ("truncated", good[..good.len() - 3].to_vec()),
-        ("a flipped table byte", {
+        ("a flipped posting byte", {
             let mut b = good.clone();
             b[HEADER + 2] ^= 0x40;
             b
         }),
-        ("a flipped posting byte", {
+        ("a flipped table byte", {
             let mut b = good.clone();
             let last = b.len() - 1;
             b[last] ^= 0x01;
@@ -266,6 +266,45 @@ fn a_file_with_another_name_is_always_read() {
     ws.refresh_index().unwrap();
     let r = ws.search_text(text_request("nothing")).unwrap();
     assert_eq!((r.stats.files_skipped_by_index, r.stats.files_scanned), (1, 1));
+}
+
+#[test]
+fn a_build_in_runs_and_a_refresh_merged_from_them_answer_as_a_scan() {
+    // Many runs per build (a few pairs each in tests), the old index's
+    // lists merged with new files', files removed, renamed and edited.
+    let text = |i: usize| format!("file {i} holds word{} and word{}\nline two {}\n", i % 7, i % 11, i * 31);
+    let names: Vec<String> = (0..60).map(|i| format!("d{}/f{i}.txt", i % 5)).collect();
+    let texts: Vec<String> = (0..60).map(text).collect();
+    let files: Vec<(&str, &[u8])> = names.iter().zip(&texts).map(|(n, t)| (n.as_str(), t.as_bytes())).collect();
+    let (root, idx) = setup(&files);
+    let scan = Workspace::new(root.path());
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    let queries = ["word3", "word10", "holds", "f17", "line two 31", "nowhere", "file 4[0-9] ", "word(1|5) and"];
+    let check = |what: &str| {
+        for q in queries {
+            let (a, b) = (scan.search_text(regex(q)).unwrap(), ws.search_text(regex(q)).unwrap());
+            assert_eq!(answer(&a), answer(&b), "{what}: {q}");
+            assert_eq!(b.stats.index, IndexUse::Served, "{what}: {q}");
+        }
+        // Nothing of a build is left beside the index.
+        let left: Vec<_> = std::fs::read_dir(idx.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [FILE], "{what}");
+    };
+    let built = ws.refresh_index().unwrap();
+    assert_eq!((built.files, built.files_read), (60, 60));
+    check("built");
+    let skipped = ws.search_text(text_request("word3")).unwrap().stats.files_skipped_by_index;
+    assert!(skipped > 40, "{skipped}");
+    for i in (0..60).step_by(9) {
+        std::fs::remove_file(root.path().join(&names[i])).unwrap();
+    }
+    std::fs::rename(root.path().join(&names[1]), root.path().join("d0/renamed.txt")).unwrap();
+    write(root.path(), &names[2], b"now word3 only\n");
+    write(root.path(), "new/a.txt", b"a new word10 file\n");
+    std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    let refreshed = ws.refresh_index().unwrap();
+    assert_eq!((refreshed.files, refreshed.files_read, refreshed.files_removed), (54, 3, 8));
+    check("refreshed");
 }
 
 #[test]
