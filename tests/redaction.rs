@@ -103,7 +103,7 @@ fn passthru_and_null_data_lines_are_redacted_and_counted() {
     let page = crate::util::json(t.path(), &["search", "--json-page", "--passthru", "-n", "hello", "conf.py"]);
     assert_eq!(page["stats"]["lines_redacted"], 1, "{page}");
     assert_eq!(page["matches"][0]["column"], 0, "{page}");
-    for args in [&["--null-data", "-n", "o"][..], &["--null-data", "--passthru", "-n", "bye"]] {
+    for args in [&["--null-data", "-n", "a"][..], &["--null-data", "--passthru", "-n", "bye"]] {
         let mut args = args.to_vec();
         args.push("records.dat");
         let (out, err, _) = search(&args);

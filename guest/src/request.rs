@@ -223,8 +223,16 @@ impl TextQuery {
                 type_changes: type_edits(r.type_changes)?,
             },
             // (Passthru: every line comes back, none as a match's context.)
-            before: if passthru { 0 } else { clamp("context-before", r.context_before, uncapped(CONTEXT), warnings) as usize },
-            after: if passthru { 0 } else { clamp("context-after", r.context_after, uncapped(CONTEXT), warnings) as usize },
+            before: if passthru {
+                0
+            } else {
+                clamp("context-before", r.context_before, uncapped(CONTEXT), warnings) as usize
+            },
+            after: if passthru {
+                0
+            } else {
+                clamp("context-after", r.context_after, uncapped(CONTEXT), warnings) as usize
+            },
             output,
             max_results: clamp("max-results", r.max_results, MAX_RESULTS, warnings) as usize,
             per_file,

@@ -392,10 +392,8 @@ thread_local! {
 }
 
 fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
-    let key = format!(
-        "{:?}\0{:?}\0{}\0{}\0{}\0{}\0{}",
-        q.mode, q.case, q.word, q.multiline, q.crlf, q.null_data, q.query
-    );
+    let key =
+        format!("{:?}\0{:?}\0{}\0{}\0{}\0{}\0{}", q.mode, q.case, q.word, q.multiline, q.crlf, q.null_data, q.query);
     if let Some(m) = MATCHER.with_borrow(|m| m.as_ref().filter(|(k, _)| *k == key).map(|(_, m)| m.clone())) {
         return Ok(m);
     }
@@ -643,6 +641,70 @@ mod tests {
         assert_eq!(around.last().unwrap().2, "id [REDACTED] <k2>");
         assert!(shown(r"id (\S+)", "$1", false).is_empty());
     }
+    #[test]
+    fn passthru_pages_every_line_once_bounded_by_max_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String =
+            (1..=50).map(|i| if i % 7 == 0 { format!("foo {i}\n") } else { format!("line {i}\n") }).collect();
+        std::fs::write(dir.path().join("a.txt"), &text).unwrap();
+        std::fs::write(dir.path().join("b.txt"), "no match\npassword = \"Zq8rT3vL0xN7aB2cD4eF\"\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        for per_file in [None, Some(3)] {
+            let mut r = crate::SearchTextRequest {
+                passthru: true,
+                max_results: Some(8),
+                max_matches_per_file: per_file,
+                ..crate::request::text_request("foo")
+            };
+            let (mut lines, mut results, mut redacted) = (Vec::new(), 0, 0);
+            loop {
+                let page = ws.search_text(r.clone()).unwrap();
+                assert!(page.matches.len() <= 8, "a page holds at most max-results lines");
+                for m in &page.matches {
+                    lines.push((m.path.clone(), m.line));
+                    results += u64::from(m.column != 0);
+                    assert!(m.context_before.is_empty() && m.context_after.is_empty());
+                }
+                redacted += page.stats.lines_redacted;
+                match page.next_cursor {
+                    Some(c) => r.cursor = Some(c),
+                    None => break,
+                }
+            }
+            let want: Vec<(String, u64)> =
+                (1..=50).map(|i| ("a.txt".into(), i)).chain((1..=2).map(|i| ("b.txt".into(), i))).collect();
+            assert_eq!(lines, want, "every line once, in order ({per_file:?})");
+            // Past the file's cap, results come back as context.
+            assert_eq!(results, per_file.map_or(7, u64::from), "{per_file:?}");
+            assert_eq!(redacted, 1);
+        }
+    }
+
+    #[test]
+    fn stop_on_nonmatch_ends_a_files_search() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "x\nfoo 1\nfoo 2\nbar\nfoo 3\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        let r = crate::SearchTextRequest { stop_on_nonmatch: true, ..crate::request::text_request("foo") };
+        let lines: Vec<u64> = ws.search_text(r).unwrap().matches.iter().map(|m| m.line).collect();
+        assert_eq!(lines, [2, 3]);
+    }
+
+    #[test]
+    fn null_data_records_are_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.dat"), b"foo\0bar\0\0baz\nfoo\0").unwrap();
+        let ws = Workspace::new(dir.path());
+        let r = crate::SearchTextRequest {
+            null_data: true,
+            mode: Some(crate::QueryMode::Regex),
+            ..crate::request::text_request("^bar$|baz")
+        };
+        let found: Vec<(u64, String)> =
+            ws.search_text(r).unwrap().matches.iter().map(|m| (m.line, m.text.clone())).collect();
+        assert_eq!(found, [(2, "bar".to_string()), (4, "baz\nfoo".to_string())]);
+    }
+
     use crate::{ShardEvent, ShardResult, ShardStop};
 
     /// A tree with matches spread over files and directories, a binary file,

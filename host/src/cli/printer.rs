@@ -656,7 +656,9 @@ impl<W: Write> Printer<W> {
         let line = match (count, self.filenames(&f.path)) {
             (false, _) if self.style.null => format!("{name}\0"),
             (false, _) => format!("{name}{}", self.style.eol()),
-            (true, true) => format!("{name}{}{}{}", if self.style.null { '\0' } else { ':' }, f.count, self.style.eol()),
+            (true, true) => {
+                format!("{name}{}{}{}", if self.style.null { '\0' } else { ':' }, f.count, self.style.eol())
+            }
             (true, false) => format!("{}{}", f.count, self.style.eol()),
         };
         self.out.write_all(line.as_bytes())
