@@ -1321,3 +1321,42 @@ fn lines_shown_redacted_are_counted_by_rule_and_rules_switch_off_by_name() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no-such-rule"), "{}", stderr(&out));
 }
+
+#[test]
+fn hostile_ignore_files_named_or_found_never_hold_or_leak() {
+    let s = Setup::new();
+    let ws = s.ws();
+    let t = |rel: &str| ws.join(rel);
+    std::fs::create_dir_all(t(".git/info")).unwrap();
+    mkfifo(&t(".git/info/exclude"));
+    mkfifo(&t("fifo-rules"));
+    symlink("/dev/zero", t("zero-rules")).unwrap();
+    symlink("../outside.txt", t("out-rules")).unwrap();
+    std::fs::write(t("ctl-rules"), "\u{1b}]0;title\u{7}\n\u{1b}[31m*.nope\n").unwrap();
+    let limit = Duration::from_secs(20);
+    let mut args = vec!["search", "hello"];
+    for f in ["fifo-rules", "zero-rules", "out-rules", "ctl-rules"] {
+        args.extend(["--ignore-file", f]);
+    }
+    let out = bounded(&ws, &args, limit);
+    assert_eq!(stdout(&out), "inside.txt:hello inside\n", "{}", stderr(&out));
+    assert_no_leak(&out, "out-rules");
+    assert!(!stderr(&out).contains('\u{1b}'), "{}", stderr(&out));
+    // A path outside the workspace is refused, named as given.
+    for given in ["../outside.txt".to_string(), s.parent.path().join("outside.txt").display().to_string()] {
+        let out = bounded(&ws, &["search", "--ignore-file", &given, "hello"], limit);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("--ignore-file {given}: outside the workspace")), "{}", stderr(&out));
+        assert_no_leak(&out, &given);
+    }
+    // `.git` a link out of the workspace, or a worktree's file pointing out.
+    std::fs::remove_dir_all(t(".git")).unwrap();
+    symlink(s.parent.path(), t(".git")).unwrap();
+    let out = bounded(&ws, &["search", "hello"], limit);
+    assert_eq!(stdout(&out), "inside.txt:hello inside\n", "{}", stderr(&out));
+    std::fs::remove_file(t(".git")).unwrap();
+    std::fs::write(t(".git"), "gitdir: ../ws_evil\n").unwrap();
+    let out = bounded(&ws, &["search", "--files"], limit);
+    assert_eq!(stdout(&out), "ctl-rules\ninside.txt\n", "{}", stderr(&out));
+    assert_no_leak(&out, "ws_evil");
+}

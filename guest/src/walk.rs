@@ -11,13 +11,15 @@
 //! where it leads first. Ignore files are read the same way (a FIFO is never
 //! opened, a link to a denied file is denied) and their content is never
 //! quoted back. Precedence is `ignore`'s: overrides (globs) first, then
-//! ignore files — `.rgignore` over `.ignore` over `.gitignore`, each from
-//! the deepest directory up, `.gitignore` only inside a git repository and
-//! not past its root — then file types, then hidden names. The ancestors of
-//! a root inside the workspace count as levels of the walk (rg reads them as
-//! parents); above the workspace, the host only says whether a `.git` lies
-//! there. A walk checks its deadline as it goes, so a tree with no file to
-//! search in it still ends in time.
+//! ignore files — `.rgignore` over `.ignore` over `.gitignore` over
+//! `.git/info/exclude` over the request's own (rg's `--ignore-file`), each
+//! from the deepest directory up, the git ones only inside a git repository
+//! and not past its root (unless no-require-git) — then file types, then
+//! hidden names. The request's ignore options turn each kind off as rg's
+//! flags do. The ancestors of a root inside the workspace count as levels
+//! of the walk (rg reads them as parents); above the workspace, the host
+//! only says whether a `.git` lies there. A walk checks its deadline as it
+//! goes, so a tree with no file to search in it still ends in time.
 
 use std::cell::{Cell, RefCell};
 use std::io::Read;
@@ -424,21 +426,22 @@ impl Walker {
             let shown = confine::normalize(path)?;
             let text = match self.ws.resolve(path) {
                 Ok((_, Opened { target: Target::File(dir, name), .. })) => {
-                    self.read_ignore_file(&dir, "", &name, Kind::File)
+                    self.read_ignore_file(&dir, "", &name, Kind::File).map_err(|m| format!("{shown}: {m}"))
                 }
-                Ok((_, Opened { target: Target::Dir(_), .. })) => Err("is a directory; left out".into()),
-                Ok((_, Opened { target: Target::Other, .. })) => Err("not a regular file; left out".into()),
+                Ok((_, Opened { target: Target::Dir(_), .. })) => Err(format!("{shown}: is a directory; left out")),
+                Ok((_, Opened { target: Target::Other, .. })) => Err(format!("{shown}: not a regular file; left out")),
                 Err(SearchError::Denied(_)) => {
                     self.skip(|s| s.denied += 1);
                     Ok(None)
                 }
-                Err(e) => Err(format!("left out: {}", error_message(&e))),
+                // (The message names the path.)
+                Err(e) => Err(format!("{}; left out", error_message(&e))),
             };
             let text = match text {
                 Ok(Some(text)) => text,
                 Ok(None) => continue,
                 Err(message) => {
-                    problems.push(WalkError { message: format!("{shown}: {message}"), unreadable: true });
+                    problems.push(WalkError { message, unreadable: true });
                     continue;
                 }
             };
@@ -588,9 +591,11 @@ impl Walker {
         let (rgignore, ignore) = if self.dot() { (read(".rgignore"), read(".ignore")) } else { (None, None) };
         let gitignore = if self.vcs() { read(".gitignore") } else { None };
         let exclude = match names.iter().find(|(n, _)| n == ".git") {
-            Some((_, Kind::Dir)) if self.exclude() => {
+            Some((_, kind @ (Kind::Dir | Kind::File))) if self.exclude() => {
                 let shown = join(rel, ".git/info/exclude");
-                match self.read_git_exclude(dir) {
+                let text =
+                    if *kind == Kind::Dir { self.read_git_exclude(dir) } else { Ok(self.read_worktree_exclude(dir)) };
+                match text {
                     Ok(Some(text)) => {
                         let from = root.join(".git/info/exclude");
                         parse_ignore(&root, from, &text, &shown, case_insensitive, problems)
@@ -605,6 +610,51 @@ impl Walker {
             _ => None,
         };
         Level { rgignore, ignore, gitignore, exclude, has_git: has_git(names), parent }
+    }
+
+    /// For a worktree (`dir`'s `.git` is a file, `gitdir: PATH`): the bytes
+    /// of `info/exclude` in its repository's common directory (PATH's
+    /// `commondir`), as `ignore` finds it — with PATH relative to the
+    /// workspace root (rg's: to its current directory), and the common
+    /// directory relative to PATH. Only inside the workspace, each directory
+    /// opened without following a link, past no denied name but `.git`'s
+    /// own; anything else is no exclude file (as rg, silently).
+    fn read_worktree_exclude(&self, dir: &Dir) -> Option<Vec<u8>> {
+        let first_line = |dir: &Dir, name: &str| -> Option<String> {
+            let kind = dir.kind(name).ok().filter(|k| *k == Kind::File)?;
+            let text = self.read_ignore_file(dir, "", name, kind).ok()??;
+            let line = text.split(|&b| b == b'\n').next()?;
+            Some(String::from_utf8(line.strip_suffix(b"\r").unwrap_or(line).to_vec()).ok()?)
+        };
+        let gitdir = first_line(dir, ".git")?.strip_prefix("gitdir: ")?.to_string();
+        let gitdir = confine::normalize(&gitdir).ok()?;
+        let common = first_line(&*self.open_git_dir(&gitdir)?, "commondir")?;
+        if !common.starts_with('.') {
+            return None;
+        }
+        let info = self.open_git_dir(&confine::normalize(&format!("{gitdir}/{common}/info")).ok()?)?;
+        match info.kind("exclude").ok()? {
+            Kind::File => self.read_ignore_file(&info, "", "exclude", Kind::File).ok()?,
+            _ => None,
+        }
+    }
+
+    /// The directory at the normalized path `rel`, opened from the root
+    /// without following a link, through no denied name but `.git` and what
+    /// is inside one.
+    fn open_git_dir(&self, rel: &str) -> Option<Rc<Dir>> {
+        let mut dir = self.ws.root_dir().ok()?;
+        let (mut at, mut in_git) = (String::new(), false);
+        for name in rel.split('/').filter(|n| *n != ".") {
+            let parent = at.rsplit('/').next().filter(|p| !p.is_empty()).map(str::to_string);
+            at = if at.is_empty() { name.to_string() } else { format!("{at}/{name}") };
+            in_git |= name.eq_ignore_ascii_case(".git");
+            if !in_git && self.ws.entry_denied(&at, name, parent.as_deref()) {
+                return None;
+            }
+            dir = dir.open_dir(name).ok()?;
+        }
+        Some(dir)
     }
 
     /// The bytes of `.git/info/exclude` in `dir`, whose `.git` is a
@@ -1422,6 +1472,31 @@ mod tests {
             walk_all(&ws, &WalkOptions::default(), ".", None),
             ["a.log", "b.txt", "gitdir/info/exclude", "keep.log", "sub/c.log"]
         );
+    }
+
+    #[test]
+    fn a_worktree_reads_its_repositorys_exclude_inside_the_workspace_only() {
+        let dir = tree(&["tree/ignored", "tree/kept", ".ssh/info/exclude", "repo/.git/info/exclude"]);
+        let p = dir.path();
+        std::fs::write(p.join("repo/.git/info/exclude"), "ignored\n").unwrap();
+        std::fs::create_dir_all(p.join("repo/.git/worktrees/t")).unwrap();
+        std::fs::write(p.join("repo/.git/worktrees/t/commondir"), "../..\n").unwrap();
+        std::fs::write(p.join(".ssh/info/exclude"), "kept\n").unwrap();
+        std::fs::write(p.join(".ssh/commondir"), ".\n").unwrap();
+        let ws = Workspace::new(p);
+        let walk = |gitdir: &str| {
+            std::fs::write(p.join("tree/.git"), format!("gitdir: {gitdir}\r\n")).unwrap();
+            walk_all(&ws, &WalkOptions::default(), "tree", None)
+        };
+        assert_eq!(walk("repo/.git/worktrees/t"), ["tree/kept"]);
+        let all = ["tree/ignored", "tree/kept"];
+        // Outside the workspace, absolute, through a denied directory: none.
+        for gitdir in ["../repo/.git/worktrees/t", "/etc", ".ssh", "repo/.git/worktrees/nope"] {
+            assert_eq!(walk(gitdir), all, "{gitdir}");
+        }
+        let no_exclude = ignoring(IgnoreRules { no_exclude: true, ..Default::default() });
+        walk("repo/.git/worktrees/t");
+        assert_eq!(walk_all(&ws, &no_exclude, "tree", None), all);
     }
 
     #[test]
