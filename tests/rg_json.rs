@@ -140,6 +140,26 @@ fn json_lines_are_rgs_message_for_message() {
         &["-c", "foo"],
         &["-l", "foo"],
         &["--count-matches", "foo"],
+        // VS Code's text search (its ripgrep engine's argument list).
+        &[
+            "--hidden",
+            "--no-require-git",
+            "--ignore-case",
+            "-g",
+            "!**/.git",
+            "-g",
+            "!**/.svn",
+            "-g",
+            "!**/.DS_Store",
+            "--no-ignore-parent",
+            "--follow",
+            "--no-config",
+            "--no-ignore-global",
+            "--fixed-strings",
+            "--",
+            "foo bar",
+            ".",
+        ],
     ];
     for args in sets {
         compare(t.path(), &[], args);
