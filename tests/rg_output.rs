@@ -278,6 +278,10 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--type-add", "mine:*.txt", "--type-list"],
         &["--type-add", "bad", "foo"],
         &["--max-filesize", "100", "--files"],
+        // A pattern that must match a NUL: an error under binary detection.
+        &["foo\\x00?"],
+        &["-a", "-c", "foo\\x00?"],
+        &["-c", "[^\\x00]oo"],
         // The last of --context-separator and --no-context-separator wins.
         &["-A1", "--no-context-separator", "--context-separator", "AAA", "qux"],
         &["-A1", "--context-separator", "AAA", "--no-context-separator", "qux"],

@@ -127,6 +127,18 @@ impl SearchArgs {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
         }
         self.type_table()?;
+        // As rg: with binary detection on, a pattern that must match a NUL
+        // byte somewhere can never match.
+        if !self.text && !self.null_data {
+            let (query, mode) = self.query();
+            let query = if mode == QueryMode::Literal { regex_syntax::escape(&query) } else { query };
+            if regex_syntax::Parser::new().parse(&query).is_ok_and(|hir| must_match_nul(&hir)) {
+                let message = "pattern contains \"\\0\" but it is impossible to match\n\n\
+                    Consider enabling text mode with the --text flag (or -a for short). Otherwise,\n\
+                    binary detection is enabled and matching a NUL byte is impossible.";
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+            }
+        }
         if self.engine.as_deref() == Some("pcre2") {
             let message = "PCRE2 is not available in this build of sandgrep (its one engine: --engine default)";
             return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
@@ -431,6 +443,25 @@ impl SearchArgs {
         r.cursor = self.cursor.clone();
         r.skip = sat(self.skip);
         r
+    }
+}
+
+/// Whether some part of `hir` matches only a NUL byte (rg's banned byte
+/// under binary detection: grep-regex's `ban::check`).
+fn must_match_nul(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Literal(lit) => lit.0.contains(&0),
+        HirKind::Class(Class::Unicode(c)) => {
+            c.ranges().iter().map(|r| r.len()).sum::<usize>() == 1 && c.ranges()[0].start() == '\0'
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            c.ranges().iter().map(|r| r.len()).sum::<usize>() == 1 && c.ranges()[0].start() == 0
+        }
+        HirKind::Repetition(r) => must_match_nul(&r.sub),
+        HirKind::Capture(c) => must_match_nul(&c.sub),
+        HirKind::Concat(xs) | HirKind::Alternation(xs) => xs.iter().any(must_match_nul),
+        HirKind::Empty | HirKind::Look(_) => false,
     }
 }
 
