@@ -1360,3 +1360,142 @@ fn hostile_ignore_files_named_or_found_never_hold_or_leak() {
     assert_eq!(stdout(&out), "ctl-rules\ninside.txt\n", "{}", stderr(&out));
     assert_no_leak(&out, "ws_evil");
 }
+
+/// `sandgrep ARGS` run in `cwd` (no `--root` put first) with
+/// `RIPGREP_CONFIG_PATH` set to `config`, bounded in time.
+fn with_config(cwd: &Path, config: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sandgrep"))
+        .current_dir(cwd)
+        .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
+        .env("RIPGREP_CONFIG_PATH", config)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("sandgrep {args:?} with config {config:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!stderr(&out).contains("panicked"), "{args:?}: {}", stderr(&out));
+    out
+}
+
+#[test]
+fn a_config_file_cannot_take_or_move_the_operators_options() {
+    let s = Setup::new();
+    let ws = s.ws();
+    std::fs::write(ws.join("keys.txt"), "hello key = \"AKIAIOSFODNN7EXAMPLE\"\n").unwrap();
+    let parent = s.parent.path();
+    let ws_arg = ws.display().to_string();
+    let rc = parent.join("rc");
+    // Operator options in every spelling: never read.
+    std::fs::write(
+        &rc,
+        "--no-redact\n--root=/\n--root\n/\n--no-redact-rule=aws-access-key-id\r\n--memory-limit\n1\n--component=x\n",
+    )
+    .unwrap();
+    let out = with_config(parent, &rc, &["--root", &ws_arg, "search", "hello"]);
+    assert!(stdout(&out).contains("[REDACTED]") && !stdout(&out).contains("AKIA"), "{}", stdout(&out));
+    assert_no_leak(&out, &ws_arg);
+    // A config ending in a flag that waits for its value, or in `--`, would
+    // take the operator's `--root` given after the subcommand: the
+    // workspace would become the current directory (the parent).
+    for config in ["-e\nhello\nouter.txt\n-e\n", "--\n", "-e\nhello\n../outside.txt\n-e\n"] {
+        std::fs::write(parent.join("outer.txt"), format!("hello {OUTSIDE}\n")).unwrap();
+        std::fs::write(&rc, config).unwrap();
+        for args in [vec!["search", "--root", &ws_arg, "hello"], vec!["search", "hello", "--root", &ws_arg]] {
+            let out = with_config(parent, &rc, &args);
+            assert_no_leak(&out, &ws_arg);
+        }
+    }
+    // A FIFO, /dev/zero or a huge file as the config: said and skipped, at once.
+    mkfifo(&parent.join("fifo-rc"));
+    std::fs::write(parent.join("huge-rc"), vec![b'-'; 64 << 20]).unwrap();
+    for config in [parent.join("fifo-rc"), "/dev/zero".into(), parent.join("huge-rc")] {
+        let out = with_config(&ws, &config, &["search", "hello", "inside.txt"]);
+        assert_eq!(stdout(&out), "hello inside\n", "{config:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("RIPGREP_CONFIG_PATH"), "{config:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("/tmp/"), "{config:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_path_that_cannot_be_read_spares_the_paths_after_it() {
+    // A sorted search names every file it listed; one swapped meanwhile
+    // for a link out of the workspace must not end the search of the rest.
+    let s = Setup::new();
+    let ws = s.ws();
+    symlink("../outside.txt", ws.join("out")).unwrap();
+    let out = quick(&ws, &["search", "hello", "out", "inside.txt"]);
+    assert_eq!(stdout(&out), "inside.txt:hello inside\n", "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("out: "), "{}", stderr(&out));
+    assert_no_leak(&out, "out");
+}
+
+#[test]
+fn stop_on_nonmatch_is_no_oracle_for_a_secret() {
+    // Whether the search goes on past a line with a secret must not depend
+    // on whether the pattern matched inside the secret.
+    let t = Tree::new();
+    t.write("a.txt", "a hello\nkey = \"AKIAIOSFODNN7EXAMPLE\"\nb hello\n");
+    t.write("v.txt", "zz plain\nkey = \"AKIAIOSFODNN7EXAMPLE\"\nyy plain\n");
+    t.write("l.txt", "key = \"AKIAIOSFODNN7EXAMPLE\"\nzz\nyy hello\n");
+    for (flags, file, right, wrong) in [
+        (vec![], "a.txt", "a |AKIAIOSFODNN7E|b ", "a |AKIAIOSFODNN7X|b "),
+        (vec!["-c"], "a.txt", "a |AKIAIOSFODNN7E|b ", "a |AKIAIOSFODNN7X|b "),
+        (vec!["--passthru"], "v.txt", "zz|AKIAIOSFODNN7E|yy", "zz|AKIAIOSFODNN7X|yy"),
+        (vec!["-v"], "v.txt", "AKIAIOSFODNN7E", "AKIAIOSFODNN7X"),
+        (vec![], "l.txt", "AKIAIOSFODNN7E|hello", "AKIAIOSFODNN7X|hello"),
+    ] {
+        let run_with = |pattern: &str| {
+            let mut args = vec!["search", "--stop-on-nonmatch"];
+            args.extend(&flags);
+            args.extend(["-e", pattern, file]);
+            let out = quick(t.path(), &args);
+            (stdout(&out), out.status.code())
+        };
+        assert_eq!(run_with(right), run_with(wrong), "{flags:?} {file}");
+    }
+    // Also from stdin.
+    let piped = |pattern: &str| {
+        let mut child = command(t.path())
+            .args(["search", "--stop-on-nonmatch", "-e", pattern])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"a hello\nkey = \"AKIAIOSFODNN7EXAMPLE\"\nb hello\n").unwrap();
+        stdout(&child.wait_with_output().unwrap())
+    };
+    assert_eq!(piped("a |AKIAIOSFODNN7E|b "), piped("a |AKIAIOSFODNN7X|b "));
+}
+
+#[test]
+fn a_control_byte_after_a_secret_keeps_it_redacted() {
+    // An environment dump (NUL-separated, searched with -a) and a form feed
+    // after a value.
+    let t = Tree::new();
+    let v = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzXq3LkP9";
+    t.write("environ.dump", format!("PATH=/usr/bin\0AWS_SECRET_ACCESS_KEY={v}\0HOME=/root hello\0"));
+    t.write("ff.txt", format!("hello\nAWS_SECRET_ACCESS_KEY={v}\x0c\n"));
+    for args in [
+        vec!["search", "-a", "hello", "environ.dump"],
+        vec!["search", "--null-data", "--passthru", "hello", "environ.dump"],
+        vec!["search", "--passthru", "hello", "ff.txt"],
+        vec!["search", "-a", "-o", "KEY=.{0,6}", "environ.dump"],
+        vec!["search", "-o", "KEY=.{0,6}", "ff.txt"],
+    ] {
+        let out = quick(t.path(), &args);
+        assert!(!stdout(&out).contains("wJalr"), "{args:?}: {}", stdout(&out));
+    }
+}

@@ -439,6 +439,14 @@ pub(super) fn unjoin(v: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// A control byte (not a tab or a line's end): it ends a bare value, as a
+/// blank does — `KEY=value\0` in NUL-separated records (an environment
+/// dump read with `-a`) or before a form feed is the value, not a longer
+/// word that no longer reads as a token.
+fn control(c: u8) -> bool {
+    (c < 0x20 && !matches!(c, b'\t' | b'\r' | b'\n')) || c == 0x7f
+}
+
 /// The value after an operator ending at `i`.
 pub(super) fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_start: bool) -> Val {
     if xml {
@@ -490,7 +498,7 @@ pub(super) fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_st
             let after = trim(&line[k..]);
             let shell = blank && ["&&", "||", "|", ";", ">", "2>"].iter().any(|op| after.starts_with(op.as_bytes()))
                 || line[k] == b';' && line.get(k + 1).is_some_and(|&c| is_space(c));
-            if comment || shell || line[k..].starts_with(b"\\n") || line[k..].starts_with(b"\\r") {
+            if comment || shell || control(line[k]) || line[k..].starts_with(b"\\n") || line[k..].starts_with(b"\\r") {
                 end = k;
                 break;
             }
@@ -508,6 +516,7 @@ pub(super) fn value_at(line: &[u8], mut i: usize, yaml: bool, xml: bool, line_st
         let c = line[end];
         let escaped_newline = c == b'\\' && matches!(line.get(end + 1), Some(b'n' | b'r'));
         if is_space(c)
+            || control(c)
             || escaped_newline
             || depth == 0 && matches!(c, b',' | b';' | b'&' | b'#' | b')' | b']' | b'}' | b'"' | b'\'' | b'`')
         {

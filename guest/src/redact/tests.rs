@@ -968,3 +968,19 @@ fn a_before_without_its_newline_loses_the_partial_line() {
     assert_eq!(a, b);
     assert_eq!(a, b"[REDACTED]\n");
 }
+
+#[test]
+fn a_control_byte_ends_a_bare_value() {
+    let v = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzXq3LkP9";
+    // An environment dump (NUL-separated, searched with -a), a form feed, a
+    // value at a line's start or inside it: the value is redacted alone.
+    for (line, want) in [
+        (format!("AWS_SECRET_ACCESS_KEY={v}\0"), "AWS_SECRET_ACCESS_KEY=[REDACTED]\0"),
+        (format!("x\0AWS_SECRET_ACCESS_KEY={v}\0HOME=/root"), "x\0AWS_SECRET_ACCESS_KEY=[REDACTED]\0HOME=/root"),
+        (format!("AWS_SECRET_ACCESS_KEY={v}\x0c"), "AWS_SECRET_ACCESS_KEY=[REDACTED]\x0c"),
+        (format!("x AWS_SECRET_ACCESS_KEY={v}\x01y"), "x AWS_SECRET_ACCESS_KEY=[REDACTED]\x01y"),
+        (format!("x AWS_SECRET_ACCESS_KEY={v}\x7f"), "x AWS_SECRET_ACCESS_KEY=[REDACTED]\x7f"),
+    ] {
+        assert_eq!(r(&format!("{line}\n")), format!("{want}\n"), "{line:?}");
+    }
+}

@@ -94,10 +94,11 @@ pub fn search_bytes(
         FileSink::new(&cfg, &name, FileAt::bytes(data.clone()), seen, limit, Some(deadline), MAX_OUTPUT_BYTES);
     sink.repeat_seen = content && q.after > 0;
     sink.hit_cap = hit_cap;
-    let outcome = if cfg.redact && searcher.multi_line_with_matcher(scan) {
+    let outcome = if cfg.redact && (searcher.multi_line_with_matcher(scan) || q.stop_on_nonmatch) {
         // As a file's multi-line search (see `search_file`): the text is
         // redacted whole and searched as callers see it, so that a secret
-        // neither joins nor splits the blocks of lines around it.
+        // neither joins nor splits the blocks of lines around it (nor,
+        // with stop-on-nonmatch, moves where the search ends).
         let shown = sink.redact_whole(&data);
         searcher.search_slice(scan, shown.as_deref().unwrap_or(&data), &mut sink)
     } else {

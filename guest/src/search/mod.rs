@@ -290,12 +290,16 @@ fn search_file(
     sink.capped = capped;
     sink.hit_cap = hit_cap;
     sink.convert_binary = detect.convert_byte().is_some();
-    let outcome = if cfg.redact && searcher.multi_line_with_matcher(cfg.scan) {
+    let outcome = if cfg.redact && (searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch) {
         // Matches that may span lines decide which lines join one block
         // from the whole text: on the raw text, a secret a guess matched
         // would join (or split) the block around it, and show. So the file
         // is redacted whole and searched as callers see it (the file is
-        // held whole for a multi-line search anyway).
+        // held whole for a multi-line search anyway). So too where a
+        // search ends at the first line that does not match
+        // (stop-on-nonmatch): on the raw text, a line matched only inside
+        // its secret would let the search go on (or, first, end it early),
+        // and the lines shown after it would tell a guess right.
         match at.text_range(0, HEAP_LIMIT as u64 + 1) {
             Ok(text) if text.len() > HEAP_LIMIT => {
                 out.too_long = true;

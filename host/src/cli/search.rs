@@ -712,11 +712,14 @@ pub(crate) fn unsearchable(args: &SearchArgs, e: &io::Error) -> bool {
 }
 
 /// A call's error as io's: `NotFound` for a path that cannot be searched
-/// (missing, outside the workspace, denied), which spares the other paths.
+/// (missing, outside the workspace, denied, unreadable: a link leading out,
+/// a loop, a FIFO put there), which spares the other paths, as rg goes on
+/// past a path it cannot read. (A sorted search names every file it
+/// listed: one swapped meanwhile for a link out must not end the rest.)
 pub(crate) fn by_path(e: sandgrep::Error) -> io::Error {
     match e {
         sandgrep::Error::Search(
-            SearchError::NotFound(_) | SearchError::OutsideWorkspace(_) | SearchError::Denied(_),
+            SearchError::NotFound(_) | SearchError::OutsideWorkspace(_) | SearchError::Denied(_) | SearchError::Io(_),
         ) => io::Error::new(io::ErrorKind::NotFound, e),
         e => io::Error::other(e),
     }
