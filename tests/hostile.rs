@@ -1438,6 +1438,17 @@ fn a_path_that_cannot_be_read_spares_the_paths_after_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("out: "), "{}", stderr(&out));
     assert_no_leak(&out, "out");
+    // A FIFO named (the search would wait on it for ever): refused aloud,
+    // by name, and the other paths searched.
+    let fifo = ws.join("pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for args in [&["search", "hello", "pipe", "inside.txt"][..], &["search", "--json-page", "hello", "pipe"]] {
+        let out = quick(&ws, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains("pipe: not a regular file"), "{args:?}: {}", stderr(&out));
+        assert_no_leak(&out, "pipe");
+    }
+    assert_eq!(stdout(&quick(&ws, &["search", "hello", "pipe", "inside.txt"])), "inside.txt:hello inside\n");
 }
 
 #[test]

@@ -486,7 +486,13 @@ impl Walker {
             let (is_dir, is_file) = match opened.target {
                 Target::Dir(_) => (true, false),
                 Target::File(..) => (false, true),
-                Target::Other => (false, false),
+                // (A FIFO, socket or device named: refused aloud, never
+                // waited on, and never left out unsaid.)
+                Target::Other => {
+                    return Err(SearchError::Io(format!(
+                        "{rel}: not a regular file or directory (a FIFO, socket or device): not read"
+                    )))
+                }
             };
             roots.push(Root { rel, is_dir, is_file, opened });
         }
