@@ -52,8 +52,9 @@ const MAGIC: &[u8; 8] = b"SGINDEX\0";
 /// ([`path_cmp`]; 3 had it bytewise by whole path).
 const VERSION: u32 = 5;
 /// (trigram, file) pairs a build holds before writing them out as a run:
-/// 64 MiB of them (in tests, a few: every build merges runs).
-const RUN_PAIRS: usize = if cfg!(test) { 100 } else { 8 << 20 };
+/// 128 MiB of them (in tests, a few: every build merges runs). The last
+/// ones are merged from memory.
+const RUN_PAIRS: usize = if cfg!(test) { 100 } else { 16 << 20 };
 const HEADER: usize = 80;
 /// Files whose times are this close to the moment they were read are not
 /// trusted: another write in the same clock tick would not change them.
@@ -593,10 +594,8 @@ fn build(
         report.index_bytes = old.post_at + old.post_len + old.table_len;
         return Ok(Ok(report));
     }
-    if !pairs.is_empty() {
-        out.write_run(&mut pairs)?;
-    }
-    drop(pairs);
+    pairs.sort_unstable();
+    pairs.dedup();
     // The old index's lists, renumbered: a source of the merge as a run is.
     let renumbered = old.as_ref().map(|old| {
         let mut renumber = vec![u32::MAX; old.files.len()];
@@ -611,7 +610,7 @@ fn build(
     });
     let files: Vec<FileRec> = kept.into_iter().map(|(rec, _)| rec).collect();
     let old = old.as_ref().zip(renumbered.as_deref());
-    let dict = match out.merge(old)? {
+    let dict = match out.merge(old, &pairs)? {
         Ok(dict) => dict,
         Err(why) => return Ok(Err(why)),
     };
@@ -640,6 +639,30 @@ struct Output {
 struct RunReader {
     input: std::io::BufReader<std::fs::File>,
     next_tri: u32,
+}
+
+/// A source of the merge: a run written out, or the pairs still in memory
+/// (sorted) and how far they are taken.
+enum Source<'p> {
+    Run(RunReader),
+    Memory(&'p [u64], usize),
+}
+
+impl Source<'_> {
+    /// The next list: its trigram and files (appended to `ids`).
+    fn next(&mut self, ids: &mut Vec<u32>) -> std::io::Result<Option<u32>> {
+        match self {
+            Source::Run(run) => run.next(ids),
+            Source::Memory(pairs, at) => {
+                let Some(&first) = pairs.get(*at) else { return Ok(None) };
+                while let Some(&p) = pairs.get(*at).filter(|&&p| p >> 32 == first >> 32) {
+                    ids.push(p as u32);
+                    *at += 1;
+                }
+                Ok(Some((first >> 32) as u32))
+            }
+        }
+    }
 }
 
 fn read_varint_from(input: &mut impl Read) -> std::io::Result<Option<u64>> {
@@ -716,19 +739,21 @@ impl Output {
         Ok(())
     }
 
-    /// The postings: every run's lists and `old`'s (renumbered), merged
+    /// The postings: every run's lists, the pairs still in `memory` and
+    /// `old`'s (renumbered), merged
     /// trigram by trigram and written after the header. The dictionary, or
     /// why `old` is corrupt.
     #[allow(clippy::type_complexity)]
     fn merge(
         &mut self,
         old: Option<(&Loaded, &[u32])>,
+        memory: &[u64],
     ) -> Result<Result<Vec<(u32, u64, u32, u32)>, String>, SearchError> {
         use std::cmp::Reverse;
-        let mut runs = Vec::new();
+        let mut runs = vec![Source::Memory(memory, 0)];
         for path in &self.runs {
             let input = std::io::BufReader::with_capacity(64 << 10, std::fs::File::open(path).map_err(io_error)?);
-            runs.push(RunReader { input, next_tri: 0 });
+            runs.push(Source::Run(RunReader { input, next_tri: 0 }));
         }
         // (trigram, source): the runs, then the old index as the last source.
         let mut heads = std::collections::BinaryHeap::new();
@@ -748,11 +773,9 @@ impl Output {
         let (mut dict, mut ids, mut list, mut at) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
         while let Some(Reverse((tri, _))) = heads.peek().copied() {
             ids.clear();
-            while let Some(Reverse((t, source))) = heads.peek().copied().filter(|h| h.0 .0 == tri) {
+            while let Some(Reverse((_, source))) = heads.peek().copied().filter(|h| h.0 .0 == tri) {
                 heads.pop();
-                let _ = t;
-                if source == old_source {
-                    let (old, renumber) = old.expect("the old index is a source");
+                if let Some((old, renumber)) = old.filter(|_| source == old_source) {
                     let listed = match old.postings(tri) {
                         Ok(listed) => listed,
                         Err(why) => return Ok(Err(why)),
