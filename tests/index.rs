@@ -260,3 +260,198 @@ fn indexed_answers_come_in_rgs_path_order() {
     want.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
     assert_eq!(files, want);
 }
+
+/// `sandgrep --root ROOT ARGS...` with a cache of its own (listing and
+/// pruning then see only this test's indexes); its JSON, when it printed one.
+fn in_cache(cache: &Path, root: &Path, env: &[(&str, &str)], args: &[&str]) -> (std::process::Output, Value) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sandgrep"))
+        .env("SANDGREP_CACHE_DIR", cache)
+        .envs(env.iter().copied())
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out, v)
+}
+
+/// The component's header checksum (`guest/src/index`), to forge an index
+/// of another format that is otherwise whole.
+fn header_checksum(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in chunks.by_ref() {
+        h = (h ^ u64::from_le_bytes(c.try_into().unwrap())).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+    }
+    for &b in chunks.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+    }
+    h ^ (h >> 31)
+}
+
+fn workspaces(v: &Value, list: &str) -> Vec<String> {
+    v[list].as_array().unwrap().iter().filter_map(|i| i["workspace"].as_str()).map(str::to_string).collect()
+}
+
+#[test]
+fn index_list_and_prune_manage_the_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let (kept, gone, old, busy) = (Tree::new(), Tree::new(), Tree::new(), Tree::new());
+    let real = |t: &Tree| std::fs::canonicalize(t.path()).unwrap().display().to_string();
+    let names = [real(&kept), real(&gone), real(&old), real(&busy)];
+    let mut dirs = Vec::new();
+    for t in [&kept, &gone, &old, &busy] {
+        t.write("a.txt", "some text\n").write("b.txt", "more text\n");
+        let (_, v) = in_cache(cache.path(), t.path(), &[], &["index", "--json"]);
+        dirs.push(PathBuf::from(v["index_dir"].as_str().unwrap()));
+    }
+    let [kept_dir, gone_dir, old_dir, busy_dir] = &dirs[..] else { unreachable!() };
+    // Listed: each workspace, there, current (this build's format), its
+    // files, its size; a total.
+    let (out, v) = in_cache(cache.path(), kept.path(), &[], &["index", "--list", "--json"]);
+    assert_eq!(workspaces(&v, "indexes").iter().collect::<std::collections::BTreeSet<_>>(), names.iter().collect());
+    for i in v["indexes"].as_array().unwrap() {
+        assert_eq!(
+            (&i["workspace_exists"], &i["format"], &i["files"]),
+            (&true.into(), &"current".into(), &2.into()),
+            "{i}"
+        );
+        assert!(i["bytes"].as_u64() > Some(0) && i["built"].as_u64() > Some(0), "{i}");
+    }
+    let sum: u64 = v["indexes"].as_array().unwrap().iter().map(|i| i["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(v["total_bytes"].as_u64(), Some(sum), "{}", String::from_utf8_lossy(&out.stdout));
+    let (out, _) = in_cache(cache.path(), kept.path(), &[], &["index", "--list"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(names.iter().all(|n| text.contains(n.as_str())) && text.contains("4 indexes"), "{text}");
+
+    // A workspace gone; an index of an older format (checksums and all);
+    // leftovers of an interrupted build beside a good index, next to files
+    // that are not sandgrep's; a workspace gone whose index another process
+    // holds, leftovers and all.
+    drop(gone);
+    let file = old_dir.join("index.v1");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[8..12].copy_from_slice(&4u32.to_le_bytes());
+    let sum = header_checksum(&bytes[..72]);
+    bytes[72..80].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&file, &bytes).unwrap();
+    for leftover in ["index.v1.0123456789abcdef.tmp", "index.v1.0123456789abcdef.run0"] {
+        std::fs::write(kept_dir.join(leftover), vec![7u8; 100_000]).unwrap();
+        std::fs::write(busy_dir.join(leftover), "x").unwrap();
+    }
+    for foreign in ["precious", "index.v1.bak", "index.v1.0123456789abcdef.tmp.keep"] {
+        std::fs::write(kept_dir.join(foreign), "mine").unwrap();
+    }
+    drop(busy);
+    let lock = std::fs::File::options().write(true).open(busy_dir.join("lock")).unwrap();
+    lock.lock().unwrap();
+    // Not sandgrep's, though named alike: a directory with a file of its
+    // own, and a link to a directory outside the cache.
+    let root = kept_dir.parent().unwrap();
+    let stranger = root.join("stranger-0123456789abcdef");
+    std::fs::create_dir(&stranger).unwrap();
+    std::fs::write(stranger.join("workspace"), "/nonexistent/workspace").unwrap();
+    std::fs::write(stranger.join("lock"), "").unwrap();
+    std::fs::write(stranger.join("precious"), "mine").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    for (f, text) in [("workspace", "/nonexistent/workspace"), ("lock", ""), ("index.v1.0123456789abcdef.tmp", "x")] {
+        std::fs::write(outside.path().join(f), text).unwrap();
+    }
+    std::os::unix::fs::symlink(outside.path(), root.join("link-0123456789abcdef")).unwrap();
+
+    let (_, listed) = in_cache(cache.path(), kept.path(), &[], &["index", "--list", "--json"]);
+    let by_dir = |d: &Path| {
+        listed["indexes"].as_array().unwrap().iter().find(|i| i["dir"] == d.display().to_string()).unwrap().clone()
+    };
+    assert_eq!(by_dir(gone_dir)["workspace_exists"], false);
+    assert_eq!((&by_dir(old_dir)["format"], &by_dir(old_dir)["version"]), (&"old".into(), &4.into()));
+    assert_eq!(by_dir(kept_dir)["leftover_files"], 2);
+
+    let (_, v) = in_cache(cache.path(), kept.path(), &[], &["index", "--prune", "--json"]);
+    let reasons: Vec<(String, String)> = v["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["dir"].as_str().unwrap().to_string(), r["reason"].as_str().unwrap().to_string()))
+        .collect();
+    let d = |p: &Path| p.display().to_string();
+    assert!(reasons.contains(&(d(gone_dir), "workspace_gone".into())), "{v}");
+    assert!(reasons.contains(&(d(old_dir), "old_format".into())), "{v}");
+    assert!(reasons.contains(&(d(kept_dir), "leftovers".into())), "{v}");
+    assert_eq!(reasons.len(), 3, "{v}");
+    let kept_back: Vec<(String, String)> = v["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["dir"].as_str().unwrap().to_string(), r["reason"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(kept_back.contains(&(d(busy_dir), "locked".into())), "{v}");
+    assert!(kept_back.contains(&(d(&stranger), "foreign_files".into())), "{v}");
+    assert!(v["freed_bytes"].as_u64() >= Some(200_000), "{v}");
+    // What it said it removed is gone; the rest is as it was.
+    assert!(!gone_dir.exists() && !old_dir.exists());
+    assert!(kept_dir.join("index.v1").is_file() && !kept_dir.join("index.v1.0123456789abcdef.run0").exists());
+    for foreign in ["precious", "index.v1.bak", "index.v1.0123456789abcdef.tmp.keep"] {
+        assert!(kept_dir.join(foreign).is_file(), "{foreign}");
+    }
+    assert!(busy_dir.join("index.v1").is_file() && busy_dir.join("index.v1.0123456789abcdef.tmp").is_file());
+    assert!(stranger.join("precious").is_file() && stranger.join("workspace").is_file());
+    assert!(outside.path().join("index.v1.0123456789abcdef.tmp").is_file() && outside.path().join("lock").is_file());
+    // Once the lock is let go, the busy one goes too; then nothing is left to prune.
+    drop(lock);
+    let (out, _) = in_cache(cache.path(), kept.path(), &[], &["index", "--prune"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(workspace gone)") && text.contains("freed "), "{text}");
+    assert!(!busy_dir.exists());
+    let (_, v) = in_cache(cache.path(), kept.path(), &[], &["index", "--prune", "--json"]);
+    assert_eq!(v["removed"], serde_json::json!([]), "{v}");
+    // (Searches still use the index that stayed.)
+    let (_, v) = in_cache(cache.path(), kept.path(), &[], &["search", "--json-page", "some"]);
+    assert_eq!(v["stats"]["index"], "served", "{v}");
+}
+
+#[test]
+fn over_the_cache_cap_the_least_recently_used_index_goes() {
+    let cache = tempfile::tempdir().unwrap();
+    let trees = [Tree::new(), Tree::new(), Tree::new()];
+    for t in &trees {
+        t.write("a.txt", "some text\n").write("b.txt", "more text\n");
+    }
+    let [first, second, third] = &trees;
+    let dir = |t: &Tree| {
+        PathBuf::from(in_cache(cache.path(), t.path(), &[], &["index", "--json"]).1["index_dir"].as_str().unwrap())
+    };
+    let (first_dir, second_dir) = (dir(first), dir(second));
+    // Both last used two hours ago (the second built after the first)...
+    for (d, hours) in [(&first_dir, 3), (&second_dir, 2)] {
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(hours * 3600);
+        for f in ["index.v1", "used"] {
+            std::fs::File::options().write(true).open(d.join(f)).unwrap().set_modified(then).unwrap();
+        }
+    }
+    // ...then a search uses the first: the second is the least recently used.
+    let (_, v) = in_cache(cache.path(), first.path(), &[], &["search", "--json-page", "some"]);
+    assert_eq!(v["stats"]["index"], "served", "{v}");
+    let (_, listed) = in_cache(cache.path(), first.path(), &[], &["index", "--list", "--json"]);
+    let one = listed["indexes"][0]["bytes"].as_u64().unwrap();
+    // Room for two and a half: the third's build removes the second, and
+    // says so.
+    let cap = (one * 5 / 2).to_string();
+    let (_, v) = in_cache(cache.path(), third.path(), &[("SANDGREP_CACHE_MAX", &cap)], &["index", "--json"]);
+    let second_name = std::fs::canonicalize(second.path()).unwrap().display().to_string();
+    assert_eq!(workspaces(&v, "evicted"), [second_name], "{v}");
+    assert_eq!(v["evicted"][0]["reason"], "over_cap", "{v}");
+    assert!(!second_dir.exists() && first_dir.join("index.v1").is_file());
+    assert!(PathBuf::from(v["index_dir"].as_str().unwrap()).join("index.v1").is_file());
+    // Under the cap, nothing goes; with a cap of one byte, everything but
+    // the index just built goes, and the text report says so.
+    let (_, v) = in_cache(cache.path(), third.path(), &[("SANDGREP_CACHE_MAX", &cap)], &["index", "--json"]);
+    assert_eq!(v["evicted"], serde_json::json!([]), "{v}");
+    let (out, _) = in_cache(cache.path(), third.path(), &[("SANDGREP_CACHE_MAX", "1")], &["index"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("least recently used") && !first_dir.exists(), "{text}");
+    let (_, listed) = in_cache(cache.path(), third.path(), &[], &["index", "--list", "--json"]);
+    assert_eq!(listed["indexes"].as_array().map(Vec::len), Some(1), "{listed}");
+}

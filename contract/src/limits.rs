@@ -115,6 +115,10 @@ table! {
     /// Milliseconds of quiet after a change before a long-lived host
     /// refreshes its index.
     INDEX_QUIET_MS: u64 = 2_500;
+    /// Bytes the indexes in the user's cache may take together
+    /// (`SANDGREP_CACHE_MAX` sets another cap): past it, a build removes the
+    /// least recently used others.
+    INDEX_CACHE_MAX: u64 = 10 * 1024 * MIB;
     /// Milliseconds one open of a workspace file may block (a FIFO swapped
     /// in for a file) before the host interrupts it and the file is skipped.
     OPEN_TIMEOUT_MS: u64 = 5_000;

@@ -214,6 +214,11 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
         };
         refresh();
         refresher.prune_indexes();
+        // The cache's size cap, as `sandgrep index` keeps it (said on stderr:
+        // stdout may be the protocol's).
+        for r in refresher.cap_cache().unwrap_or_default() {
+            eprintln!("sandgrep: {}", crate::cache::evicted_line(&r));
+        }
         // Files written just before the first build were too new to trust
         // (`INDEX_RACY_MS`); once the tree has been quiet past that, a second
         // refresh reads them again and trusts them.

@@ -29,6 +29,7 @@
 //! Features: `cli` (the `sandgrep` binary), `mcp` (the agent tools over MCP
 //! on stdio) and `serve` (the multi-tenant HTTP server); all on by default.
 
+pub mod cache;
 mod engine;
 mod engine_config;
 pub mod json;
@@ -384,6 +385,9 @@ impl Sandbox {
             })?
             .map_err(Error::Search);
         drop(lock);
+        if report.is_ok() {
+            cache::mark_used(dir, true);
+        }
         report
     }
 
@@ -417,6 +421,17 @@ impl Sandbox {
             }
         }
         pruned
+    }
+
+    /// Keeps the indexes in the user's cache within its cap
+    /// ([`cache::cap`]): removes the least recently used others (not this
+    /// workspace's, not one another process holds) until they fit. What it
+    /// removed; an error for a cap it cannot read.
+    pub fn cap_cache(&self) -> Result<Vec<cache::Removal>, String> {
+        match self.index.as_deref() {
+            Some(dir) => cache::enforce_cap(dir),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The index directory, when it holds an index: searches read it, they
@@ -715,6 +730,9 @@ impl Sandbox {
     ) -> Result<T, Error> {
         let deadline = timeout + self.policy.deadline_grace;
         let index = self.indexed().map(|d| (d, FsPerms::ReadOnly));
+        if let Some((dir, _)) = index {
+            cache::mark_used(dir, false);
+        }
         let memory = self.policy.memory_limit;
         let kept = self
             .session

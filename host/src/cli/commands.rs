@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use sandgrep::limits::{LIST_RESULTS, MAX_RESULTS};
-use sandgrep::{render, ListFilesRequest, Progress, RangeType, ReadFileRequest, Sandbox, SearchAstRequest};
+use sandgrep::{cache, render, ListFilesRequest, Progress, RangeType, ReadFileRequest, Sandbox, SearchAstRequest};
 
 use super::args::split_globs;
 use super::ast_print;
@@ -45,10 +45,15 @@ pub(crate) fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::
     let r = with_progress_line(|progress| sandbox.refresh_index_counted(progress)).map_err(io::Error::other)?;
     let dir = sandbox.index_path().map(|d| d.display().to_string()).unwrap_or_default();
     let pruned: Vec<String> = sandbox.prune_indexes().iter().map(|p| p.display().to_string()).collect();
+    let evicted = sandbox.cap_cache().unwrap_or_else(|e| {
+        eprintln!("sandgrep: {e}");
+        Vec::new()
+    });
     if json {
         let mut v = sandgrep::json::to_value(&r);
         v["index_dir"] = dir.into();
         v["pruned"] = pruned.into();
+        v["evicted"] = evicted.iter().map(removal_json).collect::<Vec<_>>().into();
         serde_json::to_writer(&mut *out, &v)?;
         writeln!(out)?;
         return Ok(Outcome::Found);
@@ -69,11 +74,167 @@ pub(crate) fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::
     for gone in &pruned {
         writeln!(out, "removed the index of {gone} (no longer there)")?;
     }
+    for r in &evicted {
+        writeln!(out, "{}", cache::evicted_line(r))?;
+    }
     if let Some(why) = &r.rebuilt {
         writeln!(out, "({why})")?;
     }
     notes(&r.warnings, None);
     Ok(Outcome::Found)
+}
+
+fn secs(t: Option<std::time::SystemTime>) -> Option<i64> {
+    Some(t?.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs() as i64)
+}
+
+fn removal_json(r: &cache::Removal) -> serde_json::Value {
+    serde_json::json!({
+        "dir": r.dir.display().to_string(),
+        "workspace": r.workspace.as_ref().map(|w| w.display().to_string()),
+        "reason": r.reason.name(),
+        "bytes": r.bytes,
+    })
+}
+
+/// Whose an index is, for people: its workspace, else its directory.
+fn whose(workspace: &Option<std::path::PathBuf>, dir: &std::path::Path) -> String {
+    match workspace {
+        Some(w) => w.display().to_string(),
+        None => format!("{} (workspace not recorded)", dir.display()),
+    }
+}
+
+/// `sandgrep index --list`: every index in the cache, and their total.
+pub(crate) fn index_list(json: bool, out: &mut impl Write) -> io::Result<()> {
+    let root = cache::index_root();
+    let all = cache::list();
+    let total: u64 = all.iter().map(|i| i.bytes).sum();
+    let cap = cache::cap().unwrap_or_else(|e| {
+        eprintln!("sandgrep: {e}");
+        None
+    });
+    if json {
+        let indexes: Vec<serde_json::Value> = all
+            .iter()
+            .map(|i| {
+                serde_json::json!({
+                    "dir": i.dir.display().to_string(),
+                    "workspace": i.workspace.as_ref().map(|w| w.display().to_string()),
+                    "workspace_exists": i.workspace_exists,
+                    "format": i.format.name(),
+                    "version": match i.format { cache::Format::Old(v) => Some(v), _ => None },
+                    "files": i.files,
+                    "bytes": i.bytes,
+                    "leftover_files": i.leftover_files,
+                    "leftover_bytes": i.leftover_bytes,
+                    "built": secs(i.built),
+                    "used": secs(i.used),
+                })
+            })
+            .collect();
+        let v = serde_json::json!({
+            "index_root": root.as_ref().map(|r| r.display().to_string()),
+            "indexes": indexes,
+            "total_bytes": total,
+            "cap_bytes": cap,
+        });
+        serde_json::to_writer(&mut *out, &v)?;
+        return writeln!(out);
+    }
+    let Some(root) = root else {
+        return writeln!(out, "no indexes (no index directory in the cache)");
+    };
+    let rows: Vec<[String; 6]> = all
+        .iter()
+        .map(|i| {
+            let format = match i.format {
+                cache::Format::Old(v) => format!("old (v{v})"),
+                f => f.name().to_string(),
+            };
+            let there = match i.workspace_exists {
+                Some(true) => "yes",
+                Some(false) => "gone",
+                None => "?",
+            };
+            let mut size = cache::size(i.bytes);
+            if i.leftover_files > 0 {
+                size += &format!(" ({} left by a build)", cache::size(i.leftover_bytes));
+            }
+            let built = secs(i.built).map_or("-".into(), render::iso_time);
+            let files = i.files.map_or("-".into(), |n| n.to_string());
+            [whose(&i.workspace, &i.dir), there.into(), format, files, size, built]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let head = ["WORKSPACE", "THERE", "FORMAT", "FILES", "SIZE", "BUILT"].map(String::from);
+        let mut widths = [0; 6];
+        for row in std::iter::once(&head).chain(&rows) {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        for row in std::iter::once(&head).chain(&rows) {
+            let line: Vec<String> = row.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+            writeln!(out, "{}", line.join("  ").trim_end())?;
+        }
+    }
+    let cap = cap.map_or("no cap".into(), |c| format!("cap {}", cache::size(c)));
+    let n = all.len();
+    writeln!(
+        out,
+        "{n} {}, {} in {} ({cap})",
+        if n == 1 { "index" } else { "indexes" },
+        cache::size(total),
+        root.display()
+    )?;
+    if all.iter().any(|i| i.format != cache::Format::Current || i.workspace_exists == Some(false)) {
+        writeln!(
+            out,
+            "(an old or damaged index is rebuilt at its workspace's next build; `sandgrep index --prune` removes old \
+             ones and those of workspaces gone)"
+        )?;
+    }
+    Ok(())
+}
+
+/// `sandgrep index --prune`: what it removed, what it had to keep, and the
+/// space freed.
+pub(crate) fn index_prune(json: bool, out: &mut impl Write) -> io::Result<()> {
+    let all = cache::prune();
+    let (removed, kept): (Vec<_>, Vec<_>) =
+        all.iter().partition(|r| !matches!(r.reason, cache::Reason::Locked | cache::Reason::Foreign));
+    let freed: u64 = removed.iter().map(|r| r.bytes).sum();
+    if json {
+        let v = serde_json::json!({
+            "removed": removed.iter().map(|r| removal_json(r)).collect::<Vec<_>>(),
+            "kept": kept.iter().map(|r| removal_json(r)).collect::<Vec<_>>(),
+            "freed_bytes": freed,
+        });
+        serde_json::to_writer(&mut *out, &v)?;
+        return writeln!(out);
+    }
+    for r in &removed {
+        let who = whose(&r.workspace, &r.dir);
+        let size = cache::size(r.bytes);
+        match r.reason {
+            cache::Reason::WorkspaceGone => writeln!(out, "removed the index of {who} (workspace gone): {size}")?,
+            cache::Reason::OldFormat => writeln!(out, "removed the index of {who} (old format): {size}")?,
+            _ => writeln!(out, "removed what an interrupted build left beside the index of {who}: {size}")?,
+        }
+    }
+    for r in &kept {
+        let who = whose(&r.workspace, &r.dir);
+        match r.reason {
+            cache::Reason::Locked => writeln!(out, "kept the index of {who}: another process holds it (a build)")?,
+            _ => writeln!(out, "kept {}: it holds files sandgrep did not make", r.dir.display())?,
+        }
+    }
+    if removed.is_empty() {
+        writeln!(out, "nothing to prune")
+    } else {
+        writeln!(out, "freed {}", cache::size(freed))
+    }
 }
 
 pub(crate) fn ls(sandbox: &Sandbox, args: &LsArgs, out: &mut impl Write) -> io::Result<Outcome> {

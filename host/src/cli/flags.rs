@@ -68,11 +68,21 @@ pub(crate) enum Command {
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
     /// Build or refresh the workspace's index (kept in the user's cache), so
-    /// searches read only the files that can match.
+    /// searches read only the files that can match; or list or prune the
+    /// cache's indexes.
     Index {
         /// Print the report as one JSON object.
         #[arg(long)]
         json: bool,
+        /// List every index in the cache (workspace, whether it is still
+        /// there, format, files, size, when built) instead of building.
+        #[arg(long, conflicts_with = "prune")]
+        list: bool,
+        /// Remove the indexes of workspaces that are gone, those of another
+        /// format, and what interrupted builds left, instead of building
+        /// (never one another process is building).
+        #[arg(long)]
+        prune: bool,
     },
     /// Print a shell's completion script (e.g. `sandgrep completions bash > /etc/bash_completion.d/sandgrep`).
     Completions {

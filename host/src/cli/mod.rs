@@ -191,6 +191,20 @@ pub(crate) fn run(cli: &Cli) -> io::Result<Outcome> {
         }
         _ => {}
     }
+    // The cache's indexes, managed: no workspace opened.
+    if let Command::Index { json, list, prune } = cli.command {
+        if list || prune {
+            let stdout = io::stdout();
+            let mut out = io::BufWriter::new(stdout.lock());
+            if list {
+                commands::index_list(json, &mut out)?;
+            } else {
+                commands::index_prune(json, &mut out)?;
+            }
+            out.flush()?;
+            return Ok(Outcome::Found);
+        }
+    }
     if let Command::Component { out } = &cli.command {
         std::fs::write(out, sandgrep::component()).map_err(|e| io::Error::other(format!("{}: {e}", out.display())))?;
         eprintln!("wrote {} ({} bytes)", out.display(), sandgrep::component().len());
@@ -241,7 +255,7 @@ pub(crate) fn run(cli: &Cli) -> io::Result<Outcome> {
         Command::Ls(args) => commands::ls(&sandbox, args, &mut out)?,
         Command::Read(args) => commands::read(&sandbox, args, &mut out)?,
         Command::Ast(args) => commands::ast(&sandbox, args, &mut out)?,
-        Command::Index { json } => commands::index(&sandbox, *json, &mut out)?,
+        Command::Index { json, .. } => commands::index(&sandbox, *json, &mut out)?,
     };
     out.flush()?;
     Ok(outcome)
