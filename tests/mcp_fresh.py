@@ -181,6 +181,25 @@ async def main():
             await check(s, "written below a renamed directory")
             write("came/sub/h.txt", "a needle below a directory moved in\n")
             await check(s, "written below a directory moved in")
+            # A branch switch: thousands of files changed at once, indexed
+            # before; the very next call's answer is exact.
+            for i in range(2500):
+                write(f"branch/m{i % 25}/f{i}.txt", f"hay {i}\n" + ("needle\n" if i % 7 == 0 else ""))
+            await asyncio.sleep(4)
+            await check(s, "a branch's files indexed")
+            for i in range(2500):
+                rel = f"branch/m{i % 25}/f{i}.txt"
+                if i % 10 == 1:
+                    os.rename(os.path.join(ROOT, rel), os.path.join(ROOT, f"branch/m{i % 25}/renamed{i}.txt"))
+                elif i % 25 == 2:
+                    os.remove(os.path.join(ROOT, rel))
+                elif i % 3 != 0:
+                    write(rel, f"fresh_word {i}\n" + ("needle\n" if i % 5 == 0 else ""))
+            for i in range(100):
+                write(f"branch/new/n{i}.txt", "a needle on the new branch\n")
+            await check(s, "right after a branch switch")
+            await asyncio.sleep(4)
+            await check(s, "after a branch switch, refreshed")
     print("MCP FRESHNESS CHECKS PASSED")
 
 
