@@ -5,6 +5,36 @@
 
 pub mod limits;
 
+/// The index file's name and header, which the component writes and reads
+/// (`guest/src/index`) and the host lists and prunes (`host/src/cache.rs`).
+pub mod index_file {
+    pub const NAME: &str = "index.v1";
+    pub const MAGIC: &[u8; 8] = b"SGINDEX\0";
+    /// 5: the postings before the table (written as they are merged); 4 had
+    /// them after it. 4: the table of files in `rg --sort path` order (3
+    /// had it bytewise by whole path).
+    pub const VERSION: u32 = 5;
+    /// Magic, version, 4 spare bytes, then policy, files, trigrams, table
+    /// and postings lengths, the table's checksum and the build time (u64
+    /// each), and the checksum of all that.
+    pub const HEADER: usize = 80;
+
+    /// A fast checksum, eight bytes at a time (corruption, not attack: the
+    /// index lives outside the workspace, where only the user writes).
+    pub fn checksum(bytes: &[u8]) -> u64 {
+        let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in chunks.by_ref() {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
+            h = (h ^ w).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+        }
+        for &b in chunks.remainder() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+        }
+        h ^ (h >> 31)
+    }
+}
+
 /// The part of the secrets denylist the host needs too.
 pub mod deny {
     /// A file name denied in a directory of this name (lower case): the

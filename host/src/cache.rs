@@ -15,13 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::{is_index_name, open_regular, read_owner, OWNER};
 
-/// The index file, its magic and the format this build reads and writes
-/// (the component's `index::VERSION`; `tests/index.rs` checks that an index
-/// it has just built lists as current).
-const INDEX: &str = "index.v1";
-const MAGIC: &[u8; 8] = b"SGINDEX\0";
-const VERSION: u32 = 5;
-const HEADER: usize = 80;
+use sandgrep_contract::index_file::{checksum, HEADER, MAGIC, NAME as INDEX, VERSION};
 /// The file whose time says when searches last used an index.
 const USED: &str = "used";
 /// How stale the mark may get before a search writes it again.
@@ -135,20 +129,6 @@ fn read_format(dir: &Path) -> (Format, Option<u64>, Option<SystemTime>) {
         return (Format::Damaged, None, None);
     }
     (Format::Current, Some(at(24)), Some(SystemTime::UNIX_EPOCH + Duration::from_nanos(at(64))))
-}
-
-/// The component's header checksum (`guest/src/index`).
-fn checksum(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in chunks.by_ref() {
-        let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
-        h = (h ^ w).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
-    }
-    for &b in chunks.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
-    }
-    h ^ (h >> 31)
 }
 
 /// What the index directory `dir` holds.

@@ -40,22 +40,17 @@ use crate::request::WalkOptions;
 use crate::walk::{Entry, Step, Walker};
 use crate::{redact, session};
 use crate::{IndexReport, IndexUse, SearchError, Workspace};
+use sandgrep_contract::index_file::{self, checksum, HEADER, MAGIC, VERSION};
 use sandgrep_contract::limits::INDEX_FILESIZE;
 
 /// Where a component finds its index directory (the host's second preopen).
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub const PREOPEN: &str = "/sandgrep-index";
-const FILE: &str = "index.v1";
-const MAGIC: &[u8; 8] = b"SGINDEX\0";
-/// 5: the postings before the table (written as they are merged); 4 had
-/// them after it. 4: the table of files in `rg --sort path` order
-/// ([`path_cmp`]; 3 had it bytewise by whole path).
-const VERSION: u32 = 5;
+const FILE: &str = index_file::NAME;
 /// (trigram, file) pairs a build holds before writing them out as a run:
 /// 128 MiB of them (in tests, a few: every build merges runs). The last
 /// ones are merged from memory.
 const RUN_PAIRS: usize = if cfg!(test) { 100 } else { 16 << 20 };
-const HEADER: usize = 80;
 /// Files whose times are this close to the moment they were read are not
 /// trusted: another write in the same clock tick would not change them.
 const RACY_NS: u64 = sandgrep_contract::limits::INDEX_RACY_MS * 1_000_000;
@@ -102,21 +97,6 @@ const BITMAP_CACHE_BYTES: usize = 4 << 20;
 
 fn index_file(dir: &Path) -> PathBuf {
     dir.join(FILE)
-}
-
-/// A fast checksum, eight bytes at a time (corruption, not attack: the
-/// index lives outside the workspace, where only the user writes).
-fn checksum(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0x9e37_79b9_7f4a_7c15 ^ bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in chunks.by_ref() {
-        let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
-        h = (h ^ w).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
-    }
-    for &b in chunks.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
-    }
-    h ^ (h >> 31)
 }
 
 fn u64_at(buf: &[u8], at: usize) -> u64 {
