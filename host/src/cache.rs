@@ -243,7 +243,7 @@ fn locked<T>(dir: &Path, remove: impl FnOnce() -> T) -> Option<T> {
 /// moved out of the way first (whoever indexes that workspace next makes a
 /// new one), then its files one by one. Left as it is if it holds anything
 /// sandgrep does not make. Bytes freed, or why not.
-fn remove_dir(root: &Path, dir: &Path) -> Result<u64, Reason> {
+pub(crate) fn remove_dir(root: &Path, dir: &Path) -> Result<u64, Reason> {
     let mut names = Vec::new();
     let mut bytes = 0;
     for e in std::fs::read_dir(dir).map_err(|_| Reason::Foreign)? {

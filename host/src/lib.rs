@@ -402,7 +402,7 @@ impl Sandbox {
         let Some(all) = self.index.as_deref().and_then(Path::parent) else { return Vec::new() };
         let Ok(dirs) = std::fs::read_dir(all) else { return Vec::new() };
         let mut pruned = Vec::new();
-        for (n, dir) in dirs.flatten().filter(|d| d.file_type().is_ok_and(|t| t.is_dir())).enumerate() {
+        for dir in dirs.flatten().filter(|d| d.file_type().is_ok_and(|t| t.is_dir())) {
             let dir = dir.path();
             if Some(dir.as_path()) == self.index.as_deref() || !is_index_name(&dir) || orphaned(&dir).is_none() {
                 continue;
@@ -411,12 +411,10 @@ impl Sandbox {
             if lock.try_lock().is_err() {
                 continue;
             }
-            // Looked at again now that it is ours, and moved out of the way
-            // before it goes: whoever indexes that path next makes a new one.
+            // Looked at again now that it is ours, and removed as `index
+            // --prune` removes one: sandgrep's own files only.
             let Some(owner) = orphaned(&dir) else { continue };
-            let gone = all.join(format!(".gone-{}-{n}", std::process::id()));
-            if std::fs::rename(&dir, &gone).is_ok() {
-                let _ = std::fs::remove_dir_all(&gone);
+            if cache::remove_dir(all, &dir).is_ok() {
                 pruned.push(owner);
             }
         }
