@@ -43,6 +43,24 @@ fn tree() -> Tree {
     t
 }
 
+/// Every flag set in `sets` prints what rg prints, with its exit status
+/// (all differences listed at once).
+fn all_as_rgs(root: &Path, sets: &[&[&str]]) {
+    let mut differ = Vec::new();
+    for args in sets {
+        let (theirs, ours) = both(root, args);
+        if theirs != ours {
+            differ.push(format!(
+                "{args:?}: exit {:?} vs {:?}; {}",
+                theirs.1,
+                ours.1,
+                first_difference(&theirs.0, &ours.0)
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+}
+
 /// rg's and sandgrep's standard output and exit status for `args`.
 fn both(root: &Path, args: &[&str]) -> ((String, Option<i32>), (String, Option<i32>)) {
     let mut with_sort = vec!["--sort", "path"];
@@ -286,19 +304,7 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-A1", "--no-context-separator", "--context-separator", "AAA", "qux"],
         &["-A1", "--context-separator", "AAA", "--no-context-separator", "qux"],
     ];
-    let mut differ = Vec::new();
-    for args in sets {
-        let (theirs, ours) = both(t.path(), args);
-        if theirs != ours {
-            differ.push(format!(
-                "{args:?}: exit {:?} vs {:?}; {}",
-                theirs.1,
-                ours.1,
-                first_difference(&theirs.0, &ours.0)
-            ));
-        }
-    }
-    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+    all_as_rgs(t.path(), sets);
 }
 
 #[test]
@@ -687,19 +693,7 @@ fn files_are_read_as_rg_reads_them() {
         &["-E", "none", "-c", "foo", "utf16.txt"],
         &["-E", "utf-16le", "--no-encoding", "-c", "bar", "nobom.txt"],
     ];
-    let mut differ = Vec::new();
-    for args in sets {
-        let (theirs, ours) = both(t.path(), args);
-        if theirs != ours {
-            differ.push(format!(
-                "{args:?}: exit {:?} vs {:?}; {}",
-                theirs.1,
-                ours.1,
-                first_difference(&theirs.0, &ours.0)
-            ));
-        }
-    }
-    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+    all_as_rgs(t.path(), sets);
 }
 
 /// rg's ignore flags (`--no-ignore-vcs`, `--ignore-file` …) on a tree with
@@ -752,19 +746,7 @@ fn ignore_flags_are_rgs() {
         &["--no-ignore-global", "--ignore-global", "-c", "foo", "repo"],
         &["--no-ignore-vcs", "--no-ignore-dot", "--ignore-file", "rules/one", "--files"],
     ];
-    let mut differ = Vec::new();
-    for args in sets {
-        let (theirs, ours) = both(t.path(), args);
-        if theirs != ours {
-            differ.push(format!(
-                "{args:?}: exit {:?} vs {:?}; {}",
-                theirs.1,
-                ours.1,
-                first_difference(&theirs.0, &ours.0)
-            ));
-        }
-    }
-    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+    all_as_rgs(t.path(), sets);
 }
 
 /// rg's --passthru (every line, those without a match as context),
@@ -811,17 +793,5 @@ fn passthru_null_data_and_stop_on_nonmatch_are_rgs() {
         &["--stop-on-nonmatch", "-n", "[0-9]", "big.txt"],
         &["--stop-on-nonmatch", "--passthru", "-n", "foo", "runs.txt"],
     ];
-    let mut differ = Vec::new();
-    for args in sets {
-        let (theirs, ours) = both(t.path(), args);
-        if theirs != ours {
-            differ.push(format!(
-                "{args:?}: exit {:?} vs {:?}; {}",
-                theirs.1,
-                ours.1,
-                first_difference(&theirs.0, &ours.0)
-            ));
-        }
-    }
-    assert!(differ.is_empty(), "{} of {} flag sets differ:\n{}", differ.len(), sets.len(), differ.join("\n"));
+    all_as_rgs(t.path(), sets);
 }
