@@ -18,7 +18,7 @@ const U64 = new Set(['max_filesize', 'offset_bytes', 'max_bytes', 'start_line', 
 const DEFAULTS = {
   'search-text': { query: '', word: false, multiline: false, paths: [], include_globs: [], exclude_globs: [],
     types: [], hidden: false, no_ignore: false, follow_symlinks: false, invert_match: false, count_matches: false,
-    streaming: false, crlf: false, null_data: false, passthru: false, type_changes: [], stop_on_nonmatch: false },
+    streaming: false, crlf: false, null_data: false, passthru: false, type_changes: [], stop_on_nonmatch: false, search_zip: false },
   'search-ast': { pattern: '', paths: [], include_globs: [], exclude_globs: [], hidden: false, no_ignore: false,
     follow_symlinks: false },
   'list-files': { include_globs: [], exclude_globs: [], include_dirs: false, include_metadata: false,

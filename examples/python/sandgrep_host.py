@@ -27,7 +27,7 @@ FIELDS = {
         "max_results": None, "max_matches_per_file": None, "max_columns": None, "max_filesize": None,
         "timeout_ms": None, "cursor": None, "skip": None, "invert_match": False, "count_matches": False, "replace": None, "streaming": False,
         "binary": None, "crlf": False, "null_data": False, "encoding": None, "passthru": False,
-        "ignore": None, "type_changes": [], "stop_on_nonmatch": False,
+        "ignore": None, "type_changes": [], "stop_on_nonmatch": False, "engine": None, "search_zip": False,
     },
     "search-ast": {
         "pattern": "", "language": None, "paths": [], "include_globs": [], "exclude_globs": [], "hidden": False,
@@ -81,7 +81,7 @@ class Sandgrep:
         wasi.preopen_dir(self.workspace, ".", False)  # the workspace only, read-only
         store.set_wasi(wasi)
         instance = linker.instantiate(store, self.component)
-        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.5.0")
+        iface = instance.get_export_index(store, f"sandgrep:search/{INTERFACE[op]}@0.6.0")
         func = instance.get_func(store, instance.get_export_index(store, op, iface))
         unknown = set(request) - set(FIELDS[op])
         if unknown:

@@ -46,7 +46,7 @@ pub use bindings::exports::sandgrep::search::parallel::{
 };
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, BinaryMode, BinaryNotice, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode,
-    SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+    RegexEngine, SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 pub use bindings::sandgrep::search::types::{
     IgnoreOptions, IndexUse, Policy, Redaction, RedactionCount, SearchError, SearchStats, SkipCounts, TypeChange,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::{
     BinaryMode, CaseMode, IgnoreOptions, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest,
-    SearchAstRequest, SearchError, SearchTextRequest, TypeChange,
+    RegexEngine, SearchAstRequest, SearchError, SearchTextRequest, TypeChange,
 };
 
 pub use sandgrep_contract::limits::{
@@ -56,6 +56,10 @@ pub struct TextQuery {
     /// A file's search stops at its first line that is no result after one
     /// that is (rg's `--stop-on-nonmatch`).
     pub stop_on_nonmatch: bool,
+    /// The regex engine for `mode: regex` (rg's `--engine`).
+    pub engine: RegexEngine,
+    /// Files named as compressed are decompressed and searched (rg's `-z`).
+    pub search_zip: bool,
     /// The files' encoding (rg's `-E`): `None` UTF-8 with BOM sniffing.
     /// (`none`: the bytes as they are, no BOM sniffing.)
     pub encoding: Option<String>,
@@ -192,6 +196,12 @@ impl TextQuery {
             None if r.streaming => usize::MAX,
             v => clamp("max-columns", v, uncapped(MAX_COLUMNS), warnings) as usize,
         };
+        if r.engine == Some(RegexEngine::Pcre2) {
+            return Err(SearchError::InvalidArgument("PCRE2 is not available in this build of sandgrep".into()));
+        }
+        if r.search_zip {
+            return Err(SearchError::InvalidArgument("search-zip is not available in this build of sandgrep".into()));
+        }
         let paths = if r.paths.is_empty() { vec![".".to_string()] } else { r.paths };
         // (Counts and file lists are of results: passthru changes nothing
         // there, as rg's -c and -l win over it.)
@@ -247,6 +257,8 @@ impl TextQuery {
             null_data: r.null_data,
             passthru,
             stop_on_nonmatch: r.stop_on_nonmatch,
+            engine: r.engine.unwrap_or(RegexEngine::Default),
+            search_zip: r.search_zip,
             encoding,
             max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
@@ -260,7 +272,7 @@ impl TextQuery {
     /// one page, context, columns, timeout, skip) do not change the stream.
     pub fn stream_key(&self) -> String {
         format!(
-            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}\0{:?}\0{}\0{}\0{:?}\0{}\0{}",
+            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}\0{:?}\0{}\0{}\0{:?}\0{}\0{}\0{:?}\0{}",
             self.query,
             self.mode,
             self.case,
@@ -279,6 +291,8 @@ impl TextQuery {
             self.encoding,
             self.passthru,
             self.stop_on_nonmatch,
+            self.engine,
+            self.search_zip,
         )
     }
 }
@@ -459,6 +473,8 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         ignore: None,
         type_changes: vec![],
         stop_on_nonmatch: false,
+        engine: None,
+        search_zip: false,
     }
 }
 

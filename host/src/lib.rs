@@ -64,7 +64,7 @@ pub use bindings::exports::sandgrep::search::index::IndexReport;
 use bindings::exports::sandgrep::search::parallel::{ShardResult, ShardStop, WalkedFile};
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, BinaryMode, BinaryNotice, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode,
-    SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
+    RegexEngine, SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
 };
 use bindings::sandgrep::search::types::Policy as GuestPolicy;
 pub use bindings::sandgrep::search::types::{
@@ -991,6 +991,8 @@ impl SearchTextRequest {
             ignore: None,
             type_changes: Vec::new(),
             stop_on_nonmatch: false,
+            engine: None,
+            search_zip: false,
         }
     }
 }

@@ -783,6 +783,8 @@ mod tests {
             ignore: None,
             type_changes: vec![],
             stop_on_nonmatch: false,
+            engine: None,
+            search_zip: false,
         }
     }
 

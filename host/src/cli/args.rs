@@ -3,7 +3,9 @@
 
 use std::io;
 
-use sandgrep::{BinaryMode, CaseMode, IgnoreOptions, OutputMode, QueryMode, SearchTextRequest, TypeChange};
+use sandgrep::{
+    BinaryMode, CaseMode, IgnoreOptions, OutputMode, QueryMode, RegexEngine, SearchTextRequest, TypeChange,
+};
 
 use super::flags::{sat, SearchArgs};
 
@@ -138,10 +140,6 @@ impl SearchArgs {
                     binary detection is enabled and matching a NUL byte is impossible.";
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
             }
-        }
-        if self.engine.as_deref() == Some("pcre2") {
-            let message = "PCRE2 is not available in this build of sandgrep (its one engine: --engine default)";
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
         }
         // (-u's --no-ignore: see `ignore_where_given`.)
         if self.unrestricted >= 2 {
@@ -423,6 +421,12 @@ impl SearchArgs {
         r.crlf = self.crlf;
         r.null_data = self.null_data;
         r.stop_on_nonmatch = self.stop_on_nonmatch;
+        r.engine = match (self.pcre2, self.engine.as_deref()) {
+            (true, _) | (_, Some("pcre2")) => Some(RegexEngine::Pcre2),
+            (_, Some("auto")) => Some(RegexEngine::Auto),
+            _ => None,
+        };
+        r.search_zip = self.search_zip;
         r.passthru = self.passthru;
         r.encoding = self.encoding.clone().filter(|_| !self.no_encoding);
         // As rg: no context unless asked for.

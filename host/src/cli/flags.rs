@@ -324,10 +324,23 @@ pub(crate) struct SearchArgs {
     /// (sandgrep's component sets its own).
     #[arg(help_heading = "Search options", long, value_name = "NUM+SUFFIX?", value_parser = parse_rg_size)]
     pub(crate) regex_size_limit: Option<u64>,
-    /// The regex engine: `default` and `auto` are sandgrep's one engine;
-    /// `pcre2` is not built in.
-    #[arg(help_heading = "Search options", long, value_name = "ENGINE", value_parser = ["default", "pcre2", "auto"])]
+    /// The regex engine: `default` (Rust's regex), `pcre2` (as -P), or
+    /// `auto` (PCRE2 only where the pattern needs it).
+    #[arg(help_heading = "Search options", long, value_name = "ENGINE", value_parser = ["default", "pcre2", "auto"], overrides_with_all = ["pcre2", "no_pcre2"])]
     pub(crate) engine: Option<String>,
+    /// PCRE2 reads the pattern (look-around, backreferences).
+    #[arg(help_heading = "Search options", short = 'P', long, overrides_with_all = ["engine", "no_pcre2"])]
+    pub(crate) pcre2: bool,
+    /// The default regex engine (undoes -P).
+    #[arg(help_heading = "Search options", long, overrides_with_all = ["engine", "pcre2"])]
+    pub(crate) no_pcre2: bool,
+    /// Search inside files compressed with gzip, bzip2, xz, lzma, lz4,
+    /// brotli, zstd or compress, decompressed inside the sandbox.
+    #[arg(help_heading = "Search options", short = 'z', long, overrides_with = "no_search_zip")]
+    pub(crate) search_zip: bool,
+    /// Compressed files are searched as they are (the default).
+    #[arg(help_heading = "Search options", long, overrides_with = "search_zip")]
+    pub(crate) no_search_zip: bool,
     /// Accepted as rg's: files are read through the sandbox, never mapped.
     #[arg(help_heading = "Search options", long, overrides_with = "no_mmap")]
     pub(crate) mmap: bool,
