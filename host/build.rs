@@ -84,10 +84,22 @@ fn main() {
     };
     for (key, default) in ["CC_wasm32_wasip2", "CFLAGS_wasm32_wasip2"].into_iter().zip(defaults) {
         println!("cargo:rerun-if-env-changed={key}");
-        if env::var_os(key).is_none() {
-            cmd.env(key, default);
+        let mut value = env::var_os(key).unwrap_or_else(|| default.into());
+        // PCRE2 (-P), built with the same clang: pcre2-sys asks for its JIT on
+        // every target but a few, and wasm can run no code it makes; the
+        // flags given in the environment come after its `-DSUPPORT_JIT`, so
+        // this takes it back (PCRE2's interpreter, as `pcre2_config` then
+        // says and the pcre2 crate heeds). And the heap one match may use,
+        // in KiB, `limits::PCRE2_HEAP` (tests/limits.rs checks) (PCRE2's default, 20 GB, is past any instance's memory
+        // cap: a runaway match would end the whole call out of memory,
+        // where this ends it as an error of the file searched).
+        if key.starts_with("CFLAGS") {
+            value.push(" -USUPPORT_JIT -DHEAP_LIMIT=65536");
         }
+        cmd.env(key, value);
     }
+    // pcre2-sys: the vendored C source, never a library pkg-config finds.
+    cmd.env("PCRE2_SYS_STATIC", "1");
     println!("cargo:rerun-if-env-changed=HOMEBREW_PREFIX");
     // SIMD in the guest's regex engine: 10-20% faster searches.
     cmd.env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128");

@@ -1027,6 +1027,62 @@ fn redaction_is_no_oracle_for_any_pattern() {
 }
 
 #[test]
+fn redaction_is_no_oracle_for_pcre2_look_around() {
+    // PCRE2 (-P) looks around its match as far as it likes: a look-ahead
+    // or look-behind at a secret beside a visible match, or a
+    // backreference to it, must not tell a right guess from a wrong one —
+    // in any output, line by line or -U, and through stdin.
+    let t = Tree::new();
+    t.write("a.py", "aws = \"AKIAQZZZ5555ZZZZ5555\"\npassword = \"Xq9!vR2#pL7$wM4&\"\nok = 1\n");
+    t.write("k.txt", KEY);
+    let probes = [
+        ("aws(?= = \"AKIAQ)", "aws(?= = \"AKIAB)"),
+        ("aws(?= = \"AKIAQ)|aws(?= = \"\\[RED)", "aws(?= = \"AKIAB)|aws(?= = \"\\[RED)"),
+        ("a(?=ws = \"AKIAQZ)|ok", "a(?=ws = \"AKIABZ)|ok"),
+        ("(?<=AKIAQZZZ)5555|ok", "(?<=AKIABZZZ)5555|ok"),
+        ("password(?=.*Xq9)", "password(?=.*Yq9)"),
+        ("(?<=Xq9.{13})\"$", "(?<=Yq9.{13})\"$"),
+        ("\"(?!Xq9)", "\"(?!Yq9)"),
+        ("(?s)ok(?<=Xq9.{0,40})", "(?s)ok(?<=Yq9.{0,40})"),
+        ("(?:BEGIN|^)(?=[^\\n]*\\n?MIIEow)", "(?:BEGIN|^)(?=[^\\n]*\\n?MIIEox)"),
+        ("(\"A)KIAQ[^\"]*\"|\\1", "(\"A)KIAB[^\"]*\"|\\1"),
+    ];
+    for (right, wrong) in probes {
+        for mode in [&["-c"][..], &["-l"][..], &["-n"][..], &["-o"][..], &["-U", "-n"][..], &["--json-page"][..]] {
+            let answer = |pattern: &str| {
+                let mut args = vec!["search", "-P"];
+                args.extend_from_slice(mode);
+                args.push(pattern);
+                let out = quick(t.path(), &args);
+                let text = stdout(&out).replace(pattern, "PATTERN");
+                // Time taken is not part of the answer.
+                let text = match text.find("\"elapsed_ms\":") {
+                    Some(i) => text[..i].to_string() + text[i..].split_once(',').map_or("", |x| x.1),
+                    None => text,
+                };
+                assert!(!text.contains("AKIAQZZZ") && !text.contains("Xq9!") && !text.contains("MIIEow"), "{text}");
+                (out.status.code(), text)
+            };
+            assert_eq!(answer(right), answer(wrong), "{mode:?}: {right} vs {wrong}");
+        }
+        // The same text on stdin (search-bytes).
+        let piped = |pattern: &str| {
+            let mut child = crate::util::command(t.path())
+                .args(["search", "-P", "-n", pattern, "-"])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(std::fs::read(t.path().join("a.py")).unwrap().as_slice()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            (out.status.code(), stdout(&out))
+        };
+        assert_eq!(piped(right), piped(wrong), "stdin: {right} vs {wrong}");
+    }
+}
+
+#[test]
 fn redaction_is_the_same_in_every_operation() {
     // The cases the issue found shown by one operation and hidden by another.
     let t = Tree::new();
@@ -1511,4 +1567,95 @@ fn a_control_byte_after_a_secret_keeps_it_redacted() {
         let out = quick(t.path(), &args);
         assert!(!stdout(&out).contains("wJalr"), "{args:?}: {}", stdout(&out));
     }
+}
+
+/// `input` through `gzip -c -n` (one member).
+fn gzip(input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child =
+        Command::new("gzip").args(["-c", "-n"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// -z: compressed files are decompressed inside the component, bounded by
+/// max-filesize (the text, not the file), by the instance's memory and
+/// the deadline; a broken stream is an error on that file alone (named by
+/// its workspace path), a FIFO named .gz is never opened, and the text is
+/// redacted as a file's.
+#[test]
+fn compressed_files_are_bounded_broken_streams_said_and_secrets_redacted() {
+    let t = Tree::new();
+    t.write("a.txt", "needle plain\n");
+    // A bomb: 48 gzip members of 8 MiB of text each, 384 MiB in all from
+    // well under 1 MiB.
+    let member = gzip("needle\n".repeat(8 << 20 >> 3).as_bytes());
+    let bomb = member.repeat(48);
+    assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+    t.write("bomb.gz", &bomb);
+    let long: String = (0..20000).map(|i| format!("{i} needle\n")).collect();
+    let cut = gzip(long.as_bytes());
+    t.write("logs/cut.gz", &cut[..cut.len() / 2]);
+    t.write("logs/garbage.gz", "needle, but not gzip\n");
+    t.write("logs/ok.gz", gzip(b"ok needle\n"));
+    assert!(Command::new("mkfifo").arg(t.path().join("logs/pipe.gz")).status().unwrap().success());
+    t.write("secret.gz", gzip(format!("needle aws = AKIAIOSFODNN7EXAMPLE\n{KEY}needle after\n").as_bytes()));
+
+    // The default cap (8 MiB): the bomb is too large, counted, and the
+    // rest is searched.
+    let v = json(t.path(), &["search", "--json-page", "-z", "-c", "needle"]);
+    assert_eq!(v["stats"]["skipped"]["too_large"], 1, "{v}");
+    let files: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, ["a.txt", "logs/ok.gz", "secret.gz"], "{v}");
+    // The broken ones are counted as unreadable, by name.
+    assert_eq!(v["stats"]["skipped"]["unreadable"], 2, "{v}");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("logs/cut.gz") && warnings.contains("logs/garbage.gz"), "{warnings}");
+    // A cap over the text of one member, under all of them: decompressed up
+    // to the cap only (no instance runs out of memory), then counted.
+    let v = json(t.path(), &["search", "--json-page", "-z", "-l", "--max-filesize", "200M", "needle", "bomb.gz"]);
+    assert_eq!(v["stats"]["skipped"]["too_large"], 1, "{v}");
+    // With the cap over all of it (256 MiB is the hard maximum): too large.
+    let v = json(t.path(), &["search", "--json-page", "-z", "-l", "--max-filesize", "1G", "needle", "bomb.gz"]);
+    assert_eq!(v["stats"]["skipped"]["too_large"], 1, "{v}");
+
+    // On the command line: what rg prints (the lines before the break,
+    // then the error naming the file as the workspace has it, exit 2), the
+    // other files searched, no host path.
+    let out = quick(t.path(), &["search", "-z", "-n", "^1 needle$", "logs"]);
+    assert_eq!(stdout(&out), "logs/cut.gz:2:1 needle\n");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("logs/cut.gz:") && err.contains("logs/garbage.gz:"), "{err}");
+    assert!(err.contains("gzip"), "{err}");
+    assert!(!err.contains(&t.path().display().to_string()), "{err}");
+    // The FIFO is never opened: walked past, refused by name.
+    let out = quick(t.path(), &["search", "-z", "ok", "logs"]);
+    assert_eq!(stdout(&out), "logs/ok.gz:ok needle\n");
+    let out = quick(t.path(), &["search", "-z", "needle", "logs/pipe.gz"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not a regular file"), "{}", stderr(&out));
+
+    // Redacted as a file's text: matches, context, multiline, inverted.
+    for args in [
+        vec!["search", "-z", "-C", "3", "needle", "secret.gz"],
+        vec!["search", "-z", "-U", "BEGIN[\\s\\S]*?END", "secret.gz"],
+        vec!["search", "-z", "-v", "zzz", "secret.gz"],
+        vec!["search", "-z", "--json", "needle", "secret.gz"],
+    ] {
+        let out = quick(t.path(), &args);
+        let text = stdout(&out);
+        for s in ["AKIAIOSFODNN7EXAMPLE", "MIIEow", "VTLw7on"] {
+            assert!(!text.contains(s), "{args:?} shows {s}: {text}");
+        }
+        assert!(text.contains("[REDACTED]"), "{args:?}: {text}");
+    }
+    // A guess at the secret matches nothing that is not shown.
+    let out = quick(t.path(), &["search", "-z", "-c", "AKIAIOSF", "secret.gz"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
 }

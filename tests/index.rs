@@ -164,7 +164,7 @@ fn sandgrep_index_shows_its_progress_on_a_terminal_only() {
     assert!(piped.status.success());
     assert!(!String::from_utf8_lossy(&piped.stderr).contains("indexing:"));
     // On a terminal (`script` gives the command one): the progress line,
-    // with what was looked at, then the same report.
+    // with what was walked and read, then the same report.
     let line = format!(
         "{} --root {} index",
         env!("CARGO_BIN_EXE_sandgrep"),
@@ -173,7 +173,7 @@ fn sandgrep_index_shows_its_progress_on_a_terminal_only() {
     let out = crate::util::on_terminal(&line);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{shown}");
-    assert!(shown.contains("indexing: ") && shown.contains("files looked at"), "{shown}");
+    assert!(shown.contains("indexing: ") && shown.contains("entries looked at"), "{shown}");
     assert!(shown.contains("indexed 50 files"), "{shown}");
 }
 
@@ -454,4 +454,34 @@ fn over_the_cache_cap_the_least_recently_used_index_goes() {
     assert!(text.contains("least recently used") && !first_dir.exists(), "{text}");
     let (_, listed) = in_cache(cache.path(), third.path(), &[], &["index", "--list", "--json"]);
     assert_eq!(listed["indexes"].as_array().map(Vec::len), Some(1), "{listed}");
+}
+
+/// -z reads compressed files' text, which no index holds (it indexes the
+/// bytes on disk, and those look binary): such a search reads every file,
+/// and answers as a scan does.
+#[test]
+fn a_search_of_compressed_files_never_uses_the_index() {
+    let tree = Tree::new();
+    tree.write("plain.txt", "needle in plain text\n");
+    let mut gzip = std::process::Command::new("gzip")
+        .args(["-c", "-n"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    gzip.stdin.take().unwrap().write_all(b"needle in compressed text\n").unwrap();
+    tree.write("logs/a.gz", gzip.wait_with_output().unwrap().stdout);
+    settle();
+    index(tree.path());
+    let (plain, stats) = search(tree.path(), false, &["--json-page", "needle"]);
+    assert_eq!(stats["index"], "served", "{stats}");
+    assert_eq!(plain["matches"].as_array().unwrap().len(), 1, "{plain}");
+    for args in [&["--json-page", "-z", "needle"][..], &["--json-page", "-z", "-c", "compressed"]] {
+        let (scanned, _) = search(tree.path(), true, args);
+        let (indexed, stats) = search(tree.path(), false, args);
+        assert_eq!(scanned, indexed, "{args:?}");
+        assert_eq!(stats["index"], "none", "{args:?}: {stats}");
+        assert!(indexed.to_string().contains("logs/a.gz"), "{args:?}: {indexed}");
+    }
 }

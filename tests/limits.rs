@@ -203,3 +203,11 @@ fn the_table_is_what_the_component_clamps_to() {
         assert!(warnings.contains(&want), "{want:?} not in {warnings:?}");
     }
 }
+
+#[test]
+fn pcre2_is_built_with_the_tables_heap_limit() {
+    // (host/build.rs compiles PCRE2's C with its HEAP_LIMIT, in KiB.)
+    let build = include_str!("../host/build.rs");
+    let define = format!("-DHEAP_LIMIT={}", limits::PCRE2_HEAP >> 10);
+    assert!(build.contains(&define), "host/build.rs does not define {define}");
+}

@@ -227,3 +227,30 @@ fn passthru_null_data_and_stop_on_nonmatch_json_are_rgs() {
         compare(t.path(), &[], args);
     }
 }
+
+/// -z: compressed files' text as rg's JSON gives it (begin, matches,
+/// context, end with the decompressed bytes searched, summary).
+#[test]
+fn json_lines_of_compressed_files_are_rgs() {
+    let t = tree();
+    let text: String = (0..50).map(|i| format!("{i} {}\n", ["foo", "bar", "qux foo"][i % 3])).collect();
+    for (tool, args, name) in
+        [("gzip", &["-c", "-n"][..], "a.gz"), ("xz", &["-c"], "a.xz"), ("zstd", &["-q", "-c"], "a.zst")]
+    {
+        use std::io::Write;
+        let Ok(mut child) = std::process::Command::new(tool)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+        else {
+            eprintln!("{tool} is not installed: {name} is left out");
+            continue;
+        };
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        t.write(name, child.wait_with_output().unwrap().stdout);
+    }
+    for args in [&["-z", "foo"][..], &["--search-zip", "-C", "1", "qux"], &["-z", "--no-search-zip", "foo"]] {
+        compare(t.path(), &[], args);
+    }
+}

@@ -795,3 +795,165 @@ fn passthru_null_data_and_stop_on_nonmatch_are_rgs() {
     ];
     all_as_rgs(t.path(), sets);
 }
+
+/// Compressed files made with the command-line tools rg's -z runs (a
+/// format whose tool is missing is left out: rg could not read it either).
+fn compressed_tree() -> Tree {
+    let t = tree();
+    let text: String = (0..300).map(|i| format!("{i} {}\n", ["foo", "bar", "qux foo", "x"][i % 4])).collect();
+    t.write("plain.log", &text);
+    let tools: [(&str, &[&str], &[&str]); 8] = [
+        ("gzip", &["-c", "-n"], &["a.gz", "d/b.tgz"]),
+        ("bzip2", &["-c"], &["a.bz2", "d/b.tbz2"]),
+        ("xz", &["-c"], &["a.xz", "d/b.txz"]),
+        ("xz", &["--format=lzma", "-c"], &["a.lzma"]),
+        ("lz4", &["-q", "-c"], &["a.lz4"]),
+        ("brotli", &["-c"], &["a.br"]),
+        ("zstd", &["-q", "-c"], &["a.zst", "d/b.zstd"]),
+        ("compress", &["-c"], &["a.Z"]),
+    ];
+    let compress = |tool: &str, args: &[&str], input: &[u8]| -> Option<Vec<u8>> {
+        use std::io::Write;
+        let mut child = std::process::Command::new(tool)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .ok()?;
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        out.status.success().then_some(out.stdout)
+    };
+    for (tool, args, names) in tools {
+        let Some(bytes) = compress(tool, args, text.as_bytes()) else {
+            eprintln!("{tool} is not installed: its files are left out");
+            continue;
+        };
+        for name in names {
+            t.write(name, &bytes);
+        }
+    }
+    if let Some(gz) = compress("gzip", &["-c", "-n"], text.as_bytes()) {
+        // Two members, a binary text, a line over two lines, a stream cut
+        // short (its first lines decode), an empty file and plain text
+        // named .gz: rg prints what the decompressor wrote, then its error.
+        t.write("twice.gz", [gz.clone(), gz.clone()].concat());
+        let long: String = (0..20000).map(|i| format!("{i} foo\n")).collect();
+        let long = compress("gzip", &["-c", "-n"], long.as_bytes()).unwrap();
+        t.write("broken/cut.gz", &long[..long.len() / 2]);
+        t.write("broken/empty.gz", "");
+        t.write("broken/plain.gz", "foo is not gzip\n");
+        t.write("bin.gz", compress("gzip", &["-c"], b"foo\nbar\0baz\nfoo\n").unwrap());
+        t.write("utf16.gz", {
+            let utf16: Vec<u8> = [0xFF, 0xFE]
+                .into_iter()
+                .chain("foo bar\nqux foo\n".encode_utf16().flat_map(u16::to_le_bytes))
+                .collect();
+            compress("gzip", &["-c"], &utf16).unwrap()
+        });
+    }
+    t
+}
+
+/// rg's -z/--search-zip and --no-search-zip: compressed files searched as
+/// the text they hold (every format rg decompresses, by name), binary
+/// detection and encodings on that text, and broken streams.
+#[test]
+fn search_zip_is_rgs() {
+    let t = compressed_tree();
+    let sets: &[&[&str]] = &[
+        &["-z", "foo"],
+        &["-z", "-n", "qux"],
+        &["--search-zip", "-c", "foo"],
+        &["-z", "-l", "bar"],
+        &["-z", "-C", "1", "-n", "qux", "a.gz", "a.Z", "a.zst"],
+        &["-z", "-v", "-c", "foo"],
+        &["-z", "-o", "-n", "--column", "fo+", "d"],
+        &["-z", "-U", "-n", "bar\\n[0-9]+ qux", "a.xz", "a.lzma"],
+        &["-z", "--no-search-zip", "-c", "foo"],
+        &["-z", "--no-search-zip", "foo", "a.gz"],
+        &["-c", "foo"],
+        &["-z", "-g", "*.gz", "--files"],
+        &["-z", "-n", "foo", "bin.gz"],
+        &["-z", "-a", "-c", "foo", "bin.gz"],
+        &["-z", "foo", "utf16.gz"],
+        &["-z", "-n", "foo", "twice.gz"],
+        &["-z", "-c", "foo", "broken"],
+        &["-z", "-l", "foo", "broken"],
+        &["-z", "foo", "broken/empty.gz", "broken/plain.gz"],
+        &["-z", "-n", "5 foo$", "broken/cut.gz"],
+    ];
+    all_as_rgs(t.path(), sets);
+}
+
+/// rg's -P/--pcre2, --no-pcre2, --engine (and its deprecated
+/// --auto-hybrid-regex) and --pcre2-version: PCRE2 10.45 compiled into the
+/// component (no JIT), against rg built with its `pcre2` feature — look-
+/// around, backreferences and PCRE2's syntax with the flags that shape a
+/// search, invalid patterns, text that is not UTF-8, and `auto` choosing
+/// PCRE2 only where the default engine cannot build the pattern.
+#[test]
+fn pcre2_is_rgs() {
+    let t = tree();
+    t.write("words.txt", "the the cat\nfoo bar\nfoobar baz\nbar foo\nα β αα\nabc abc abd\nFoo Bar\n");
+    t.write("latin1.txt", b"caf\xe9 foo\nfoo\xff bar\n\xff\xfe\n");
+    let sets: &[&[&str]] = &[
+        &["-P", "(?<=foo)bar"],
+        &["-P", "foo(?=bar)"],
+        &["-P", "(?<!foo)bar"],
+        &["-P", "-n", r"\b(\w+) \1\b"],
+        &["--pcre2", "-o", r"(\w+)(?= abc)"],
+        &["-P", "-w", "foo"],
+        &["-P", "-w", "-o", r"\w+"],
+        &["-P", "-i", "-n", "foo(?= bar)"],
+        &["-P", "-S", "foo"],
+        &["-P", "-S", "Foo"],
+        &["-P", "-x", r"\d+ foo"],
+        &["-P", "-F", "a.b", "words.txt"],
+        &["-P", "-o", "-n", "--column", r"fo+(?=\w)"],
+        &["-P", "-r", "[$1]", r"(fo+)(?=bar)"],
+        &["-P", "-o", "-r", "$1$1", r"(o+)"],
+        &["-P", "-c", "foo(?!bar)"],
+        &["-P", "--count-matches", "o(?=o)"],
+        &["-P", "-v", "-c", "(?<=foo)"],
+        &["-P", "-v", "-n", "-C", "1", r"^\d+ (?!foo)", "src"],
+        &["-P", "-A", "1", "-B", "2", "-n", "(?<=baz\t)foo"],
+        &["-P", "-l", r"(\w)\1"],
+        &["-P", "-U", "-n", r"bar\r?\n(?=\d+ qux)"],
+        &["-P", "-U", "-c", r"(?s)foo.*?bar"],
+        &["-P", "--crlf", "-n", "bar$", "crlf.txt"],
+        &["-P", "-e", "(?<=foo)bar", "-e", "qux"],
+        &["-P", "-m", "2", "-n", "foo(?= )"],
+        &["-P", "--passthru", "-n", "(?<=the )cat", "words.txt"],
+        &["-P", r"\p{Greek}+(?= )", "words.txt"],
+        &["-P", "-o", r"\X", "words.txt"],
+        &["-P", "-n", "foo", "latin1.txt"],
+        &["-P", "-o", r"\w+", "latin1.txt"],
+        &["-P", "-c", "foo", "bin.dat"],
+        &["-P", "foo", "bin.dat"],
+        &["-P", "--null-data", "-c", "binary"],
+        &["-P", "(", "words.txt"],
+        &["-P", r"\k<nope>", "words.txt"],
+        &["-P", "--no-pcre2", "-c", "foo"],
+        &["-P", "--engine", "default", "(?<=foo)bar"],
+        &["--engine", "pcre2", "-c", "(?<=foo)bar"],
+        &["--engine=pcre2", "--no-pcre2", "-c", "foo"],
+        &["--engine", "auto", "-n", "(?<=foo)bar"],
+        &["--engine", "auto", "-c", "foo|bar"],
+        &["--engine", "auto", "(", "words.txt"],
+        &["--auto-hybrid-regex", "-n", r"(\w+) \1"],
+        &["--auto-hybrid-regex", "--no-auto-hybrid-regex", r"(\w+) \1"],
+    ];
+    all_as_rgs(t.path(), sets);
+}
+
+/// `--pcre2-version` says what rg says of the same PCRE2, but that the
+/// component's has no JIT (wasm runs no code made at run time).
+#[test]
+fn pcre2_version_is_rgs_but_the_jit() {
+    let t = Tree::new();
+    let (theirs, ours) = both(t.path(), &["--pcre2-version"]);
+    assert_eq!(theirs.0.replace("(JIT is available)", "(JIT is unavailable)"), ours.0);
+    assert_eq!(theirs.1, ours.1);
+    assert!(ours.0.starts_with("PCRE2 10."), "{}", ours.0);
+}

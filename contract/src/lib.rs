@@ -5,15 +5,22 @@
 
 pub mod limits;
 
+/// The PCRE2 the component compiles in (rg's `-P`), as the pcre2 crate's
+/// `version()` names it, which `rg --pcre2-version` prints (the guest's
+/// test `pcre2_version_is_the_contracts` holds them equal). Without its
+/// JIT: wasm runs no code made at run time.
+pub const PCRE2_VERSION: (u32, u32) = (10, 45);
+
 /// The index file's name and header, which the component writes and reads
 /// (`guest/src/index`) and the host lists and prunes (`host/src/cache.rs`).
 pub mod index_file {
     pub const NAME: &str = "index.v1";
     pub const MAGIC: &[u8; 8] = b"SGINDEX\0";
-    /// 5: the postings before the table (written as they are merged); 4 had
+    /// 6: the table is followed by the build's walk (what it left out
+    /// before each file, whether it was whole). 5: the postings before the table (written as they are merged); 4 had
     /// them after it. 4: the table of files in `rg --sort path` order (3
     /// had it bytewise by whole path).
-    pub const VERSION: u32 = 5;
+    pub const VERSION: u32 = 6;
     /// Magic, version, 4 spare bytes, then policy, files, trigrams, table
     /// and postings lengths, the table's checksum and the build time (u64
     /// each), and the checksum of all that.

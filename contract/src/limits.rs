@@ -105,6 +105,15 @@ table! {
     /// Bytes of the text rendering of one agent-tool answer.
     MAX_TOOL_TEXT: usize = 3 * MIB as usize;
 
+    /// What one decoder may allocate for its window (an xz or lzma
+    /// dictionary, a zstd window) when search-zip decompresses a file: a
+    /// file that asks for more is an error on that file, never allocated.
+    /// (The decompressed text itself is capped by max-filesize.)
+    DECOMPRESS_WINDOW: u64 = 128 * MIB;
+    /// The heap one PCRE2 match may use (`-P`): past it the match is an
+    /// error on that file. (PCRE2's `HEAP_LIMIT`, set in KiB where
+    /// host/build.rs compiles it.)
+    PCRE2_HEAP: u64 = 64 * MIB;
     /// Larger files are not indexed (searches always read them).
     INDEX_FILESIZE: u64 = 8 * MIB;
     /// Linear memory of the instance that builds or refreshes an index.
@@ -115,6 +124,10 @@ table! {
     /// Milliseconds of quiet after a change before a long-lived host
     /// refreshes its index.
     INDEX_QUIET_MS: u64 = 2_500;
+    /// Milliseconds a long-lived host waits before trying a failed refresh
+    /// again, doubled after each failure up to `INDEX_RETRY_MAX_MS`.
+    INDEX_RETRY_MS: u64 = 5_000;
+    INDEX_RETRY_MAX_MS: u64 = 300_000;
     /// Bytes the indexes in the user's cache may take together
     /// (`SANDGREP_CACHE_MAX` sets another cap): past it, a build removes the
     /// least recently used others.

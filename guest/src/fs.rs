@@ -148,29 +148,41 @@ impl SearchFile {
     /// Another handle on the same open file, for reads at offsets while
     /// this one is being read through.
     pub fn at(&self) -> FileAt {
-        FileAt { raw: Some(self.raw.clone()), size: self.size, bytes: None }
+        FileAt { raw: Some(self.raw.clone()), size: self.size, bytes: None, text: None }
     }
 }
 
 /// An open file read at offsets (the same descriptor as a [`SearchFile`]),
-/// or bytes a caller handed in (`search-bytes`), read the same way.
+/// or bytes a caller handed in (`search-bytes`), or the text a compressed
+/// file decompressed to (`search-zip`), read the same way.
 #[derive(Clone)]
 pub struct FileAt {
     raw: Option<Rc<raw::File>>,
     size: u64,
     /// The bytes, when there is no file.
     bytes: Option<Rc<[u8]>>,
+    /// The decompressed text, when the file was compressed.
+    text: Option<Rc<crate::decompress::Text>>,
 }
 
 impl FileAt {
     /// Bytes in memory read as a file.
     pub fn bytes(bytes: Rc<[u8]>) -> FileAt {
-        FileAt { raw: None, size: bytes.len() as u64, bytes: Some(bytes) }
+        FileAt { raw: None, size: bytes.len() as u64, bytes: Some(bytes), text: None }
+    }
+
+    /// A compressed file's text read as the file (UTF-16 sniffed as a
+    /// file's is).
+    pub fn decompressed(text: Rc<crate::decompress::Text>) -> FileAt {
+        FileAt { raw: None, size: text.len(), bytes: None, text: Some(text) }
     }
 
     /// Up to `len` bytes at `offset` (within the size seen at open).
     pub fn read_at(&self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
         let len = len.min(self.size.saturating_sub(offset));
+        if let Some(text) = &self.text {
+            return Ok(text.read_at(offset, len));
+        }
         let Some(raw) = &self.raw else {
             let bytes = self.bytes.as_deref().unwrap_or_default();
             return Ok(bytes[offset.min(self.size) as usize..][..len as usize].to_vec());
@@ -189,17 +201,24 @@ impl FileAt {
     /// Whether the file starts with a UTF-16 byte order mark: it is then
     /// searched and read as the UTF-8 it transcodes to.
     pub fn is_utf16(&self) -> bool {
-        self.raw.is_some() && self.read_at(0, 2).is_ok_and(|h| h == [0xFF, 0xFE] || h == [0xFE, 0xFF])
+        (self.raw.is_some() || self.text.is_some())
+            && self.read_at(0, 2).is_ok_and(|h| h == [0xFF, 0xFE] || h == [0xFE, 0xFF])
     }
 
     /// Bytes `from..from + len` of the file's text: its bytes, or for a
     /// UTF-16 file the UTF-8 it transcodes to (what search and read offsets
     /// count).
     pub fn text_range(&self, from: u64, len: u64) -> io::Result<Vec<u8>> {
-        let Some(raw) = self.raw.clone().filter(|_| self.is_utf16()) else {
+        if !self.is_utf16() {
             return self.read_at(from, len);
+        }
+        let reader: Box<dyn Read> = match (&self.raw, &self.text) {
+            (Some(raw), _) => {
+                Box::new(SearchFile { raw: raw.clone(), size: self.size, offset: 0, head: Vec::new(), head_pos: 0 })
+            }
+            (None, Some(text)) => Box::new(crate::decompress::Text::reader(text.clone())),
+            (None, None) => return self.read_at(from, len),
         };
-        let reader = SearchFile { raw, size: self.size, offset: 0, head: Vec::new(), head_pos: 0 };
         let mut text = encoding_rs_io::DecodeReaderBytesBuilder::new().bom_sniffing(true).build(reader);
         io::copy(&mut (&mut text).take(from), &mut io::sink())?;
         let mut out = Vec::new();

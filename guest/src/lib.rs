@@ -20,6 +20,7 @@ mod bindings {
 mod ast;
 mod confine;
 mod cursor;
+mod decompress;
 mod deny;
 mod error;
 mod fs;
@@ -39,7 +40,7 @@ mod walk;
 pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
-pub use bindings::exports::sandgrep::search::index::IndexReport;
+pub use bindings::exports::sandgrep::search::index::{IndexBatch, IndexFile, IndexPart, IndexReport, ReadOutcome};
 pub use bindings::exports::sandgrep::search::parallel::{
     AstEventKind, AstFileOutcome, AstShardEvent, AstShardResult, FileOutcome, ShardEvent, ShardEventKind, ShardResult,
     ShardStop, WalkSkips, WalkedFile, WalkedFiles,
@@ -336,6 +337,18 @@ mod component {
     impl super::bindings::exports::sandgrep::search::index::Guest for Component {
         fn refresh_index(policy: Policy) -> Result<IndexReport, SearchError> {
             Workspace::new(".").with_policy(&policy)?.refresh_index()
+        }
+
+        fn index_walk(policy: Policy, start: bool, max_bytes: u64) -> Result<IndexBatch, SearchError> {
+            index::walk_batch(&Workspace::new(".").with_policy(&policy)?, start, max_bytes)
+        }
+
+        fn index_read(policy: Policy, files: Vec<IndexFile>, last: bool) -> Result<IndexPart, SearchError> {
+            index::read_batch(&Workspace::new(".").with_policy(&policy)?, files, last)
+        }
+
+        fn index_finish(policy: Policy, reads: Vec<IndexPart>) -> Result<IndexReport, SearchError> {
+            index::finish(&Workspace::new(".").with_policy(&policy)?, reads)
         }
 
         fn unchanged_since(generation: Option<u64>) {

@@ -70,7 +70,7 @@ pub struct TextQuery {
 }
 
 /// What decides which files a walk yields.
-#[derive(Clone, Debug, Default, Hash)]
+#[derive(Clone, Debug, Default, Hash, PartialEq)]
 pub struct WalkOptions {
     pub include_globs: Vec<String>,
     pub exclude_globs: Vec<String>,
@@ -196,12 +196,6 @@ impl TextQuery {
             None if r.streaming => usize::MAX,
             v => clamp("max-columns", v, uncapped(MAX_COLUMNS), warnings) as usize,
         };
-        if r.engine == Some(RegexEngine::Pcre2) {
-            return Err(SearchError::InvalidArgument("PCRE2 is not available in this build of sandgrep".into()));
-        }
-        if r.search_zip {
-            return Err(SearchError::InvalidArgument("search-zip is not available in this build of sandgrep".into()));
-        }
         let paths = if r.paths.is_empty() { vec![".".to_string()] } else { r.paths };
         // (Counts and file lists are of results: passthru changes nothing
         // there, as rg's -c and -l win over it.)

@@ -87,17 +87,30 @@ fn listing(key: &str) -> Option<(Rc<Vec<Step>>, Rc<Reopen>)> {
     KEPT.with_borrow(|k| k.listings.get(key).map(|w| (w.steps.clone(), w.reopen.clone())))
 }
 
-/// Keeps a whole walk for the calls at this generation (when there is one).
-fn keep_listing(key: String, steps: Vec<Step>, reopen: Rc<Reopen>) {
+/// Whether a walk of `steps` steps would be kept.
+pub fn may_keep(steps: usize) -> bool {
+    steps <= STEPS
+}
+
+/// Whether a walk is kept at this generation under `key`.
+pub fn has_listing(key: &str) -> bool {
+    KEPT.with_borrow(|k| k.listings.contains_key(key))
+}
+
+/// Keeps a whole walk for the calls at this generation (when there is one):
+/// whether it is kept.
+pub fn keep_listing(key: String, steps: Vec<Step>, reopen: Rc<Reopen>) -> bool {
     KEPT.with_borrow_mut(|k| {
-        if k.generation.is_some() && steps.len() <= STEPS {
-            let kept: usize = k.listings.values().map(|w| w.steps.len()).sum();
-            if k.listings.len() >= LISTINGS || kept + steps.len() > STEPS {
-                k.listings.clear();
-            }
-            k.listings.insert(key, KeptWalk { steps: Rc::new(steps), reopen, marks: None });
+        if k.generation.is_none() || steps.len() > STEPS {
+            return false;
         }
-    });
+        let kept: usize = k.listings.values().map(|w| w.steps.len()).sum();
+        if k.listings.len() >= LISTINGS || kept + steps.len() > STEPS {
+            k.listings.clear();
+        }
+        k.listings.insert(key, KeptWalk { steps: Rc::new(steps), reopen, marks: None });
+        true
+    })
 }
 
 /// The walk of one call: the one kept at this generation under its key,

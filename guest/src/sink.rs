@@ -8,7 +8,7 @@ use std::io;
 use std::time::Instant;
 
 use crate::search::SearchMatcher;
-use grep_matcher::{Captures, Matcher};
+use grep_matcher::{Captures, LineTerminator, Matcher};
 use grep_searcher::{Searcher, Sink, SinkContext, SinkContextKind, SinkFinish, SinkMatch};
 
 use crate::fs::FileAt;
@@ -331,6 +331,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// line break (not in `shown`) may end a match: it is found with it, and
     /// shown up to it (as rg).
     /// `offset` and `end`: where the block starts and ends in the file.
+    /// `around`: the searcher's buffer and the block's range in it, where
+    /// PCRE2 finds the block's matches again (see [`Around`]).
     #[allow(clippy::too_many_arguments)]
     fn record_match(
         &mut self,
@@ -341,6 +343,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         broken: bool,
         offset: u64,
         end: u64,
+        around: Option<Around<'_>>,
     ) {
         let marks = marks(&edits);
         // Each mark's line, and the rule that made it (once per line).
@@ -366,16 +369,25 @@ impl<'a, 'm> FileSink<'a, 'm> {
         // The matches as found (with the line break, when it can end one),
         // then cut to the text shown.
         let (mut found, mut body) = (Vec::new(), shown.len());
-        if !self.cfg.invert {
-            if broken {
-                shown.push(b'\n');
-            }
+        // PCRE2 looks around: its matches found again in the text around
+        // the block, as rg's printer finds them (where the block shows as
+        // it is in the searcher's buffer: no redaction of its own).
+        let around = around.filter(|_| self.cfg.matcher.is_pcre2() && edits.is_empty() && !self.cfg.invert);
+        if broken {
+            shown.push(b'\n');
+        }
+        if let Some(a) = &around {
+            found = a.matches(self.cfg.matcher).into_iter().filter(|&(s, _)| s <= body).collect();
+        } else if !self.cfg.invert {
             let _ = self.cfg.matcher.find_iter(&shown, |m| {
                 if m.start() <= body && marks.iter().all(|&(a, z)| m.end() < a || m.start() > z) {
                     found.push((m.start(), m.end()));
                 }
                 true
             });
+        }
+        if self.cfg.invert && broken {
+            shown.pop();
         }
         if !self.cfg.keep_cr && shown[..body].last() == Some(&b'\r') {
             body -= 1;
@@ -401,9 +413,10 @@ impl<'a, 'm> FileSink<'a, 'm> {
         match self.cfg.replace {
             Some(replacement) if !found.is_empty() => {
                 // What follows the last match and is not shown stays out.
-                let hidden = shown.len() - body.max(found.last().map_or(0, |m| m.1));
+                let hidden = shown.len().saturating_sub(body.max(found.last().map_or(0, |m| m.1)));
                 let room = self.budget.saturating_sub(self.results.text_bytes);
-                (shown, spans) = replaced(self.cfg.matcher, &shown, &found, replacement, room);
+                let hay = around.as_ref().map(|a| (a.buffer, a.range.start));
+                (shown, spans) = replaced(self.cfg.matcher, &shown, hay, &found, replacement, room);
                 shown.truncate(shown.len() - hidden.min(shown.len()));
                 let len = shown.len();
                 spans.iter_mut().for_each(|s| *s = (s.0.min(len), s.1.min(len)));
@@ -450,7 +463,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// it shows redacted, those clear of the redactions — of which the
     /// searcher finds no more than `left` (see [`count_up_to`]). The count,
     /// how many the searcher found, and whether a match past those exists.
-    fn matches_in(&mut self, mat: &SinkMatch<'_>, left: u64) -> (u64, u64, bool) {
+    fn matches_in(&mut self, searcher: &Searcher, mat: &SinkMatch<'_>, left: u64) -> (u64, u64, bool) {
         let (buffer, range) = (mat.buffer(), mat.bytes_range_in_buffer());
         if self.cfg.redact {
             let (shown, edits) =
@@ -460,6 +473,12 @@ impl<'a, 'm> FileSink<'a, 'm> {
                 let clear = |s: usize, e: usize| marks.iter().all(|&(a, z)| e < a || s > z);
                 return count_up_to(self.cfg.matcher, &shown, 0..usize::MAX, clear, left);
             }
+        }
+        if self.cfg.matcher.is_pcre2() {
+            // (PCRE2 looks around: as rg's printer, see [`Around`].)
+            let multi_line = searcher.multi_line_with_matcher(self.cfg.matcher);
+            let end = Around::end(buffer, &range, multi_line, searcher.line_terminator());
+            return count_up_to(self.cfg.matcher, &buffer[..end], range, |_, _| true, left);
         }
         // (Not with redaction: the byte after may begin a secret.)
         let text = &buffer[..(range.end + usize::from(!self.cfg.redact)).min(buffer.len())];
@@ -560,7 +579,8 @@ impl Sink for FileSink<'_, '_> {
             } else if repeat {
                 if let Some((shown, edits)) = shaped {
                     let lines = mat.lines().count().max(1);
-                    self.record_match(line, lines, shown, edits, false, offset, offset + block.len() as u64);
+                    let around = Around::of(searcher, self.cfg.matcher, mat);
+                    self.record_match(line, lines, shown, edits, false, offset, offset + block.len() as u64, around);
                 }
             } else if self.taken >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
@@ -574,7 +594,7 @@ impl Sink for FileSink<'_, '_> {
                     && searcher.multi_line_with_matcher(self.cfg.matcher);
                 let matches = multiline || self.cfg.count_matches && !self.cfg.invert;
                 let left = if multiline { self.limit - self.taken } else { u64::MAX };
-                let (n, found, past) = if matches { self.matches_in(mat, left) } else { (1, 1, false) };
+                let (n, found, past) = if matches { self.matches_in(searcher, mat, left) } else { (1, 1, false) };
                 self.results.count += n.max(1);
                 self.last_match_end = offset + block.len() as u64;
                 self.taken += if multiline { found.max(1) } else { 1 };
@@ -584,7 +604,9 @@ impl Sink for FileSink<'_, '_> {
                     (OutputMode::Content, Some((shown, edits))) => {
                         let lines = mat.lines().count().max(1);
                         let broken = block.ends_with(b"\n") && searcher.multi_line_with_matcher(self.cfg.matcher);
-                        self.record_match(line, lines, shown, edits, broken, offset, offset + block.len() as u64)
+                        let around = Around::of(searcher, self.cfg.matcher, mat);
+                        let end = offset + block.len() as u64;
+                        self.record_match(line, lines, shown, edits, broken, offset, end, around)
                     }
                     (OutputMode::Content, None) => unreachable!("content is always shaped"),
                     (OutputMode::FilesWithMatches, _) => return Ok(false),
@@ -771,34 +793,94 @@ fn marks(edits: &[Edit]) -> Vec<(usize, usize)> {
 /// filled in (as `rg -r`), and where the replacements are. A match whose
 /// groups cannot be found again stays as it was. Past `room` bytes the rest
 /// is left out (the answer is cut there anyway).
+/// `hay`: where the matches are found again (PCRE2: the searcher's buffer,
+/// `bytes` starting at the offset given; else `bytes` itself).
 fn replaced(
     matcher: &SearchMatcher,
     bytes: &[u8],
+    hay: Option<(&[u8], usize)>,
     spans: &[(usize, usize)],
     replacement: &[u8],
     room: usize,
 ) -> (Vec<u8>, Vec<(usize, usize)>) {
     let Ok(mut caps) = matcher.new_captures() else { return (bytes.to_vec(), spans.to_vec()) };
+    let (hay, base) = hay.unwrap_or((bytes, 0));
     let (mut out, mut at) = (Vec::with_capacity(bytes.len()), 0);
     let mut moved = Vec::with_capacity(spans.len());
     for &(s, e) in spans {
         if out.len() > room {
             return (out, moved);
         }
-        out.extend_from_slice(&bytes[at..s]);
+        // (PCRE2's matches, found in the text around, may end past `bytes`.)
+        let (s_in, e_in) = (s.min(bytes.len()), e.min(bytes.len()));
+        out.extend_from_slice(&bytes[at.min(s_in)..s_in]);
         let start = out.len();
-        let same = matches!(matcher.captures_at(bytes, s, &mut caps), Ok(true))
-            && caps.get(0).is_some_and(|m| (m.start(), m.end()) == (s, e));
+        let same = matches!(matcher.captures_at(hay, base + s, &mut caps), Ok(true))
+            && caps.get(0).is_some_and(|m| (m.start(), m.end()) == (base + s, base + e));
         if same {
-            caps.interpolate(|name| matcher.capture_index(name), bytes, replacement, &mut out);
+            caps.interpolate(|name| matcher.capture_index(name), hay, replacement, &mut out);
         } else {
-            out.extend_from_slice(&bytes[s..e]);
+            out.extend_from_slice(&bytes[s_in..e_in]);
         }
         moved.push((start, out.len()));
-        at = e;
+        at = e_in;
     }
     out.extend_from_slice(&bytes[at..]);
     (out, moved)
+}
+
+/// A block of lines where the searcher's buffer holds it, for PCRE2 to find
+/// its matches again with what is around them in sight, as rg's printer
+/// does (`find_iter_at_in_context`): what comes before the block, and up to
+/// [`Around::LOOK_AHEAD`] bytes after it (multi-line), or the block without
+/// its line terminator (line by line).
+pub struct Around<'b> {
+    buffer: &'b [u8],
+    range: std::ops::Range<usize>,
+}
+
+impl<'b> Around<'b> {
+    /// rg's `MAX_LOOK_AHEAD`.
+    const LOOK_AHEAD: usize = 128;
+
+    fn of(searcher: &Searcher, matcher: &SearchMatcher, mat: &SinkMatch<'b>) -> Option<Around<'b>> {
+        if !matcher.is_pcre2() {
+            return None;
+        }
+        let (buffer, range) = (mat.buffer(), mat.bytes_range_in_buffer());
+        let multi_line = searcher.multi_line_with_matcher(matcher);
+        let end = Around::end(buffer, &range, multi_line, searcher.line_terminator());
+        Some(Around { buffer: &buffer[..end], range })
+    }
+
+    /// Where the text a match is looked for in ends (rg's
+    /// `trim_line_terminator` line by line).
+    fn end(buffer: &[u8], range: &std::ops::Range<usize>, multi_line: bool, terminator: LineTerminator) -> usize {
+        if multi_line {
+            return (range.end + Around::LOOK_AHEAD).min(buffer.len());
+        }
+        let mut end = range.end;
+        if end > range.start && buffer[end - 1] == terminator.as_byte() {
+            end -= 1;
+            if terminator.is_crlf() && end > range.start && buffer[end - 1] == b'\r' {
+                end -= 1;
+            }
+        }
+        end
+    }
+
+    /// The matches starting in the block, relative to its start.
+    fn matches(&self, matcher: &SearchMatcher) -> Vec<(usize, usize)> {
+        let mut found = Vec::new();
+        let _ = matcher.find_iter_at(self.buffer, self.range.start, |m| {
+            if m.start() >= self.range.end {
+                return false;
+            }
+            found.push((m.start() - self.range.start, m.end() - self.range.start));
+            true
+        });
+        found
+    }
 }
 
 /// The matches of `matcher` in `text` that start in `range` and are

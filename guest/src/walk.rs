@@ -80,7 +80,7 @@ pub struct Entry {
 /// [`OPEN_DIRS`] of them stay open (a deeper path's outer ones are opened
 /// again from the root when needed). A kept walk's holds its root only
 /// while a call replays it (see [`Reopen::release`]).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Reopen {
     root: RefCell<Option<Rc<Dir>>>,
     open: RefCell<(String, Vec<Option<Rc<Dir>>>)>,
@@ -182,6 +182,13 @@ impl Entry {
             at: Some((dir, name)),
             kept: None,
         }
+    }
+
+    /// The regular file at `rel`, as a kept walk keeps it: the walk that
+    /// found it checked its path.
+    pub fn file_kept(ws: &Workspace, rel: String, reopen: &Rc<Reopen>) -> Entry {
+        let path = ws.fs_path(&rel);
+        Entry { rel, path, is_file: true, is_dir: false, real: None, at: None, kept: Some(reopen.clone()) }
     }
 
     /// The entry as a kept walk keeps it: without its directory, found again

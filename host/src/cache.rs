@@ -272,7 +272,7 @@ pub(crate) fn remove_dir(root: &Path, dir: &Path) -> Result<u64, Reason> {
 
 /// Removes the leftovers of interrupted builds in `dir` (locked by the
 /// caller); bytes freed.
-fn remove_leftovers(dir: &Path) -> u64 {
+pub(crate) fn remove_leftovers(dir: &Path) -> u64 {
     let mut freed = 0;
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name();
@@ -372,24 +372,52 @@ pub fn cap() -> Result<Option<u64>, String> {
 pub fn enforce_cap(keep: &Path) -> Result<Vec<Removal>, String> {
     let Some(cap) = cap()? else { return Ok(Vec::new()) };
     let Some(root) = index_root() else { return Ok(Vec::new()) };
-    let mut all: Vec<IndexInfo> = index_dirs(&root).iter().map(|d| info(d)).collect();
+    Ok(enforce_cap_in(&root, cap, keep))
+}
+
+/// Index directories a long-lived host of this process keeps fresh (each
+/// of `serve`'s tenants, `mcp`'s workspace): the cap never removes them.
+static IN_USE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// An index directory in use for as long as this lives ([`IN_USE`]).
+pub(crate) struct InUse(PathBuf);
+
+impl InUse {
+    pub(crate) fn new(dir: &Path) -> InUse {
+        IN_USE.lock().unwrap_or_else(|e| e.into_inner()).push(dir.to_path_buf());
+        InUse(dir.to_path_buf())
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        let mut dirs = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = dirs.iter().position(|d| *d == self.0) {
+            dirs.swap_remove(at);
+        }
+    }
+}
+
+fn enforce_cap_in(root: &Path, cap: u64, keep: &Path) -> Vec<Removal> {
+    let mut all: Vec<IndexInfo> = index_dirs(root).iter().map(|d| info(d)).collect();
     let mut total: u64 = all.iter().map(|i| i.bytes).sum();
     if total <= cap {
-        return Ok(Vec::new());
+        return Vec::new();
     }
-    all.retain(|i| i.dir != keep);
+    let in_use = IN_USE.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    all.retain(|i| i.dir != keep && !in_use.contains(&i.dir));
     all.sort_by_key(|i| i.used);
     let mut out = Vec::new();
     for i in all {
         if total <= cap {
             break;
         }
-        if let Some(Ok(bytes)) = locked(&i.dir, || remove_dir(&root, &i.dir)) {
+        if let Some(Ok(bytes)) = locked(&i.dir, || remove_dir(root, &i.dir)) {
             total = total.saturating_sub(bytes);
             out.push(Removal { dir: i.dir, workspace: i.workspace, reason: Reason::OverCap, bytes });
         }
     }
-    Ok(out)
+    out
 }
 
 /// Bytes as people read them: `812 B`, `1.5 KiB`, `42.0 MiB`, `3.2 GiB`.
@@ -415,6 +443,25 @@ pub fn evicted_line(r: &Removal) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cap_never_removes_an_index_this_process_keeps_fresh() {
+        let root = tempfile::tempdir().unwrap();
+        let (a, b) = (root.path().join("a-0123456789abcdef"), root.path().join("b-0123456789abcdef"));
+        for dir in [&a, &b] {
+            std::fs::create_dir(dir).unwrap();
+            std::fs::write(dir.join("lock"), b"").unwrap();
+            std::fs::write(dir.join(INDEX), vec![0u8; 10_000]).unwrap();
+        }
+        let nobody = root.path().join("none");
+        let kept = InUse::new(&a);
+        let removed: Vec<_> = enforce_cap_in(root.path(), 0, &nobody).into_iter().map(|r| r.dir).collect();
+        assert_eq!(removed, [b.clone()]);
+        assert!(a.join(INDEX).is_file());
+        drop(kept);
+        let removed: Vec<_> = enforce_cap_in(root.path(), 0, &nobody).into_iter().map(|r| r.dir).collect();
+        assert_eq!(removed, [a]);
+    }
 
     #[test]
     fn only_sandgrep_names_are_leftovers() {

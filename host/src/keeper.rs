@@ -44,6 +44,8 @@ pub struct IndexKeeper {
     /// The refresher stops when its channel closes: when this and the
     /// watcher's sender are gone.
     _alive: mpsc::Sender<()>,
+    /// Its index is kept out of reach of another workspace's cache cap.
+    _in_use: crate::cache::InUse,
 }
 
 impl Drop for IndexKeeper {
@@ -184,6 +186,15 @@ impl Watch {
 /// Starts keeping `sandbox`'s index fresh, when indexing is on: the sandbox
 /// its calls should go through (one that keeps an instance and asks the
 /// watcher), and the keeper to hold while they do.
+/// How long a long-lived host waits before trying again after `failures`
+/// failed refreshes in a row (a change seen meanwhile tries at once).
+fn retry_wait(failures: u32) -> Duration {
+    let first = crate::limits::INDEX_RETRY_MS;
+    Duration::from_millis(
+        first.saturating_mul(1 << failures.saturating_sub(1).min(16)).min(crate::limits::INDEX_RETRY_MAX_MS),
+    )
+}
+
 pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
     // Indexing off: no index to keep fresh, nor one that could appear later
     // and find the kept instance made without it.
@@ -201,22 +212,30 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
         watch.exact.store(started.is_ok(), Ordering::Relaxed);
     }
     // Dropped, it stops the watcher (and the refresher, once both are gone).
-    let keeper = IndexKeeper { watch: watch.clone(), _alive: tx };
+    let keeper = IndexKeeper { watch: watch.clone(), _alive: tx, _in_use: crate::cache::InUse::new(&dir) };
     let refresher = sandbox.clone();
     let keeping = watch.clone();
     let started = std::thread::Builder::new().name("sandgrep-index".into()).spawn(move || {
-        let refresh = || {
+        // Failures in a row; the next try waits longer after each.
+        let mut failures = 0u32;
+        let mut refresh = || {
             let began_at = keeping.changes();
             match refresher.refresh_index() {
                 Ok(report) => {
                     let read = report.files_read > 0 || report.files_removed > 0 || report.rebuilt.is_some();
                     keeping.refreshed(began_at, read);
+                    failures = 0;
                 }
                 // (Calls go on without it, exact and slower: said, not dropped.)
-                Err(e) => eprintln!("sandgrep: the index could not be refreshed: {e}"),
+                Err(e) => {
+                    failures += 1;
+                    let wait = retry_wait(failures).as_secs();
+                    eprintln!("sandgrep: the index could not be refreshed: {e} (trying again in {wait} s)");
+                }
             }
+            failures
         };
-        refresh();
+        let mut failed = refresh();
         refresher.prune_indexes();
         // The cache's size cap, as `sandgrep index` keeps it (said on stderr:
         // stdout may be the protocol's).
@@ -233,7 +252,9 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
             if dir_identity(&keeping.root) != keeping.root_id {
                 keeping.exact.store(false, Ordering::Relaxed);
             }
-            let wait = if again {
+            let wait = if failed > 0 {
+                retry_wait(failed)
+            } else if again {
                 QUIET
             } else if keeping.exact.load(Ordering::Relaxed) {
                 Duration::MAX
@@ -249,7 +270,7 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
             if keeping.stopped.load(Ordering::Relaxed) {
                 return;
             }
-            refresh();
+            failed = refresh();
         }
     });
     if started.is_err() {
@@ -393,6 +414,16 @@ mod tree {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_refresh_is_tried_again_later_each_time() {
+        use crate::limits::{INDEX_RETRY_MAX_MS, INDEX_RETRY_MS};
+        let waits: Vec<u64> = (1..=9).map(|n| retry_wait(n).as_millis() as u64).collect();
+        let doubled: Vec<u64> = (0..9).map(|n| (INDEX_RETRY_MS << n).min(INDEX_RETRY_MAX_MS)).collect();
+        assert_eq!(waits, doubled);
+        assert_eq!(waits[..2], [INDEX_RETRY_MS, 2 * INDEX_RETRY_MS]);
+        assert_eq!(retry_wait(u32::MAX).as_millis() as u64, INDEX_RETRY_MAX_MS);
+    }
 
     /// A watch of a fresh workspace (`ws`, holding `src/`), its watcher running.
     fn watching() -> (tempfile::TempDir, PathBuf, Arc<Watch>) {

@@ -61,6 +61,7 @@ pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
 pub use bindings::exports::sandgrep::search::index::IndexReport;
+use bindings::exports::sandgrep::search::index::{IndexFile, IndexPart};
 use bindings::exports::sandgrep::search::parallel::{ShardResult, ShardStop, WalkedFile};
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, BinaryMode, BinaryNotice, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode,
@@ -168,6 +169,17 @@ pub struct Progress {
     pub looked: std::sync::atomic::AtomicU64,
     /// Files opened (to be read).
     pub opened: std::sync::atomic::AtomicU64,
+    /// Files the walk found to read (new or changed), and their bytes.
+    pub to_read: std::sync::atomic::AtomicU64,
+    pub to_read_bytes: std::sync::atomic::AtomicU64,
+    /// Of those, files read so far, and their bytes.
+    pub read: std::sync::atomic::AtomicU64,
+    pub read_bytes: std::sync::atomic::AtomicU64,
+    /// The walk is over: `to_read` is the whole of it.
+    pub walked: std::sync::atomic::AtomicBool,
+    /// Set by the caller: the walk stops where it is, what was read is
+    /// written as an index that the next refresh goes on from.
+    pub stop: std::sync::atomic::AtomicBool,
 }
 
 /// One workspace, searched through the sandbox.
@@ -187,26 +199,31 @@ pub struct Sandbox {
 /// A batch of files a walk handed out, numbered in walk order.
 type Batch = (usize, Vec<WalkedFile>);
 
-/// The batch waiting for a searching instance: at most one, so the walk
-/// searches rather than run ahead when every instance is busy.
-#[derive(Default)]
-struct Queue {
+/// The batch waiting for a searching (or reading) instance: at most one,
+/// so the walk searches rather than run ahead when every instance is busy.
+struct Queue<T = Batch> {
     /// The batch waiting, and whether the walk is over.
-    state: std::sync::Mutex<(Option<Batch>, bool)>,
+    state: std::sync::Mutex<(Option<T>, bool)>,
     ready: std::sync::Condvar,
 }
 
-impl Queue {
+impl<T> Default for Queue<T> {
+    fn default() -> Self {
+        Queue { state: Default::default(), ready: Default::default() }
+    }
+}
+
+impl<T> Queue<T> {
     /// Leaves `batch` for an instance; the batch waiting before it, if one
     /// was, comes back (for the caller to search).
-    fn offer(&self, batch: Batch) -> Option<Batch> {
+    fn offer(&self, batch: T) -> Option<T> {
         let waiting = self.state.lock().unwrap_or_else(|e| e.into_inner()).0.replace(batch);
         self.ready.notify_one();
         waiting
     }
 
     /// The next batch, waiting for one; `None` once the walk is over.
-    fn take(&self) -> Option<Batch> {
+    fn take(&self) -> Option<T> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if let Some(batch) = state.0.take() {
@@ -227,9 +244,9 @@ impl Queue {
 }
 
 /// Closes a queue when dropped.
-struct CloseOnDrop<'q>(&'q Queue);
+struct CloseOnDrop<'q, T = Batch>(&'q Queue<T>);
 
-impl Drop for CloseOnDrop<'_> {
+impl<T> Drop for CloseOnDrop<'_, T> {
     fn drop(&mut self) {
         self.0.close();
     }
@@ -375,20 +392,111 @@ impl Sandbox {
         // Whose index it is, so that it can go when the workspace does.
         write_owner(dir, &self.workspace)
             .map_err(|e| Error::Setup(format!("index directory {}: {e}", dir.display())))?;
-        let p = &self.guest_policy;
-        let long = Duration::from_secs(24 * 3600);
-        let report = self
-            .runtime
-            .call(&self.workspace, Some((dir, FsPerms::ReadWrite)), INDEX_MEMORY as usize, long, long, |i, s| {
-                s.data_mut().progress = progress;
-                i.sandgrep_search_index().call_refresh_index(s, p)
-            })?
-            .map_err(Error::Search);
+        let report = self.refresh_spread(dir, progress.unwrap_or_default());
+        // What a failed build left (runs of an instance that trapped, …):
+        // the lock is still held, so nothing of another build's.
+        cache::remove_leftovers(dir);
+        let report = report?.map_err(Error::Search);
         drop(lock);
         if report.is_ok() {
             cache::mark_used(dir, true);
         }
         report
+    }
+
+    /// The refresh spread over `jobs` instances (the WIT's `index-walk`,
+    /// `index-read`, `index-finish`): one walks and hands out batches of
+    /// files to read, reading a batch itself when no other instance took
+    /// the one before; then it merges what every instance read.
+    fn refresh_spread(&self, dir: &Path, progress: Arc<Progress>) -> Result<Result<IndexReport, SearchError>, Error> {
+        /// Bytes of files per batch: enough that a call costs little beside
+        /// them, few enough that every instance starts at once.
+        const BATCH_BYTES: u64 = 4 << 20;
+        type Store = wasmtime::Store<engine::State>;
+        type Read = wasmtime::Result<Result<IndexPart, SearchError>>;
+        let p = &self.guest_policy;
+        let long = Duration::from_secs(24 * 3600);
+        let queue: Queue<Vec<IndexFile>> = Queue::default();
+        let work = Some((dir, FsPerms::ReadWrite));
+        let read = |i: &bindings::Sandgrep, s: &mut Store, batch: &[IndexFile], last: bool| -> Read {
+            let part = i.sandgrep_search_index().call_index_read(&mut *s, p, batch, last)?;
+            progress.read.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            progress.read_bytes.fetch_add(batch.iter().map(|f| f.size).sum(), Ordering::Relaxed);
+            Ok(part)
+        };
+        // Reads what is handed out, then names its runs.
+        let reader = |i: &bindings::Sandgrep, s: &mut Store| -> wasmtime::Result<Result<Vec<IndexPart>, SearchError>> {
+            s.data_mut().progress = Some(progress.clone());
+            let mut parts = Vec::new();
+            while let Some(batch) = queue.take() {
+                match read(i, s, &batch, false)? {
+                    Ok(part) => parts.push(part),
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+            Ok(read(i, s, &[], true)?.map(|last| {
+                parts.push(last);
+                parts
+            }))
+        };
+        std::thread::scope(|scope| {
+            let spawn_reader = || {
+                scope.spawn(|| {
+                    self.runtime.call(&self.workspace, work, INDEX_MEMORY as usize, long, long, |i, s| reader(i, s))
+                })
+            };
+            // (Closed whatever happens, so no reader waits for ever.)
+            let _close = CloseOnDrop(&queue);
+            self.runtime.call(&self.workspace, work, INDEX_MEMORY as usize, long, long, |i, s| {
+                s.data_mut().progress = Some(progress.clone());
+                let mut parts = Vec::new();
+                // The other instances, started with the first file to read
+                // (a refresh with nothing to read starts none).
+                let mut readers = Vec::new();
+                let mut start = true;
+                while !progress.stop.load(Ordering::Relaxed) {
+                    let batch = match i.sandgrep_search_index().call_index_walk(&mut *s, p, start, BATCH_BYTES)? {
+                        Ok(batch) => batch,
+                        Err(e) => return Ok(Err(e)),
+                    };
+                    start = false;
+                    let files = batch.files;
+                    progress.to_read.fetch_add(files.len() as u64, Ordering::Relaxed);
+                    progress.to_read_bytes.fetch_add(files.iter().map(|f| f.size).sum(), Ordering::Relaxed);
+                    if !files.is_empty() {
+                        if readers.is_empty() {
+                            readers.extend((1..self.jobs).map(|_| spawn_reader()));
+                        }
+                        if let Some(waiting) = queue.offer(files) {
+                            match read(i, s, &waiting, false)? {
+                                Ok(part) => parts.push(part),
+                                Err(e) => return Ok(Err(e)),
+                            }
+                        }
+                    }
+                    if batch.done {
+                        progress.walked.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+                queue.close();
+                // What no other instance took is read here; then every
+                // instance's part is merged.
+                match reader(i, s)? {
+                    Ok(mine) => parts.extend(mine),
+                    Err(e) => return Ok(Err(e)),
+                }
+                for r in readers {
+                    match r.join() {
+                        Ok(Ok(Ok(theirs))) => parts.extend(theirs),
+                        Ok(Ok(Err(e))) => return Ok(Err(e)),
+                        Ok(Err(e)) => return Err(wasmtime::Error::msg(e.to_string())),
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                }
+                i.sandgrep_search_index().call_index_finish(&mut *s, p, &parts)
+            })
+        })
     }
 
     pub fn workspace(&self) -> &Path {

@@ -23,6 +23,7 @@
 //! the postings, trigram by trigram. So its memory grows with the table of
 //! files and the dictionary, not with the tree's bytes.
 
+mod build;
 mod plan;
 
 use std::collections::HashMap;
@@ -31,13 +32,15 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Instant, SystemTime};
 
+#[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
+pub use build::{finish, read_batch, refresh, walk_batch};
 pub use plan::{plan, Query};
 
 use crate::confine::path_cmp;
 use crate::cursor::{read_varint, varint};
 use crate::fs::Meta;
 use crate::request::WalkOptions;
-use crate::walk::{Entry, Step, Walker};
+use crate::walk::{self, Entry, Reopen, Skips, Step, Walker};
 use crate::{redact, session};
 use crate::{IndexReport, IndexUse, SearchError, Workspace};
 use sandgrep_contract::index_file::{self, checksum, HEADER, MAGIC, VERSION};
@@ -77,9 +80,70 @@ impl FileRec {
     }
 }
 
+/// The default walk from the root as the build made it, beside the table
+/// (whose files are that walk's files, in its order): what it left out
+/// before each file and after the last, and whether it was whole (no
+/// problem met, no file without a record). A host that vouches for the
+/// index can have a search replay it instead of walking ([`Loaded::steps`]).
+#[derive(Debug, Default, PartialEq)]
+struct WalkRecord {
+    whole: bool,
+    /// (file number, entries left out just before it), by file number.
+    skips: Vec<(u32, Skips)>,
+    /// Left out after the last file.
+    tail: Skips,
+}
+
+impl WalkRecord {
+    fn write(&self, out: &mut Vec<u8>) {
+        varint(out, u64::from(self.whole));
+        varint(out, self.skips.len() as u64);
+        let mut next = 0;
+        for &(file, n) in &self.skips {
+            varint(out, u64::from(file - next));
+            next = file + 1;
+            Self::write_skips(out, n);
+        }
+        Self::write_skips(out, self.tail);
+    }
+
+    fn write_skips(out: &mut Vec<u8>, n: Skips) {
+        for v in [n.denied, n.ignored, n.hidden] {
+            varint(out, v);
+        }
+    }
+
+    /// As written after a table of `files` records; `None` if malformed.
+    fn read(buf: &[u8], at: &mut usize, files: usize) -> Option<WalkRecord> {
+        let whole = match read_varint(buf, at)? {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let count = usize::try_from(read_varint(buf, at)?).ok().filter(|&n| n <= files)?;
+        let mut skips = Vec::with_capacity(count);
+        let mut next = 0u64;
+        for _ in 0..count {
+            let file = next.checked_add(read_varint(buf, at)?)?;
+            if file >= files as u64 {
+                return None;
+            }
+            next = file + 1;
+            skips.push((file as u32, Self::read_skips(buf, at)?));
+        }
+        let tail = Self::read_skips(buf, at)?;
+        Some(WalkRecord { whole, skips, tail })
+    }
+
+    fn read_skips(buf: &[u8], at: &mut usize) -> Option<Skips> {
+        Some(Skips { denied: read_varint(buf, at)?, ignored: read_varint(buf, at)?, hidden: read_varint(buf, at)? })
+    }
+}
+
 /// An index, its table and dictionary read, its postings read on demand.
 pub struct Loaded {
     files: Vec<FileRec>,
+    walk: WalkRecord,
     /// `(trigram, offset, length, checksum)` of each posting list, by trigram.
     dict: Vec<(u32, u64, u32, u32)>,
     postings: std::fs::File,
@@ -154,6 +218,7 @@ impl Loaded {
             }
             files.push(FileRec { path, size, modified_ns, changed_ns, flags });
         }
+        let walk = WalkRecord::read(&table, &mut at, files.len()).ok_or_else(corrupt)?;
         if n_tri.checked_mul(20) != Some((table.len() - at) as u64) {
             return Err(corrupt());
         }
@@ -165,7 +230,7 @@ impl Loaded {
             return Err(corrupt());
         }
         let (post_at, table_len) = (HEADER as u64, table_len as u64);
-        Ok(Loaded { files, dict, postings: file, post_at, post_len, table_len, bitmaps: Default::default() })
+        Ok(Loaded { files, walk, dict, postings: file, post_at, post_len, table_len, bitmaps: Default::default() })
     }
 
     /// The file numbers holding `tri`, in order.
@@ -215,7 +280,30 @@ impl Loaded {
         Ok(())
     }
 
-    /// The files a query lets through, as a bitmap over file numbers.
+    /// The default walk from the root, as the build made it (when it was
+    /// whole): the table's files in order, each after what the walk left
+    /// out before it, then what it left out after the last. No directory
+    /// entries: a search's walk, not a listing's.
+    fn steps(&self, ws: &Workspace, reopen: &Rc<Reopen>) -> Option<Vec<Step>> {
+        let walk = self.walk.whole.then_some(&self.walk)?;
+        // (Not made when too many to keep.)
+        if !session::may_keep(self.files.len() + walk.skips.len() + 1) {
+            return None;
+        }
+        let mut steps = Vec::with_capacity(self.files.len() + walk.skips.len() + 1);
+        let mut skips = walk.skips.iter().peekable();
+        for (i, f) in self.files.iter().enumerate() {
+            if let Some((_, n)) = skips.next_if(|(at, _)| *at as usize == i) {
+                steps.push(Step::Skipped(*n));
+            }
+            steps.push(Step::Entry(Entry::file_kept(ws, f.path.clone(), reopen)));
+        }
+        if walk.tail.any() {
+            steps.push(Step::Skipped(walk.tail));
+        }
+        Some(steps)
+    }
+
     /// The number of the record of the file at `rel`, looked for at
     /// `likely` first (a walk and the table go in nearly the same order).
     fn record(&self, rel: &str, likely: usize) -> Option<usize> {
@@ -293,9 +381,18 @@ pub enum Unread {
 
 impl Narrowing {
     /// How the index serves a search for `q` in `ws`, and the narrowing
-    /// when it does.
-    pub fn open(ws: &Workspace, q: &crate::request::TextQuery) -> (IndexUse, Option<Narrowing>) {
-        Narrowing::for_plan(ws, plan(q), q.multiline)
+    /// when it does. `pcre2`: PCRE2 reads the pattern (as `-P` asks, or as
+    /// `auto` chose), whose syntax and meaning the plan's parser (Rust's
+    /// regex syntax) does not know: no plan, every file is read (binary
+    /// and too-large files are still skipped by the index).
+    pub fn open(ws: &Workspace, q: &crate::request::TextQuery, pcre2: bool) -> (IndexUse, Option<Narrowing>) {
+        // The index holds files' bytes as they are on disk: with
+        // search-zip, a compressed file's text is in none of its postings
+        // (and its bytes look binary). Such a search reads every file.
+        if q.search_zip {
+            return (IndexUse::None, None);
+        }
+        Narrowing::for_plan(ws, if pcre2 { None } else { plan(q) }, q.multiline)
     }
 
     /// How the index serves a search whose matching files all hold `texts`
@@ -326,6 +423,28 @@ impl Narrowing {
             }
             Err(_) => (IndexUse::None, None),
         }
+    }
+
+    /// The key of the walk a first page of a search of `paths` with `opts`
+    /// replays, given its own (`key`, [`session::listing_key`]). When the
+    /// host vouches for this index, no walk is kept under `key` and the
+    /// search walks as the build did (the default options from the root):
+    /// the index's own walk ([`Loaded::steps`]), kept under a key of its own
+    /// (it holds no directories, which a listing shows). So a vouched
+    /// search walks nothing.
+    pub fn walk_key(&self, ws: &Workspace, paths: &[String], opts: &WalkOptions, key: String, first: bool) -> String {
+        let own = first && self.current && paths == ["."] && *opts == WalkOptions::default();
+        if !own || session::has_listing(&key) {
+            return key;
+        }
+        let indexed = format!("{key}\0index");
+        let kept = Rc::new(Reopen::default());
+        if session::has_listing(&indexed)
+            || self.loaded.steps(ws, &kept).is_some_and(|steps| session::keep_listing(indexed.clone(), steps, kept))
+        {
+            return indexed;
+        }
+        key
     }
 
     /// Whether the search may leave `entry` unread, and as what.
@@ -449,157 +568,6 @@ fn now_ns() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// Builds the index of `ws`, or brings it up to date: files whose size and
-/// times are unchanged keep their entries unread; the rest are read.
-pub fn refresh(ws: &Workspace) -> Result<IndexReport, SearchError> {
-    let started = Instant::now();
-    let dir = ws
-        .index_dir()
-        .ok_or_else(|| SearchError::InvalidArgument("no index directory was given to the component".into()))?;
-    let report = match Loaded::open(dir, ws.index_policy()) {
-        Ok(old) => match build(ws, dir, Some(old), None)? {
-            Ok(report) => report,
-            // A posting list failed its checksum: start again.
-            Err(why) => build(ws, dir, None, Some(why))?.map_err(SearchError::Io)?,
-        },
-        Err(why) => build(ws, dir, None, Some(why))?.map_err(SearchError::Io)?,
-    };
-    Ok(IndexReport { elapsed_ms: started.elapsed().as_millis() as u64, ..report })
-}
-
-/// One pass of [`refresh`] from `old` (if any): `Ok(Err(why))` when `old`
-/// turned out corrupt.
-fn build(
-    ws: &Workspace,
-    dir: &Path,
-    mut old: Option<Loaded>,
-    why_rebuilt: Option<String>,
-) -> Result<Result<IndexReport, String>, SearchError> {
-    let policy = ws.index_policy();
-    let rebuilt = why_rebuilt.map(|why| format!("built from scratch: {why}"));
-    let mut report = IndexReport {
-        files: 0,
-        files_read: 0,
-        bytes_read: 0,
-        files_removed: 0,
-        trigrams: 0,
-        index_bytes: 0,
-        rebuilt,
-        elapsed_ms: 0,
-        warnings: Vec::new(),
-    };
-    // The files of a default search's walk, as that walk finds them.
-    let opts = WalkOptions::default();
-    let walker = std::rc::Rc::new(Walker::new(ws, &opts)?);
-    let mut kept: Vec<(FileRec, Option<usize>)> = Vec::new(); // (entry, old number)
-    let mut out = Output::create(dir)?;
-    let mut pairs: Vec<u64> = Vec::new();
-    let mut seen = vec![0u64; 1 << 18];
-    let mut tris = Vec::new();
-    let mut bytes = Vec::new();
-    for root in walker.roots(&[".".to_string()])? {
-        for item in walker.walk(&root, None) {
-            let Ok(entry) = item else { continue };
-            if !entry.is_file {
-                continue;
-            }
-            // Numbered as walked, in path order (a file out of it, or twice,
-            // gets no record: a search reads it).
-            if kept.last().is_some_and(|k| path_cmp(&k.0.path, &entry.rel).is_ge()) {
-                continue;
-            }
-            let Some(meta) = entry.meta() else { continue };
-            if let Some(old) = old.as_ref() {
-                if let Ok(i) = old.files.binary_search_by(|f| path_cmp(&f.path, &entry.rel)) {
-                    let rec = &old.files[i];
-                    if rec.flags & (UNTRUSTED | LASTING) != UNTRUSTED && rec.same(&meta) {
-                        kept.push((rec.clone(), Some(i)));
-                        continue;
-                    }
-                }
-            }
-            let mut rec = FileRec {
-                path: entry.rel.clone(),
-                size: meta.size,
-                modified_ns: meta.modified_ns,
-                changed_ns: meta.changed_ns,
-                flags: UNTRUSTED,
-            };
-            let racy = meta.modified_ns.max(meta.changed_ns).saturating_add(RACY_NS) > now_ns();
-            // (Read while it was being written: read it again next time.)
-            let mut changing = false;
-            if meta.size <= INDEX_FILESIZE && meta.changed_ns != 0 {
-                bytes.clear();
-                let read = entry.open().and_then(|mut f| f.read_to_end(&mut bytes));
-                let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
-                changing = read.is_ok() && bytes.len() as u64 != meta.size;
-                if read.is_ok() && !utf16 && !changing {
-                    report.files_read += 1;
-                    report.bytes_read += bytes.len() as u64;
-                    // A binary file is skipped whatever the query: its bytes need no entries.
-                    let binary = bytes.contains(&0);
-                    if !binary {
-                        // A file with secrets is indexed as callers see it, redacted
-                        // (a match counts only where it shows clear of the redactions,
-                        // and each line redacts alike whole or alone): whether a search
-                        // skips it tells nothing its answers and reads do not.
-                        let shown = if ws.redact { redact::redact_lines(b"", &bytes) } else { Default::default() };
-                        let text = if shown.1.is_empty() { &bytes } else { &shown.0 };
-                        trigrams(text, &mut seen, &mut tris);
-                        let number = kept.len() as u64;
-                        pairs.extend(tris.iter().map(|&t| u64::from(t) << 32 | number));
-                        if pairs.len() >= RUN_PAIRS {
-                            out.write_run(&mut pairs)?;
-                        }
-                    }
-                    // A file with other names may change through one no watcher
-                    // of the workspace sees: a long-lived host would miss it.
-                    let linked = meta.links > 1;
-                    rec.flags = if racy || linked { UNTRUSTED } else { 0 } | if binary { BINARY } else { 0 };
-                }
-            }
-            if rec.flags & UNTRUSTED != 0 && !racy && !changing {
-                rec.flags |= LASTING;
-            }
-            kept.push((rec, None));
-        }
-    }
-    // Nothing changed: the index stands as it is (if it is sound).
-    if let Some(old) = old.as_mut().filter(|o| o.files.len() == kept.len() && kept.iter().all(|k| k.1.is_some())) {
-        if let Err(why) = old.verify() {
-            return Ok(Err(why));
-        }
-        report.files = kept.len() as u64;
-        report.trigrams = old.dict.len() as u64;
-        report.index_bytes = old.post_at + old.post_len + old.table_len;
-        return Ok(Ok(report));
-    }
-    pairs.sort_unstable();
-    pairs.dedup();
-    // The old index's lists, renumbered: a source of the merge as a run is.
-    let renumbered = old.as_ref().map(|old| {
-        let mut renumber = vec![u32::MAX; old.files.len()];
-        for (new, (_, was)) in kept.iter().enumerate() {
-            if let Some(was) = was {
-                renumber[*was] = new as u32;
-            }
-        }
-        let walked = |path: &str| kept.binary_search_by(|k| path_cmp(&k.0.path, path)).is_ok();
-        report.files_removed = old.files.iter().filter(|f| !walked(&f.path)).count() as u64;
-        renumber
-    });
-    let files: Vec<FileRec> = kept.into_iter().map(|(rec, _)| rec).collect();
-    let old = old.as_ref().zip(renumbered.as_deref());
-    let dict = match out.merge(old, &pairs)? {
-        Ok(dict) => dict,
-        Err(why) => return Ok(Err(why)),
-    };
-    report.files = files.len() as u64;
-    report.trigrams = dict.len() as u64;
-    report.index_bytes = out.finish(&files, &dict, policy)?;
-    Ok(Ok(report))
-}
-
 fn io_error(e: std::io::Error) -> SearchError {
     SearchError::Io(format!("the index could not be written: {e}"))
 }
@@ -608,11 +576,71 @@ fn io_error(e: std::io::Error) -> SearchError {
 /// uses, renamed over the index when whole) and the runs of pairs beside it.
 /// Dropped unfinished, it removes them all.
 struct Output {
+    runs: Runs,
+    file: std::io::BufWriter<std::fs::File>,
+    done: bool,
+}
+
+/// Runs of (trigram, file) pairs written beside the index under a name no
+/// other writer uses (`index.v1.<16 hex>.run<N>`); removed when dropped.
+struct Runs {
     dir: PathBuf,
     stem: String,
-    file: std::io::BufWriter<std::fs::File>,
-    runs: Vec<PathBuf>,
-    done: bool,
+    paths: Vec<PathBuf>,
+}
+
+/// Whether `name` is one [`Runs`] gives its runs.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+fn is_run_name(name: &str) -> bool {
+    let Some((stem, n)) = name.rsplit_once(".run") else { return false };
+    let hex = stem.strip_prefix(FILE).and_then(|s| s.strip_prefix('.')).unwrap_or_default();
+    hex.len() == 16
+        && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        && !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+}
+
+impl Runs {
+    fn new(dir: &Path) -> Runs {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(now_ns());
+        Runs { dir: dir.to_path_buf(), stem: format!("{FILE}.{:016x}", h.finish()), paths: Vec::new() }
+    }
+
+    /// `pairs` (trigram << 32 | file), sorted, as a run file; `pairs` emptied.
+    fn write(&mut self, pairs: &mut Vec<u64>) -> Result<(), SearchError> {
+        pairs.sort_unstable();
+        pairs.dedup();
+        let path = self.dir.join(format!("{}.run{}", self.stem, self.paths.len()));
+        self.paths.push(path.clone());
+        let mut run = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io_error)?);
+        let (mut buf, mut next_tri) = (Vec::new(), 0u32);
+        for list in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
+            let tri = (list[0] >> 32) as u32;
+            buf.clear();
+            varint(&mut buf, u64::from(tri - next_tri));
+            varint(&mut buf, list.len() as u64);
+            let mut next = 0u32;
+            for &p in list {
+                varint(&mut buf, u64::from(p as u32 - next));
+                next = p as u32 + 1;
+            }
+            run.write_all(&buf).map_err(io_error)?;
+            next_tri = tri + 1;
+        }
+        run.flush().map_err(io_error)?;
+        pairs.clear();
+        Ok(())
+    }
+}
+
+impl Drop for Runs {
+    fn drop(&mut self) {
+        for run in &self.paths {
+            let _ = std::fs::remove_file(run);
+        }
+    }
 }
 
 /// One sorted source of posting lists: a run, read in order.
@@ -681,42 +709,14 @@ impl RunReader {
 }
 
 impl Output {
-    fn create(dir: &Path) -> Result<Output, SearchError> {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(now_ns());
-        let stem = format!("{FILE}.{:016x}", h.finish());
-        let file = std::fs::File::create(dir.join(format!("{stem}.tmp"))).map_err(io_error)?;
+    /// A new index file in `dir`, beside `runs` (which it merges, and
+    /// removes when dropped).
+    fn create(runs: Runs) -> Result<Output, SearchError> {
+        let file = std::fs::File::create(runs.dir.join(format!("{}.tmp", runs.stem))).map_err(io_error)?;
         let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
         // (The header is written last, over these zeros.)
         file.write_all(&[0; HEADER]).map_err(io_error)?;
-        Ok(Output { dir: dir.to_path_buf(), stem, file, runs: Vec::new(), done: false })
-    }
-
-    /// `pairs` (trigram << 32 | file), sorted, as a run file; `pairs` emptied.
-    fn write_run(&mut self, pairs: &mut Vec<u64>) -> Result<(), SearchError> {
-        pairs.sort_unstable();
-        pairs.dedup();
-        let path = self.dir.join(format!("{}.run{}", self.stem, self.runs.len()));
-        self.runs.push(path.clone());
-        let mut run = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io_error)?);
-        let (mut buf, mut next_tri) = (Vec::new(), 0u32);
-        for list in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
-            let tri = (list[0] >> 32) as u32;
-            buf.clear();
-            varint(&mut buf, u64::from(tri - next_tri));
-            varint(&mut buf, list.len() as u64);
-            let mut next = 0u32;
-            for &p in list {
-                varint(&mut buf, u64::from(p as u32 - next));
-                next = p as u32 + 1;
-            }
-            run.write_all(&buf).map_err(io_error)?;
-            next_tri = tri + 1;
-        }
-        run.flush().map_err(io_error)?;
-        pairs.clear();
-        Ok(())
+        Ok(Output { runs, file, done: false })
     }
 
     /// The postings: every run's lists, the pairs still in `memory` and
@@ -731,7 +731,7 @@ impl Output {
     ) -> Result<Result<Vec<(u32, u64, u32, u32)>, String>, SearchError> {
         use std::cmp::Reverse;
         let mut runs = vec![Source::Memory(memory, 0)];
-        for path in &self.runs {
+        for path in &self.runs.paths {
             let input = std::io::BufReader::with_capacity(64 << 10, std::fs::File::open(path).map_err(io_error)?);
             runs.push(Source::Run(RunReader { input, next_tri: 0 }));
         }
@@ -792,7 +792,13 @@ impl Output {
 
     /// The table and dictionary after the postings, then the header; the
     /// index renamed into place. Its size.
-    fn finish(mut self, files: &[FileRec], dict: &[(u32, u64, u32, u32)], policy: u64) -> Result<u64, SearchError> {
+    fn finish(
+        mut self,
+        files: &[FileRec],
+        walked: &WalkRecord,
+        dict: &[(u32, u64, u32, u32)],
+        policy: u64,
+    ) -> Result<u64, SearchError> {
         let post_len = dict.last().map_or(0, |&(_, off, len, _)| off + u64::from(len));
         let mut table = Vec::new();
         for f in files {
@@ -803,6 +809,7 @@ impl Output {
             varint(&mut table, f.changed_ns);
             table.push(f.flags);
         }
+        walked.write(&mut table);
         for &(tri, off, len, sum) in dict {
             table.extend_from_slice(&tri.to_le_bytes());
             table.extend_from_slice(&off.to_le_bytes());
@@ -827,8 +834,8 @@ impl Output {
         file.seek(SeekFrom::Start(0)).map_err(io_error)?;
         file.write_all(&head).map_err(io_error)?;
         file.sync_all().map_err(io_error)?;
-        let tmp = self.dir.join(format!("{}.tmp", self.stem));
-        std::fs::rename(&tmp, index_file(&self.dir)).map_err(io_error)?;
+        let tmp = self.runs.dir.join(format!("{}.tmp", self.runs.stem));
+        std::fs::rename(&tmp, index_file(&self.runs.dir)).map_err(io_error)?;
         self.done = true;
         Ok(HEADER as u64 + post_len + table.len() as u64)
     }
@@ -836,11 +843,8 @@ impl Output {
 
 impl Drop for Output {
     fn drop(&mut self) {
-        for run in &self.runs {
-            let _ = std::fs::remove_file(run);
-        }
         if !self.done {
-            let _ = std::fs::remove_file(self.dir.join(format!("{}.tmp", self.stem)));
+            let _ = std::fs::remove_file(self.runs.dir.join(format!("{}.tmp", self.runs.stem)));
         }
     }
 }

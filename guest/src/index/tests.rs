@@ -421,3 +421,159 @@ fn the_table_of_files_is_in_path_order_and_an_index_of_the_old_order_is_rebuilt(
     assert!(report.rebuilt.as_deref().is_some_and(|r| r.contains("another format")), "{report:?}");
     assert_eq!(indexed.search_text(text_request("needle")).unwrap().stats.index, IndexUse::Served);
 }
+
+#[test]
+fn a_vouched_first_page_replays_the_walk_the_index_recorded() {
+    let (root, idx) = setup(&[
+        (".ignore", b"skipped.txt\nlogs/\n"),
+        ("a.txt", b"needle one\n"),
+        ("b/c.txt", b"needle two\nhay\n"),
+        ("b/skipped.txt", b"needle ignored\n"),
+        ("b/.hidden.txt", b"needle hidden\n"),
+        ("logs/x.txt", b"needle in an ignored directory\n"),
+        ("m/id_rsa", b"needle denied\n"),
+        ("z.txt", b"hay\n"),
+        ("zz/id_rsa", b"denied after the last file\n"),
+    ]);
+    let scan = Workspace::new(root.path());
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let loaded = Loaded::open(idx.path(), ws.index_policy()).unwrap();
+    assert!(loaded.walk.whole && loaded.walk.tail == Skips { denied: 1, ..Skips::default() }, "{:?}", loaded.walk);
+    let first = SearchTextRequest { max_results: Some(1), ..text_request("needle") };
+    let cases = [text_request("needle"), text_request("hay"), first, regex("ne+dle|zzz"), regex("\\w+")];
+    for generation in [11, 12] {
+        crate::session::unchanged_since(Some(generation));
+        for r in &cases {
+            let (a, b) = (scan.search_text(r.clone()).unwrap(), ws.search_text(r.clone()).unwrap());
+            assert_eq!(answer(&a), answer(&b), "{}", r.query);
+            assert_eq!(a.stats.skipped, b.stats.skipped, "{}", r.query);
+        }
+    }
+    // The first call at a new generation walks nothing: a file made behind
+    // the host's back is not seen (it is, once the host no longer vouches).
+    crate::session::unchanged_since(Some(13));
+    write(root.path(), "new.txt", b"needle three\n");
+    let r = ws.search_text(text_request("needle")).unwrap();
+    assert_eq!((r.matches.len(), r.stats.files_scanned), (2, 2));
+    // Other walks than the index's are walked (hidden files too here).
+    let hidden = SearchTextRequest { hidden: true, ..text_request("needle") };
+    assert_eq!(ws.search_text(hidden).unwrap().matches.len(), 4);
+    crate::session::unchanged_since(None);
+    assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 3);
+}
+
+/// PCRE2 (asked for, or chosen by `auto`) reads a syntax the plan's parser
+/// does not know: such a search is never narrowed (every file is read) and
+/// answers as a scan; `auto` with a pattern the default engine builds is.
+#[test]
+fn a_pcre2_search_is_never_narrowed_and_answers_as_a_scan() {
+    use crate::RegexEngine::{Auto, Pcre2};
+    let (root, idx) =
+        setup(&[("a.txt", b"needle here\n"), ("b.txt", b"haystack\n"), ("c.txt", b"need le\n"), ("d.txt", b"ee\n")]);
+    let scan = Workspace::new(root.path());
+    let indexed = Workspace::new(root.path()).with_index_dir(idx.path());
+    indexed.refresh_index().unwrap();
+    for (engine, query) in [
+        (Pcre2, "needle"),
+        (Pcre2, "need(?=le)"),
+        (Pcre2, r"\Qneed\E\s?le"),
+        (Pcre2, r"(e)\1"),
+        (Pcre2, r"ne\Ked"),
+        (Auto, "(?<=need)le"),
+        (Auto, "needle"),
+    ] {
+        let request = SearchTextRequest { engine: Some(engine), ..regex(query) };
+        let a = scan.search_text(request.clone()).unwrap();
+        let b = indexed.search_text(request).unwrap();
+        assert_eq!(answer(&a), answer(&b), "{query}");
+        assert!(!a.matches.is_empty(), "{query}");
+        let want = if (engine, query) == (Auto, "needle") { IndexUse::Served } else { IndexUse::CannotNarrow };
+        assert_eq!(b.stats.index, want, "{query}");
+    }
+}
+
+#[test]
+fn a_build_spread_over_instances_writes_the_index_one_instance_writes() {
+    let mut files: Vec<(String, Vec<u8>)> = (0..60)
+        .map(|i| (format!("d{}/f{i}.txt", i % 4), format!("word{i} common text {}\n", i * 7).into_bytes()))
+        .collect();
+    files.push(("bin.dat".into(), b"needle\0binary\n".to_vec()));
+    files.push(("conf.env.example".into(), b"API_TOKEN=sk_live_4f9a8b7c6d5e4f3a2b1c0d9e\n".to_vec()));
+    files.push(("utf16.txt".into(), b"\xff\xfet\0w\0o\0".to_vec()));
+    let named: Vec<(&str, &[u8])> = files.iter().map(|(n, t)| (n.as_str(), t.as_slice())).collect();
+    let (root, one) = setup(&named);
+    let two = tempfile::tempdir().unwrap();
+    let whole = Workspace::new(root.path()).with_index_dir(one.path()).refresh_index().unwrap();
+    // Instance A walks, and reads every other batch; instance B (a thread
+    // of its own: its own state, as another instance has) reads the rest.
+    let spread = |root: &Path, dir: &Path| {
+        let (to_b, batches) = std::sync::mpsc::channel::<Vec<crate::IndexFile>>();
+        let (root_b, dir_b) = (root.to_path_buf(), dir.to_path_buf());
+        let b = std::thread::spawn(move || {
+            let ws = Workspace::new(&root_b).with_index_dir(&dir_b);
+            let mut parts: Vec<_> = batches.into_iter().map(|batch| read_batch(&ws, batch, false).unwrap()).collect();
+            parts.push(read_batch(&ws, Vec::new(), true).unwrap());
+            parts
+        });
+        let ws = Workspace::new(root).with_index_dir(dir);
+        let mut parts = Vec::new();
+        for n in 0.. {
+            let batch = walk_batch(&ws, n == 0, 200).unwrap();
+            if n % 2 == 0 {
+                to_b.send(batch.files).unwrap();
+            } else {
+                parts.push(read_batch(&ws, batch.files, false).unwrap());
+            }
+            if batch.done {
+                break;
+            }
+        }
+        drop(to_b);
+        parts.push(read_batch(&ws, Vec::new(), true).unwrap());
+        parts.extend(b.join().unwrap());
+        finish(&ws, parts).unwrap()
+    };
+    let r = spread(root.path(), two.path());
+    let key = |r: &IndexReport| (r.files, r.files_read, r.bytes_read, r.trigrams, r.index_bytes, r.rebuilt.clone());
+    assert_eq!(key(&r), key(&whole));
+    // The same table and postings (the header differs by its build time),
+    // and no run left beside it.
+    let (a, b) = (std::fs::read(one.path().join(FILE)).unwrap(), std::fs::read(two.path().join(FILE)).unwrap());
+    assert!(a[HEADER..] == b[HEADER..]);
+    let names: Vec<_> = std::fs::read_dir(two.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, [FILE]);
+    // A spread refresh with one change reads that file only.
+    write(root.path(), "d1/f1.txt", b"changed\n");
+    std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    let again = spread(root.path(), two.path());
+    assert_eq!((again.files, again.files_read, again.rebuilt), (63, 1, None));
+    let ws = Workspace::new(root.path()).with_index_dir(two.path());
+    // (and the UTF-16 file, which no index holds).
+    assert_eq!(ws.search_text(text_request("changed")).unwrap().stats.files_scanned, 2);
+}
+
+#[test]
+fn a_build_stopped_early_is_an_index_a_refresh_goes_on_from() {
+    let files: Vec<(String, Vec<u8>)> =
+        (0..40).map(|i| (format!("f{i:02}.txt"), format!("text {i} needle\n").into_bytes())).collect();
+    let named: Vec<(&str, &[u8])> = files.iter().map(|(n, t)| (n.as_str(), t.as_slice())).collect();
+    let (root, idx) = setup(&named);
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    // Two batches walked, the first read, then stopped.
+    let first = walk_batch(&ws, true, 100).unwrap().files;
+    let second = walk_batch(&ws, false, 100).unwrap().files;
+    assert!(!first.is_empty() && !second.is_empty());
+    let parts = vec![read_batch(&ws, first.clone(), false).unwrap(), read_batch(&ws, Vec::new(), true).unwrap()];
+    let stopped = finish(&ws, parts).unwrap();
+    let walked = (first.len() + second.len()) as u64;
+    assert_eq!((stopped.files, stopped.files_read), (walked, first.len() as u64));
+    assert!(stopped.warnings.iter().any(|w| w.starts_with("stopped:")), "{:?}", stopped.warnings);
+    // A search answers as a scan; the refresh reads what was not read.
+    let scan = Workspace::new(root.path());
+    let (a, b) = (scan.search_text(text_request("needle")).unwrap(), ws.search_text(text_request("needle")).unwrap());
+    assert_eq!(answer(&a), answer(&b));
+    let resumed = ws.refresh_index().unwrap();
+    assert_eq!((resumed.files, resumed.files_read), (40, 40 - first.len() as u64));
+    assert!(Loaded::open(idx.path(), ws.index_policy()).unwrap().walk.whole);
+}

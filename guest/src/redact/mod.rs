@@ -177,18 +177,26 @@ pub fn redact_lines(before: &[u8], text: &[u8]) -> (Vec<u8>, Vec<Edit>) {
 /// does not recompute it for every line below.
 pub fn redact_lines_at(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> (Vec<u8>, Vec<Edit>) {
     let edits = find(before, text, at, memo);
-    if edits.is_empty() {
-        return (text.to_vec(), edits);
-    }
+    (apply(text, &edits), edits)
+}
+
+/// The redactions of a whole file's `text` ([`redact_lines`] without the
+/// redacted copy).
+pub fn edits(text: &[u8]) -> Vec<Edit> {
+    find(b"", text, 0, &mut Memo::default())
+}
+
+/// `text` with `edits` (in order, from [`edits`] or [`redact_lines`]) made.
+pub fn apply(text: &[u8], edits: &[Edit]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut at = 0;
-    for e in &edits {
+    for e in edits {
         out.extend_from_slice(&text[at..e.start]);
         out.extend_from_slice(MARK);
         at = e.end;
     }
     out.extend_from_slice(&text[at..]);
-    (out, edits)
+    out
 }
 
 /// Where byte offset `pos` of the redacted text was in the original: the

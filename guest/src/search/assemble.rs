@@ -18,6 +18,8 @@ pub(super) struct Page {
     pub(super) stats: SearchStats,
     capped_files: Vec<String>,
     unreadable: Vec<String>,
+    /// Compressed files (search-zip) whose stream broke off.
+    broken: Vec<String>,
     too_long: Vec<String>,
     other_problems: Vec<String>,
     /// Files the request named (not found by a walk of a directory).
@@ -43,6 +45,7 @@ impl Page {
             stats: empty_stats(),
             capped_files: Vec::new(),
             unreadable: Vec::new(),
+            broken: Vec::new(),
             too_long: Vec::new(),
             other_problems: Vec::new(),
             named,
@@ -53,7 +56,11 @@ impl Page {
     fn problem(&mut self, message: String, unreadable: bool) {
         if unreadable {
             self.stats.skipped.unreadable += 1;
-            self.unreadable.push(message);
+            if message.contains(crate::decompress::FAILED) {
+                self.broken.push(message);
+            } else {
+                self.unreadable.push(message);
+            }
         } else {
             self.other_problems.push(message);
         }
@@ -132,14 +139,20 @@ impl Page {
         }
     }
 
-    fn searched(&mut self, rel: &str, r: FileOutcome) {
+    fn searched(&mut self, rel: &str, mut r: FileOutcome) {
         self.stats.files_scanned += 1;
         self.stats.bytes_searched += r.bytes_searched;
-        if let Some(message) = r.error {
-            self.problem(message, true);
-            self.paging.file_done(rel);
-            return;
-        }
+        // (A compressed file whose stream broke off returns the lines
+        // before the break too, as rg prints them: its error counts once
+        // the file is done, below.)
+        let broken = match r.error.take() {
+            Some(message) if r.matches.is_empty() || self.q.output != OutputMode::Content => {
+                self.problem(message, true);
+                self.paging.file_done(rel);
+                return;
+            }
+            broken => broken,
+        };
         if r.too_long {
             self.stats.skipped.too_large += 1;
             self.too_long.push(rel.to_string());
@@ -228,6 +241,9 @@ impl Page {
         if let Some(n) = notice.filter(|_| !self.paging.skipping()) {
             self.resp.binary_notices.push(n);
         }
+        if let Some(message) = broken {
+            self.problem(message, true);
+        }
         self.paging.file_done(rel);
     }
 
@@ -264,6 +280,7 @@ impl Page {
             w.push(format!("{over_size} file(s) skipped as larger than max-filesize ({} bytes)", self.q.max_filesize));
         }
         named_warning(w, "entries could not be read", &self.unreadable);
+        named_warning(w, crate::decompress::BROKEN, &self.broken);
         named_warning(w, "problems with ignore files", &self.other_problems);
         named_warning(
             w,

@@ -107,17 +107,20 @@ impl Listing {
         let q = TextQuery::from_request(request, &mut Vec::new())?;
         // A bad pattern is refused here too: a tree with no file to search
         // must not hide it.
-        super::build_matcher(&q)?;
+        let matcher = super::build_matcher(&q)?;
         let resume = page::resume_from(&ws.stream_key(q.stream_key()), q.cursor.as_deref())?;
         let (walker, roots) = walk_of(ws, &q, started)?;
         let seen = Rc::new(Cell::new(walk::Skips::default()));
         let after = resume.as_ref().map(|r| r.path.clone());
         // As `search-text`: a first page replays a kept walk, or records one.
-        let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
+        let (index_use, narrowing) = Narrowing::open(ws, &q, matcher.is_pcre2());
+        let mut key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
+        if let Some(n) = &narrowing {
+            key = n.walk_key(ws, &q.paths, &q.walk, key, after.is_none());
+        }
         let reopen = walk::Reopen::for_walk(ws, &q.walk, &roots);
         let replay = session::Replay::new(key, after.is_none(), reopen);
         let live = Box::new(walk::steps(walker.clone(), roots, after, seen.clone()));
-        let (index_use, narrowing) = Narrowing::open(ws, &q);
         let marks = narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));
         Ok(Listing {
             replay,
@@ -313,7 +316,7 @@ fn push_event(events: &mut Vec<ShardEvent>, rel: &str, kind: &ShardEventKind) {
 /// The directories of the last file searched, open from the root down
 /// ([`Reopen`]): the next file is mostly in the same one, or near it.
 #[derive(Default)]
-struct Dirs(Option<Rc<Reopen>>);
+pub(crate) struct Dirs(Option<Rc<Reopen>>);
 
 impl Dirs {
     /// The file at `rel` (really at `real`), ready to open. Each directory
@@ -321,7 +324,7 @@ impl Dirs {
     /// without following a link (the walk saw directories there: a link now
     /// is a change, and an error); names are single components, so nothing
     /// leaves the root. Denied paths and problems are the file's event.
-    fn entry(&mut self, ws: &Workspace, rel: String, real: Option<&str>) -> Result<Entry, ShardEventKind> {
+    pub(crate) fn entry(&mut self, ws: &Workspace, rel: String, real: Option<&str>) -> Result<Entry, ShardEventKind> {
         let real = real.unwrap_or(&rel);
         let (parent, name) = real.rsplit_once('/').unwrap_or(("", real));
         let reopen = match &self.0 {

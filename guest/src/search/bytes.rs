@@ -94,21 +94,28 @@ pub fn search_bytes(
         FileSink::new(&cfg, &name, FileAt::bytes(data.clone()), seen, limit, Some(deadline), MAX_OUTPUT_BYTES);
     sink.repeat_seen = content && q.after > 0;
     sink.hit_cap = hit_cap;
-    let outcome = if cfg.redact && (searcher.multi_line_with_matcher(scan) || q.stop_on_nonmatch) {
+    super::literal::set_deadline(Some(deadline));
+    let outcome = if cfg.redact && (searcher.multi_line_with_matcher(scan) || q.stop_on_nonmatch || matcher.is_pcre2())
+    {
         // As a file's multi-line search (see `search_file`): the text is
         // redacted whole and searched as callers see it, so that a secret
         // neither joins nor splits the blocks of lines around it (nor,
-        // with stop-on-nonmatch, moves where the search ends).
+        // with stop-on-nonmatch, moves where the search ends; nor, with
+        // PCRE2, is seen by a look-around next to a match).
         let shown = sink.redact_whole(&data);
         searcher.search_slice(scan, shown.as_deref().unwrap_or(&data), &mut sink)
     } else {
         searcher.search_slice(scan, &data, &mut sink)
     };
-    if let Err(e) = outcome {
-        return Err(SearchError::Io(format!("{name}: {e}")));
+    let mut pcre2_late = false;
+    match outcome {
+        Err(e) if super::literal::timed_out(&e) => pcre2_late = true,
+        Err(e) => return Err(SearchError::Io(format!("{name}: {e}"))),
+        Ok(()) => {}
     }
     let taken = sink.taken();
-    let r = sink.results;
+    let mut r = sink.results;
+    r.timed_out |= pcre2_late;
     // Lines and offsets in the stream.
     let before = first_line.max(1) - 1;
     let mut matches = r.matches;

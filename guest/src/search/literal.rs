@@ -20,13 +20,95 @@
 //! just the literals (no whole-word rule), a line that holds one is a match
 //! already, and the regex is spared.
 
-use grep_matcher::{LineMatchKind, LineTerminator, Match, Matcher, NoError};
+use grep_matcher::{Captures, LineMatchKind, LineTerminator, Match, Matcher, NoError};
 use grep_regex::{RegexCaptures, RegexMatcher};
 
 #[derive(Clone)]
 pub struct SearchMatcher {
-    regex: RegexMatcher,
+    regex: Engine,
     literals: Option<Literals>,
+}
+
+/// The regex engine that reads the query (rg's `--engine`).
+#[derive(Clone)]
+enum Engine {
+    /// Rust's regex crate.
+    Rust(RegexMatcher),
+    /// PCRE2's interpreter (no JIT in wasm): look-around, backreferences.
+    Pcre2(grep_pcre2::RegexMatcher),
+}
+
+/// The groups of a match, of either engine.
+#[derive(Clone, Debug)]
+pub enum SearchCaptures {
+    Rust(RegexCaptures),
+    Pcre2(grep_pcre2::RegexCaptures),
+}
+
+impl Captures for SearchCaptures {
+    fn len(&self) -> usize {
+        match self {
+            SearchCaptures::Rust(c) => c.len(),
+            SearchCaptures::Pcre2(c) => c.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<Match> {
+        match self {
+            SearchCaptures::Rust(c) => c.get(i),
+            SearchCaptures::Pcre2(c) => c.get(i),
+        }
+    }
+}
+
+/// Why a search failed in the matcher: PCRE2's match errors (its match or
+/// heap limit reached); Rust's engine has none.
+#[derive(Debug)]
+pub struct MatchError(String);
+
+impl std::fmt::Display for MatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+thread_local! {
+    /// When the search running now must end (see [`set_deadline`]).
+    static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// The error a PCRE2 search past its deadline ends with (see
+/// [`timed_out`]).
+const TIMED_OUT: &str = "the search's time ran out (PCRE2)";
+
+/// The deadline of the file's search about to start. Rust's engine runs in
+/// time linear in the text, and the searcher's sink looks at the clock at
+/// each result; PCRE2 may backtrack on every line of a file for a long
+/// while (up to its match limit each) and find nothing, so it looks at the
+/// clock before each search it makes.
+pub fn set_deadline(deadline: Option<std::time::Instant>) {
+    DEADLINE.set(deadline);
+}
+
+/// Whether `e` (as the searcher hands a matcher's error on) is PCRE2's
+/// search stopped by the deadline: the file was searched up to there.
+pub fn timed_out(e: &std::io::Error) -> bool {
+    e.to_string() == TIMED_OUT
+}
+
+fn in_time() -> Result<(), MatchError> {
+    match DEADLINE.get() {
+        Some(d) if std::time::Instant::now() >= d => Err(MatchError(TIMED_OUT.into())),
+        _ => Ok(()),
+    }
+}
+
+fn rust<T>(r: Result<T, NoError>) -> Result<T, MatchError> {
+    r.map_err(|e| MatchError(e.to_string()))
+}
+
+fn pcre2<T>(r: Result<T, grep_pcre2::Error>) -> Result<T, MatchError> {
+    r.map_err(|e| MatchError(e.to_string()))
 }
 
 /// The literals a query is one of, ASCII, lower-cased when the search
@@ -114,7 +196,20 @@ impl SearchMatcher {
             ignore_case: kind.ignore_case,
             exact: !kind.word,
         });
-        SearchMatcher { regex, literals }
+        SearchMatcher { regex: Engine::Rust(regex), literals }
+    }
+
+    /// A PCRE2 matcher (searched line by line: it names no line terminator
+    /// it never matches, so no candidate lines are looked for first).
+    pub fn pcre2(regex: grep_pcre2::RegexMatcher) -> SearchMatcher {
+        SearchMatcher { regex: Engine::Pcre2(regex), literals: None }
+    }
+
+    /// PCRE2 reads the query: a match may look at text beyond its own
+    /// bytes, as far as it likes (look-around), so redaction cannot judge
+    /// a match by the bytes it spans and their neighbours.
+    pub fn is_pcre2(&self) -> bool {
+        matches!(self.regex, Engine::Pcre2(_))
     }
 }
 
@@ -133,43 +228,74 @@ fn rank(b: u8) -> u32 {
 }
 
 impl Matcher for SearchMatcher {
-    type Captures = RegexCaptures;
-    type Error = NoError;
+    type Captures = SearchCaptures;
+    type Error = MatchError;
 
-    fn find_at(&self, haystack: &[u8], at: usize) -> Result<Option<Match>, NoError> {
-        self.regex.find_at(haystack, at)
+    fn find_at(&self, haystack: &[u8], at: usize) -> Result<Option<Match>, MatchError> {
+        match &self.regex {
+            Engine::Rust(r) => rust(r.find_at(haystack, at)),
+            Engine::Pcre2(r) => in_time().and_then(|()| pcre2(r.find_at(haystack, at))),
+        }
     }
 
-    fn new_captures(&self) -> Result<RegexCaptures, NoError> {
-        self.regex.new_captures()
+    fn new_captures(&self) -> Result<SearchCaptures, MatchError> {
+        match &self.regex {
+            Engine::Rust(r) => rust(r.new_captures()).map(SearchCaptures::Rust),
+            Engine::Pcre2(r) => pcre2(r.new_captures()).map(SearchCaptures::Pcre2),
+        }
     }
 
     fn capture_count(&self) -> usize {
-        self.regex.capture_count()
+        match &self.regex {
+            Engine::Rust(r) => r.capture_count(),
+            Engine::Pcre2(r) => r.capture_count(),
+        }
     }
 
     fn capture_index(&self, name: &str) -> Option<usize> {
-        self.regex.capture_index(name)
+        match &self.regex {
+            Engine::Rust(r) => r.capture_index(name),
+            Engine::Pcre2(r) => r.capture_index(name),
+        }
     }
 
-    fn captures_at(&self, haystack: &[u8], at: usize, caps: &mut RegexCaptures) -> Result<bool, NoError> {
-        self.regex.captures_at(haystack, at, caps)
+    fn captures_at(&self, haystack: &[u8], at: usize, caps: &mut SearchCaptures) -> Result<bool, MatchError> {
+        match (&self.regex, caps) {
+            (Engine::Rust(r), SearchCaptures::Rust(c)) => rust(r.captures_at(haystack, at, c)),
+            (Engine::Pcre2(r), SearchCaptures::Pcre2(c)) => {
+                in_time().and_then(|()| pcre2(r.captures_at(haystack, at, c)))
+            }
+            _ => Err(MatchError("captures of another matcher".into())),
+        }
     }
 
-    fn shortest_match_at(&self, haystack: &[u8], at: usize) -> Result<Option<usize>, NoError> {
-        self.regex.shortest_match_at(haystack, at)
+    fn shortest_match_at(&self, haystack: &[u8], at: usize) -> Result<Option<usize>, MatchError> {
+        match &self.regex {
+            Engine::Rust(r) => rust(r.shortest_match_at(haystack, at)),
+            Engine::Pcre2(r) => in_time().and_then(|()| pcre2(r.shortest_match_at(haystack, at))),
+        }
     }
 
     fn non_matching_bytes(&self) -> Option<&grep_matcher::ByteSet> {
-        self.regex.non_matching_bytes()
+        match &self.regex {
+            Engine::Rust(r) => r.non_matching_bytes(),
+            Engine::Pcre2(r) => r.non_matching_bytes(),
+        }
     }
 
     fn line_terminator(&self) -> Option<LineTerminator> {
-        self.regex.line_terminator()
+        match &self.regex {
+            Engine::Rust(r) => r.line_terminator(),
+            Engine::Pcre2(r) => r.line_terminator(),
+        }
     }
 
-    fn find_candidate_line(&self, haystack: &[u8]) -> Result<Option<LineMatchKind>, NoError> {
-        let Some(set) = &self.literals else { return self.regex.find_candidate_line(haystack) };
+    fn find_candidate_line(&self, haystack: &[u8]) -> Result<Option<LineMatchKind>, MatchError> {
+        let regex = match &self.regex {
+            Engine::Rust(r) => r,
+            Engine::Pcre2(r) => return in_time().and_then(|()| pcre2(r.find_candidate_line(haystack))),
+        };
+        let Some(set) = &self.literals else { return rust(regex.find_candidate_line(haystack)) };
         let best = match &set.teddy {
             Some(teddy) => teddy.find(set, haystack),
             None => set.nearest(haystack),

@@ -12,9 +12,11 @@ use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder};
 
 mod assemble;
 mod batch;
+pub(crate) use batch::Dirs;
 mod bytes;
 mod literal;
 pub(crate) mod shard;
+mod zip;
 
 pub use batch::{search_files, walk_files};
 pub use bytes::search_bytes;
@@ -26,15 +28,15 @@ pub use literal::SearchMatcher;
 
 use crate::cursor::Position;
 use crate::error::{error_message, io_error};
-use crate::fs::{FileAt, SearchFile};
+use crate::fs::FileAt;
 use crate::index::{Narrowing, Unread};
 use crate::request::{TextQuery, HEAP_LIMIT};
 use crate::sink::{FileSink, SinkConfig};
 use crate::walk::{self, walk_deadline, Step, Walker};
 use crate::{page, session};
 use crate::{
-    BinaryMode, BinaryNotice, CaseMode, FileOutcome, IndexUse, OutputMode, QueryMode, SearchError, SearchTextRequest,
-    SearchTextResponse, ShardEventKind, Workspace,
+    BinaryMode, BinaryNotice, CaseMode, FileOutcome, IndexUse, OutputMode, QueryMode, RegexEngine, SearchError,
+    SearchTextRequest, SearchTextResponse, ShardEventKind, Workspace,
 };
 
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
@@ -50,7 +52,10 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     // records this one (a first page only: a cursor starts mid-walk).
     let q = search.q.clone();
     let after = search.resume.as_ref().map(|r| r.path.clone());
-    let key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
+    let mut key = session::listing_key(&q.paths, &q.walk, ws.index_policy());
+    if let Some(n) = &search.narrowing {
+        key = n.walk_key(ws, &q.paths, &q.walk, key, after.is_none());
+    }
     let replay = session::Replay::new(key, after.is_none(), walk::Reopen::for_walk(ws, &q.walk, &roots));
     let marks = search.narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));
     let mut walk = walk::steps(walker.clone(), roots, after, seen.clone());
@@ -142,7 +147,8 @@ impl Searching {
         let matcher = build_matcher(&q)?;
         let every_line = if q.invert { Some(every_line_matcher(q.null_data)?) } else { None };
         let searcher = build_searcher(&q);
-        let (index_use, narrowing) = if indexed { Narrowing::open(ws, &q) } else { (IndexUse::None, None) };
+        let (index_use, narrowing) =
+            if indexed { Narrowing::open(ws, &q, matcher.is_pcre2()) } else { (IndexUse::None, None) };
         let deadline = started + q.timeout;
         Ok(Searching {
             q: Rc::new(q),
@@ -265,14 +271,18 @@ fn search_file(
     named: bool,
 ) -> ShardEventKind {
     let rel = entry.rel.as_str();
-    let mut file = match entry.open() {
+    let file = match entry.open() {
         Ok(f) => f,
         Err(e) => return ShardEventKind::Problem((error_message(&io_error(rel, &e)), true)),
     };
     if file.size() > q.max_filesize {
         return ShardEventKind::TooLarge;
     }
-    let at = file.at();
+    // (-z: a compressed file's text; `broken`, its stream broke off.)
+    let (at, mut file, broken) = match zip::open(q, rel, file, deadline) {
+        Ok(opened) => opened,
+        Err(kind) => return kind,
+    };
     let mut out = FileOutcome {
         bytes_searched: 0,
         error: None,
@@ -290,32 +300,62 @@ fn search_file(
     sink.capped = capped;
     sink.hit_cap = hit_cap;
     sink.convert_binary = detect.convert_byte().is_some();
-    let outcome = if cfg.redact && (searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch) {
-        // Matches that may span lines decide which lines join one block
-        // from the whole text: on the raw text, a secret a guess matched
-        // would join (or split) the block around it, and show. So the file
-        // is redacted whole and searched as callers see it (the file is
-        // held whole for a multi-line search anyway). So too where a
-        // search ends at the first line that does not match
-        // (stop-on-nonmatch): on the raw text, a line matched only inside
-        // its secret would let the search go on (or, first, end it early),
-        // and the lines shown after it would tell a guess right.
-        match at.text_range(0, HEAP_LIMIT as u64 + 1) {
-            Ok(text) if text.len() > HEAP_LIMIT => {
-                out.too_long = true;
-                return ShardEventKind::Searched(out);
+    literal::set_deadline(deadline);
+    let outcome =
+        if cfg.redact && (searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch || cfg.matcher.is_pcre2()) {
+            // Matches that may span lines decide which lines join one block
+            // from the whole text: on the raw text, a secret a guess matched
+            // would join (or split) the block around it, and show. So the file
+            // is redacted whole and searched as callers see it (the file is
+            // held whole for a multi-line search anyway). So too where a
+            // search ends at the first line that does not match
+            // (stop-on-nonmatch): on the raw text, a line matched only inside
+            // its secret would let the search go on (or, first, end it early),
+            // and the lines shown after it would tell a guess right. So too
+            // with PCRE2, whose matches look around them as far as they like:
+            // on the raw text, `x(?=guess)` tells a guess at the secret after
+            // `x` right, however far from it the match itself stays.
+            match at.text_range(0, HEAP_LIMIT as u64 + 1) {
+                Ok(text) if text.len() > HEAP_LIMIT => {
+                    out.too_long = true;
+                    return ShardEventKind::Searched(out);
+                }
+                Ok(text) => {
+                    let shown = sink.redact_whole(&text);
+                    let shown = shown.as_deref().unwrap_or(&text);
+                    // A UTF-16 file's text is the UTF-8 it transcodes to:
+                    // not to be decoded again as the encoding asked for.
+                    let mut utf8;
+                    let searcher = if at.is_utf16() && q.encoding.is_some() {
+                        utf8 = searcher_with(q, None);
+                        utf8.set_binary_detection(detect.clone());
+                        &mut utf8
+                    } else {
+                        searcher
+                    };
+                    if searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch {
+                        searcher.search_slice(cfg.scan, shown, &mut sink)
+                    } else {
+                        // (PCRE2 line by line: read as a file is, a buffer at a
+                        // time, so binary data is found where rg finds it.)
+                        searcher.search_reader(cfg.scan, shown, &mut sink)
+                    }
+                }
+                Err(e) => Err(e),
             }
-            Ok(text) => {
-                let shown = sink.redact_whole(&text);
-                searcher.search_slice(cfg.scan, shown.as_deref().unwrap_or(&text), &mut sink)
-            }
-            Err(e) => Err(e),
-        }
-    } else {
-        searcher.search_reader(cfg.scan, &mut file, &mut sink)
-    };
-    let r = sink.results;
+        } else {
+            searcher.search_reader(cfg.scan, &mut file, &mut sink)
+        };
+    let mut r = sink.results;
     out.bytes_searched = r.bytes_searched;
+    // (PCRE2 stopped by the deadline: what was found, as the sink's own stop.)
+    let outcome = match outcome {
+        Err(e) if literal::timed_out(&e) => {
+            r.timed_out = true;
+            Ok(())
+        }
+        outcome => outcome,
+    };
     if let Err(e) = outcome {
         if e.to_string().contains("allocation limit") {
             out.too_long = true;
@@ -355,6 +395,12 @@ fn search_file(
             }
         }
     }
+    // A compressed file whose stream broke off is an error, after the
+    // lines found before the break (as rg shows them); not for a file
+    // list, whose search ends at a match before the break, as rg's does.
+    if !(q.output == OutputMode::FilesWithMatches && r.count > 0) {
+        out.error = broken;
+    }
     out.matches = r.matches;
     out.count = r.count;
     out.more = r.more;
@@ -375,7 +421,7 @@ fn binary_detection(mode: BinaryMode, named: bool) -> BinaryDetection {
 
 /// Whether the part of `file` the searcher has not read holds a NUL byte.
 /// (UTF-16 files, transcoded before searching, are full of them: not binary.)
-fn nul_in_rest(at: &FileAt, mut file: SearchFile) -> bool {
+fn nul_in_rest(at: &FileAt, mut file: impl Read) -> bool {
     if at.is_utf16() {
         return false;
     }
@@ -396,8 +442,10 @@ thread_local! {
 }
 
 fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
-    let key =
-        format!("{:?}\0{:?}\0{}\0{}\0{}\0{}\0{}", q.mode, q.case, q.word, q.multiline, q.crlf, q.null_data, q.query);
+    let key = format!(
+        "{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{}",
+        q.mode, q.case, q.word, q.multiline, q.crlf, q.null_data, q.engine, q.query
+    );
     if let Some(m) = MATCHER.with_borrow(|m| m.as_ref().filter(|(k, _)| *k == key).map(|(_, m)| m.clone())) {
         return Ok(m);
     }
@@ -406,7 +454,87 @@ fn build_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
     Ok(m)
 }
 
+/// The query's matcher on the engine asked for; `auto` is rg's: the
+/// default engine, or PCRE2 where that cannot build the pattern.
 fn new_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
+    match q.engine {
+        RegexEngine::Default => rust_matcher(q),
+        RegexEngine::Pcre2 => pcre2_matcher(q),
+        RegexEngine::Auto => rust_matcher(q).or_else(|rust| {
+            pcre2_matcher(q).map_err(|pcre2| match (rust, pcre2) {
+                (SearchError::InvalidPattern(rust), SearchError::InvalidPattern(pcre2)) => SearchError::InvalidPattern(
+                    format!("the pattern compiles with neither the default regex engine ({rust}) nor PCRE2 ({pcre2})"),
+                ),
+                (_, e) => e,
+            })
+        }),
+    }
+}
+
+/// The query on PCRE2, configured as rg 15.2's `-P` (its interpreter:
+/// wasm runs no code PCRE2's JIT would make). Lines are searched one at a
+/// time (the matcher names no line terminator it never matches). The
+/// call's deadline (epoch interruption) stops PCRE2's C code as it stops
+/// Rust's; PCRE2's own limits (match: its default, as rg's; heap: 64 MiB,
+/// host/build.rs) end a runaway match as an error of that file.
+fn pcre2_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
+    // Rust's syntax for a pattern without Unicode, `(?-u:…)` around it
+    // whole (rg's --no-unicode, as the CLI asks it), which PCRE2's syntax
+    // cannot say: PCRE2 without UTF (bytes; ASCII's classes and case).
+    let (query, utf) = match q.mode {
+        QueryMode::Regex => match q.query.strip_prefix("(?-u:").and_then(|p| p.strip_suffix(')')) {
+            Some(inner) if balanced(inner) => (inner, false),
+            _ => (q.query.as_str(), true),
+        },
+        QueryMode::Literal => (q.query.as_str(), true),
+    };
+    let mut b = grep_pcre2::RegexMatcherBuilder::new();
+    b.multi_line(true).fixed_strings(q.mode == QueryMode::Literal).word(q.word).utf(utf).ucp(utf);
+    match q.case {
+        CaseMode::Sensitive => b.caseless(false),
+        CaseMode::Insensitive => b.caseless(true),
+        CaseMode::Smart => b.case_smart(true),
+    };
+    if q.multiline {
+        b.dotall(false);
+    }
+    if q.crlf {
+        b.crlf(true);
+    }
+    let regex = b.build(query).map_err(|e| {
+        // PCRE2's message on the pattern as the caller wrote it (the
+        // matcher's quotes its offset in the pattern as it wraps it).
+        let literal = q.mode == QueryMode::Literal;
+        let own = if literal { None } else { pcre2::bytes::RegexBuilder::new().utf(utf).ucp(utf).build(query).err() };
+        SearchError::InvalidPattern(own.map_or_else(|| e.to_string(), |own| own.to_string()))
+    })?;
+    Ok(SearchMatcher::pcre2(regex))
+}
+
+/// Whether `inner`'s parentheses (outside escapes and classes) pair up, so
+/// that `(?-u:` and the last `)` around it are one group.
+fn balanced(inner: &str) -> bool {
+    let (mut depth, mut escaped, mut class) = (0i64, false, false);
+    for c in inner.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' if !class => class = true,
+            ']' if class => class = false,
+            '(' if !class => depth += 1,
+            ')' if !class => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+fn rust_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
     let mut b = RegexMatcherBuilder::new();
     // As ripgrep: `^`/`$` match at line boundaries; `.` never crosses lines
     // unless the pattern says `(?s)`.
@@ -485,9 +613,14 @@ fn pattern_error(query: &str, e: grep_regex::Error) -> String {
 }
 
 fn build_searcher(q: &TextQuery) -> Searcher {
+    searcher_with(q, q.encoding.as_deref())
+}
+
+/// The searcher of `q`, reading its files in `encoding` (rg's `-E`).
+fn searcher_with(q: &TextQuery, encoding: Option<&str>) -> Searcher {
     let content = q.output == OutputMode::Content;
     let mut b = SearcherBuilder::new();
-    match q.encoding.as_deref() {
+    match encoding {
         None => {}
         Some("none") => {
             b.bom_sniffing(false);
@@ -523,6 +656,12 @@ fn build_searcher(q: &TextQuery) -> Searcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The host prints the contract's PCRE2 version for `--pcre2-version`.
+    #[test]
+    fn pcre2_version_is_the_contracts() {
+        assert_eq!(grep_pcre2::version(), sandgrep_contract::PCRE2_VERSION);
+    }
 
     #[test]
     fn multiline_counts_are_matches_clear_of_redactions() {
@@ -818,6 +957,61 @@ mod tests {
         assert_eq!(&m.text[m.submatches[0].start as usize..m.submatches[0].end as usize], "foo");
     }
 
+    /// PCRE2's look-around sees past its match: it never sees a secret
+    /// (the text is redacted whole first), so a guess at one beside a
+    /// visible match answers as a wrong one, in every output, inverted or
+    /// not, line by line or multi-line.
+    #[test]
+    fn a_pcre2_look_around_never_sees_a_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k.txt"), "password = \"Zq8rT3vL0xN7aB2cD4eF\" foo\nplain\n").unwrap();
+        std::fs::write(dir.path().join("c.txt"), "aws_key = \"AKIAIOSFODNN7EXAMPLE\";\r\nplain z\r\n").unwrap();
+        let ws = Workspace::new(dir.path());
+        let answer = |query: String, output: OutputMode, invert: bool, multiline: bool| {
+            let mut r = request(output, 100, None, 1, 0);
+            (r.query, r.mode, r.invert_match, r.hidden) = (query, Some(QueryMode::Regex), invert, false);
+            (r.engine, r.multiline) = (Some(RegexEngine::Pcre2), multiline);
+            let mut resp = ws.search_text(r).unwrap();
+            (resp.stats.elapsed_ms, resp.stats.bytes_searched) = (0, 0);
+            (resp.matches, resp.files, resp.stats.files_matched)
+        };
+        for (right, wrong) in [
+            ("foo(?<=Zq8r.{16}\" foo)", "foo(?<=Zq9r.{16}\" foo)"),
+            ("password(?= = \"Zq8r)|plain", "password(?= = \"Zq9r)|plain"),
+            ("aws_key(?=.*AKIAIOSF)|z$", "aws_key(?=.*AKIAIOSX)|z$"),
+            ("(?<!AKIAIOSF.{12})\";", "(?<!AKIAIOSX.{12})\";"),
+            ("(\"Z)q8r[^\"]*\"|\\1", "(\"Z)q9r[^\"]*\"|\\1"),
+        ] {
+            for output in [OutputMode::Content, OutputMode::Count, OutputMode::FilesWithMatches] {
+                for (invert, multiline) in [(false, false), (true, false), (false, true)] {
+                    let guess = |g: &str| answer(g.to_string(), output, invert, multiline);
+                    assert_eq!(guess(right), guess(wrong), "{right} {output:?} invert {invert} -U {multiline}");
+                }
+            }
+        }
+        // What is shown is still found, look-around and all.
+        let (matches, _, _) = answer("(?<=\\[REDACTED\\]\" )foo".into(), OutputMode::Content, false, false);
+        assert_eq!(matches.len(), 1);
+        assert_eq!((matches[0].text.as_str(), matches[0].column), ("password = \"[REDACTED]\" foo", 25));
+    }
+
+    /// PCRE2 backtracking on every line of a file, each under its match
+    /// limit, finding nothing: the call's timeout ends the search there,
+    /// as partial, not the host's deadline.
+    #[test]
+    fn a_backtracking_pcre2_search_ends_at_its_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), format!("{}!\n", "a".repeat(27)).repeat(20_000)).unwrap();
+        let ws = Workspace::new(dir.path());
+        let mut r = request(OutputMode::Content, 100, None, 0, 0);
+        (r.query, r.mode, r.engine, r.timeout_ms, r.max_filesize) =
+            ("^(a|aa)+$".into(), Some(QueryMode::Regex), Some(RegexEngine::Pcre2), Some(300), None);
+        let started = Instant::now();
+        let resp = ws.search_text(r).unwrap();
+        assert!(resp.timed_out, "{:?}", resp.warnings);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
     #[test]
     fn inverted_results_are_the_lines_that_are_no_hit_as_callers_see_them() {
         let dir = tempfile::tempdir().unwrap();
@@ -908,6 +1102,73 @@ mod tests {
                     }
                 }
                 assert!(pages > 1 || max == 1000, "{output:?} {max}: one page");
+            }
+        }
+    }
+
+    /// search-zip: compressed files' text searched whole, a broken stream's
+    /// lines before the break then its error (said once, on the page where
+    /// the file ends), a text over max-filesize counted too large; paged
+    /// and sharded alike.
+    #[test]
+    fn compressed_files_page_and_shard_as_files_do() {
+        use std::io::Write;
+        let gz = |text: &str| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(text.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let lines = |n: usize, word: &str| (0..n).map(|i| format!("{i} {word}\n")).collect::<String>();
+        std::fs::write(dir.path().join("a.gz"), gz(&lines(12, "foo"))).unwrap();
+        let long = gz(&lines(1200, "foo bar"));
+        std::fs::write(dir.path().join("b-cut.gz"), &long[..long.len() / 2]).unwrap();
+        std::fs::write(dir.path().join("c.txt"), lines(5, "foo")).unwrap();
+        std::fs::write(dir.path().join("d-big.gz"), gz(&lines(2500, "foo"))).unwrap();
+        std::fs::write(dir.path().join("e.gz"), gz("password = \"Zq8rT3vL0xN7aB2cD4eF\" foo\n")).unwrap();
+        let ws = Workspace::new(dir.path());
+        for output in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
+            for (max, context) in [(7, 1), (1000, 0)] {
+                let mut request = request(output, max, None, context, 0);
+                (request.search_zip, request.max_filesize) = (true, Some(20_000));
+                let (mut broken, mut too_large, mut pages, mut paths) = (0, 0, 0, Vec::new());
+                loop {
+                    let work_done = |r: &mut SearchTextResponse| {
+                        (r.stats.elapsed_ms, r.stats.bytes_searched) = (0, 0);
+                        r.matches.iter_mut().for_each(|m| m.bytes_searched = 0);
+                    };
+                    let mut single = ws.search_text(request.clone()).unwrap();
+                    work_done(&mut single);
+                    for (count, batch) in [(2, 1), (3, 2)] {
+                        let mut merged = sharded(&ws, &request, count, batch);
+                        work_done(&mut merged);
+                        assert_eq!(merged, single, "{output:?} {max} page {pages} in {count} by {batch}");
+                    }
+                    too_large += single.stats.skipped.too_large;
+                    assert!(single.matches.iter().all(|m| !m.text.contains("Zq8r")), "{single:?}");
+                    broken += single.warnings.iter().filter(|w| w.contains("b-cut.gz: gzip")).count();
+                    paths.extend(single.matches.iter().map(|m| m.path.clone()));
+                    paths.extend(single.files.iter().map(|f| f.path.clone()));
+                    pages += 1;
+                    match single.next_cursor {
+                        Some(c) => request.cursor = Some(c),
+                        None => break,
+                    }
+                }
+                // (A file list's search of it ends at a match before the break.)
+                let said = usize::from(output != OutputMode::FilesWithMatches);
+                assert_eq!(broken, said, "{output:?} {max}: the broken file is said once");
+                assert_eq!(too_large, 1, "{output:?} {max}: d-big.gz, counted once");
+                paths.dedup();
+                let want: &[&str] = match output {
+                    // Its lines before the break, as rg prints them.
+                    OutputMode::Content => &["a.gz", "b-cut.gz", "c.txt", "e.gz"],
+                    // A count of part of a file is no count; a file list's
+                    // match comes before the break.
+                    OutputMode::Count => &["a.gz", "c.txt", "e.gz"],
+                    OutputMode::FilesWithMatches => &["a.gz", "b-cut.gz", "c.txt", "e.gz"],
+                };
+                assert_eq!(paths, want, "{output:?} {max}");
             }
         }
     }

@@ -336,8 +336,11 @@ impl SearchArgs {
         }
         // (rg builds its matcher without Unicode, -w's word boundaries
         // too: so -w is asked here, as ASCII's half boundaries, not of the
-        // component.)
-        if self.no_unicode && self.word_regexp {
+        // component. With PCRE2, whose syntax has no `(?-u)`, the component
+        // reads a pattern wrapped whole in it as PCRE2's without UTF, and
+        // puts -w's boundaries around it itself.)
+        let pcre2 = self.pcre2 || self.engine.as_deref() == Some("pcre2");
+        if self.no_unicode && self.word_regexp && !pcre2 {
             query = format!(r"(?-u:\b{{start-half}}(?:{query})\b{{end-half}})");
         } else if self.no_unicode {
             query = format!("(?-u:{query})");
@@ -389,7 +392,7 @@ impl SearchArgs {
         } else {
             CaseMode::Sensitive
         });
-        r.word = self.word_regexp && !self.no_unicode;
+        r.word = self.word_regexp && (!self.no_unicode || self.pcre2 || self.engine.as_deref() == Some("pcre2"));
         r.multiline = self.multiline;
         r.invert_match = self.invert_match;
         // (As rg: -c with -o counts matches.)
@@ -421,9 +424,10 @@ impl SearchArgs {
         r.crlf = self.crlf;
         r.null_data = self.null_data;
         r.stop_on_nonmatch = self.stop_on_nonmatch;
-        r.engine = match (self.pcre2, self.engine.as_deref()) {
-            (true, _) | (_, Some("pcre2")) => Some(RegexEngine::Pcre2),
-            (_, Some("auto")) => Some(RegexEngine::Auto),
+        // (The flags override each other: the last given is set.)
+        r.engine = match (self.pcre2, self.auto_hybrid_regex, self.engine.as_deref()) {
+            (true, _, _) | (_, _, Some("pcre2")) => Some(RegexEngine::Pcre2),
+            (_, true, _) | (_, _, Some("auto")) => Some(RegexEngine::Auto),
             _ => None,
         };
         r.search_zip = self.search_zip;

@@ -12,37 +12,94 @@ use super::flags::{sat, AstArgs, LsArgs, ReadArgs};
 use super::{go_on, json_line, notes, Outcome};
 
 /// Runs `refresh` with a progress line on standard error when that is a
-/// terminal: entries looked at and files opened so far, and the time.
-pub(crate) fn with_progress_line<T>(refresh: impl FnOnce(Option<Arc<Progress>>) -> T) -> T {
+/// terminal: files read of those to read, bytes, rate, time left.
+fn with_progress_line<T>(progress: &Arc<Progress>, refresh: impl FnOnce() -> T) -> T {
     use std::io::IsTerminal;
     if !io::stderr().is_terminal() {
-        return refresh(None);
+        return refresh();
     }
-    let progress = Arc::new(Progress::default());
     let bar = indicatif::ProgressBar::new_spinner().with_style(
         indicatif::ProgressStyle::with_template("{spinner} indexing: {msg} [{elapsed}]")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     let (done, ticker) = std::sync::mpsc::channel::<()>();
     let shown = (progress.clone(), bar.clone());
+    let started = std::time::Instant::now();
     let ticking = std::thread::spawn(move || loop {
         let (p, bar) = &shown;
-        let count = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
-        bar.set_message(format!("{} files looked at, {} opened", count(&p.looked), count(&p.opened)));
+        bar.set_message(progress_message(p, started.elapsed()));
         bar.tick();
         if ticker.recv_timeout(std::time::Duration::from_millis(100)).is_ok() {
             return;
         }
     });
-    let result = refresh(Some(progress));
+    let result = refresh();
     let _ = done.send(());
     let _ = ticking.join();
     bar.finish_and_clear();
     result
 }
 
+/// The first Ctrl-C (SIGINT) stops the refresh `progress` counts for: what
+/// was read so far is written as an index the next refresh goes on from
+/// (the walk's order; the merge that writes it is not stopped). A second
+/// one ends the process at once.
+fn stop_on_interrupt(progress: Arc<Progress>) {
+    static STOP: std::sync::OnceLock<Arc<Progress>> = std::sync::OnceLock::new();
+    extern "C" fn on_interrupt(_: libc::c_int) {
+        // (Only atomics and _exit: async-signal-safe.)
+        match STOP.get() {
+            Some(p) if !p.stop.swap(true, std::sync::atomic::Ordering::Relaxed) => {}
+            _ => unsafe { libc::_exit(130) },
+        }
+    }
+    if STOP.set(progress).is_ok() {
+        let handler: extern "C" fn(libc::c_int) = on_interrupt;
+        // SAFETY: the handler only touches an atomic and calls _exit.
+        unsafe { libc::signal(libc::SIGINT, handler as libc::sighandler_t) };
+    }
+}
+
+/// The progress line's text: what the walk found to read and how much of it
+/// is read; once the walk is over, the rate and the time left (the merge
+/// after the last file is its own step).
+fn progress_message(p: &Progress, elapsed: std::time::Duration) -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mib = |n: u64| n as f64 / (1 << 20) as f64;
+    let (read, to_read) = (p.read.load(Relaxed), p.to_read.load(Relaxed));
+    let (bytes, to_bytes) = (p.read_bytes.load(Relaxed), p.to_read_bytes.load(Relaxed));
+    if !p.walked.load(Relaxed) {
+        let looked = p.looked.load(Relaxed);
+        return format!(
+            "walking: {looked} entries looked at; {read} of {to_read} files so far read ({:.1} of {:.1} MiB)",
+            mib(bytes),
+            mib(to_bytes)
+        );
+    }
+    if read >= to_read {
+        return format!("{read} files read ({:.1} MiB); writing the index", mib(bytes));
+    }
+    let rate = bytes as f64 / elapsed.as_secs_f64().max(0.001);
+    let left = if rate > 0.0 { format!("about {:.0} s left", (to_bytes - bytes) as f64 / rate) } else { String::new() };
+    format!(
+        "{read} of {to_read} files read ({:.1} of {:.1} MiB, {:.0}%), {:.1} MiB/s, {left}",
+        mib(bytes),
+        mib(to_bytes),
+        100.0 * bytes as f64 / to_bytes.max(1) as f64,
+        mib(rate as u64)
+    )
+}
+
 pub(crate) fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::Result<Outcome> {
-    let r = with_progress_line(|progress| sandbox.refresh_index_counted(progress)).map_err(io::Error::other)?;
+    let progress = Arc::new(Progress::default());
+    stop_on_interrupt(progress.clone());
+    let r = with_progress_line(&progress, || sandbox.refresh_index_counted(Some(progress.clone())));
+    // (Ctrl-C ends the process again from here on.)
+    // SAFETY: restoring the default action.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+    let r = r.map_err(io::Error::other)?;
+    // (Stopped by Ctrl-C: an index of what was read, exit status 2.)
+    let done = if progress.stop.load(std::sync::atomic::Ordering::Relaxed) { Outcome::Partial } else { Outcome::Found };
     let dir = sandbox.index_path().map(|d| d.display().to_string()).unwrap_or_default();
     let pruned: Vec<String> = sandbox.prune_indexes().iter().map(|p| p.display().to_string()).collect();
     let evicted = sandbox.cap_cache().unwrap_or_else(|e| {
@@ -56,7 +113,7 @@ pub(crate) fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::
         v["evicted"] = evicted.iter().map(removal_json).collect::<Vec<_>>().into();
         serde_json::to_writer(&mut *out, &v)?;
         writeln!(out)?;
-        return Ok(Outcome::Found);
+        return Ok(done);
     }
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     writeln!(
@@ -81,7 +138,7 @@ pub(crate) fn index(sandbox: &Sandbox, json: bool, out: &mut impl Write) -> io::
         writeln!(out, "({why})")?;
     }
     notes(&r.warnings, None);
-    Ok(Outcome::Found)
+    Ok(done)
 }
 
 fn secs(t: Option<std::time::SystemTime>) -> Option<i64> {
@@ -393,4 +450,27 @@ pub(crate) fn ast(sandbox: &Sandbox, args: &AstArgs, out: &mut impl Write) -> io
     }
     notes(&warnings, ending);
     Ok(Outcome::of(found, timed_out))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn the_progress_line_tells_what_is_read_of_what_there_is_to_read() {
+        let p = Progress::default();
+        p.looked.store(120, Relaxed);
+        (p.to_read.store(10, Relaxed), p.to_read_bytes.store(40 << 20, Relaxed));
+        (p.read.store(4, Relaxed), p.read_bytes.store(10 << 20, Relaxed));
+        let walking = progress_message(&p, Duration::from_secs(2));
+        assert_eq!(walking, "walking: 120 entries looked at; 4 of 10 files so far read (10.0 of 40.0 MiB)");
+        p.walked.store(true, Relaxed);
+        let reading = progress_message(&p, Duration::from_secs(2));
+        assert_eq!(reading, "4 of 10 files read (10.0 of 40.0 MiB, 25%), 5.0 MiB/s, about 6 s left");
+        (p.read.store(10, Relaxed), p.read_bytes.store(40 << 20, Relaxed));
+        assert_eq!(progress_message(&p, Duration::from_secs(8)), "10 files read (40.0 MiB); writing the index");
+    }
 }

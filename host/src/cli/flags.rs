@@ -241,8 +241,8 @@ pub(crate) fn parse_range(s: &str) -> Result<(u64, Option<u64>), String> {
 
 #[derive(Args, Clone)]
 pub(crate) struct SearchArgs {
-    /// The pattern (a Rust regex; a literal string with -F).
-    #[arg(value_name = "PATTERN", required_unless_present_any = ["regexp", "pattern_files", "files", "type_list"])]
+    /// The pattern (a Rust regex, PCRE2's with -P; a literal string with -F).
+    #[arg(value_name = "PATTERN", required_unless_present_any = ["regexp", "pattern_files", "files", "type_list", "pcre2_version"])]
     pub(crate) pattern: Option<String>,
     /// Files or directories to search, relative to the workspace.
     #[arg(value_name = "PATH")]
@@ -325,15 +325,23 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Search options", long, value_name = "NUM+SUFFIX?", value_parser = parse_rg_size)]
     pub(crate) regex_size_limit: Option<u64>,
     /// The regex engine: `default` (Rust's regex), `pcre2` (as -P), or
-    /// `auto` (PCRE2 only where the pattern needs it).
-    #[arg(help_heading = "Search options", long, value_name = "ENGINE", value_parser = ["default", "pcre2", "auto"], overrides_with_all = ["pcre2", "no_pcre2"])]
+    /// `auto` (the default, or PCRE2 where the default cannot build the
+    /// pattern).
+    #[arg(help_heading = "Search options", long, value_name = "ENGINE", value_parser = ["default", "pcre2", "auto"], overrides_with_all = ["pcre2", "no_pcre2", "auto_hybrid_regex", "no_auto_hybrid_regex"])]
     pub(crate) engine: Option<String>,
-    /// PCRE2 reads the pattern (look-around, backreferences).
-    #[arg(help_heading = "Search options", short = 'P', long, overrides_with_all = ["engine", "no_pcre2"])]
+    /// PCRE2 reads the pattern: look-around, backreferences (PCRE2 10.45
+    /// in the component, its interpreter: no JIT in wasm).
+    #[arg(help_heading = "Search options", short = 'P', long, overrides_with_all = ["engine", "no_pcre2", "auto_hybrid_regex", "no_auto_hybrid_regex"])]
     pub(crate) pcre2: bool,
     /// The default regex engine (undoes -P).
-    #[arg(help_heading = "Search options", long, overrides_with_all = ["engine", "pcre2"])]
+    #[arg(help_heading = "Search options", long, overrides_with_all = ["engine", "pcre2", "auto_hybrid_regex", "no_auto_hybrid_regex"])]
     pub(crate) no_pcre2: bool,
+    /// (Deprecated in rg) As --engine auto.
+    #[arg(help_heading = "Search options", long, hide = true, overrides_with_all = ["engine", "pcre2", "no_pcre2", "no_auto_hybrid_regex"])]
+    pub(crate) auto_hybrid_regex: bool,
+    /// (Deprecated in rg) As --engine default.
+    #[arg(help_heading = "Search options", long, hide = true, overrides_with_all = ["engine", "pcre2", "no_pcre2", "auto_hybrid_regex"])]
+    pub(crate) no_auto_hybrid_regex: bool,
     /// Search inside files compressed with gzip, bzip2, xz, lzma, lz4,
     /// brotli, zstd or compress, decompressed inside the sandbox.
     #[arg(help_heading = "Search options", short = 'z', long, overrides_with = "no_search_zip")]
@@ -651,6 +659,9 @@ pub(crate) struct SearchArgs {
     /// List the file types `-t` knows, with their globs.
     #[arg(help_heading = "Other behaviors", long)]
     pub(crate) type_list: bool,
+    /// Print the version of PCRE2 that -P uses (the component's), as rg.
+    #[arg(help_heading = "Other behaviors", long)]
+    pub(crate) pcre2_version: bool,
     /// Results in all (every result unless given; --json-page: one page of at most N).
     #[arg(help_heading = SANDGREP_ONLY, long, value_name = "N")]
     pub(crate) max_results: Option<u64>,

@@ -101,6 +101,9 @@ impl<W: Write> Results for jsonl::Printer<W> {
 }
 
 pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
+    if args.pcre2_version {
+        return pcre2_version(out);
+    }
     let sorted;
     let args = match args.type_list || args.json_page || super::stdin::searched(args) {
         false => match sorted_files(sandbox, args)? {
@@ -404,6 +407,9 @@ pub(crate) fn stream(
         let cut_by_time = r.timed_out && args.timeout_ms.is_some();
         let goes_on = r.next_cursor.is_some() && run.left > 0 && !cut_by_time;
         for w in r.warnings {
+            // As rg: a compressed file (-z) whose decompression failed is
+            // an error (exit 2), said after what it held before the break.
+            run.errored |= w.contains(" compressed file(s) could not be decompressed: ");
             // rg says nothing of the binary files it skips in a directory,
             // nor of the files -m cut short; a page full of text is no news
             // when the next one follows.
@@ -571,6 +577,14 @@ pub(crate) fn type_list(args: &SearchArgs, out: &mut impl Write) -> io::Result<O
     for def in args.type_table()?.definitions() {
         writeln!(out, "{}: {}", def.name(), def.globs().join(", "))?;
     }
+    Ok(Outcome::Found)
+}
+
+/// `--pcre2-version`: the PCRE2 the component compiles in, as rg says it
+/// (rg's JIT clause: the component's PCRE2 has none).
+pub(crate) fn pcre2_version(out: &mut impl Write) -> io::Result<Outcome> {
+    let (major, minor) = sandgrep_contract::PCRE2_VERSION;
+    writeln!(out, "PCRE2 {major}.{minor} is available (JIT is unavailable)")?;
     Ok(Outcome::Found)
 }
 

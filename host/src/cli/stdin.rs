@@ -70,7 +70,14 @@ pub(crate) fn readable() -> bool {
 /// (`given` names what is printed: `<stdin>` for `-`.)
 pub(crate) fn choose(args: &mut SearchArgs, root_given: bool) {
     let stdin_used = args.pattern_files.iter().any(|f| f.as_os_str() == NAME);
-    if args.paths.is_empty() && !root_given && !args.files && !args.type_list && !stdin_used && readable() {
+    if args.paths.is_empty()
+        && !root_given
+        && !args.files
+        && !args.type_list
+        && !args.pcre2_version
+        && !stdin_used
+        && readable()
+    {
         args.paths = vec![NAME.to_string()];
     }
     args.given = args.paths.iter().map(|p| if p == NAME { SHOWN.to_string() } else { p.clone() }).collect();

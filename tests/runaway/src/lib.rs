@@ -137,6 +137,25 @@ impl exports::sandgrep::search::index::Guest for Runaway {
         Err(SearchError::Io("not implemented by the runaway guest".into()))
     }
 
+    fn index_walk(_: Policy, _: bool, _: u64) -> Result<exports::sandgrep::search::index::IndexBatch, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
+
+    fn index_read(
+        _: Policy,
+        _: Vec<exports::sandgrep::search::index::IndexFile>,
+        _: bool,
+    ) -> Result<exports::sandgrep::search::index::IndexPart, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
+
+    fn index_finish(
+        _: Policy,
+        _: Vec<exports::sandgrep::search::index::IndexPart>,
+    ) -> Result<exports::sandgrep::search::index::IndexReport, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
+
     fn unchanged_since(_: Option<u64>) {}
 }
 

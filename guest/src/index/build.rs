@@ -1,0 +1,474 @@
+//! Building and refreshing the index, in one instance ([`refresh`]) or
+//! spread over several (the WIT's `index-walk`, `index-read`,
+//! `index-finish`): one instance walks and hands out the files to read in
+//! batches, any instance reads them (its pairs written out as runs beside
+//! the index), and the walking one merges every run with the old index's
+//! lists. The index is the same either way.
+// (The spread build is called through the WIT only: natively, by tests.)
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+use std::cell::RefCell;
+
+use super::*;
+use crate::{IndexBatch, IndexFile, IndexPart, ReadOutcome};
+
+/// Bytes of files a single instance reads between two steps of its walk.
+const BATCH_BYTES: u64 = 1 << 20;
+/// Files in one batch at most (each holds its directory open while the
+/// batch waits, in a single instance).
+const BATCH_FILES: usize = 256;
+/// Entries a walk step passes at most before it hands out what it has (so
+/// the host can stop a walk of a tree with nothing to read).
+const STEP_ENTRIES: usize = 4096;
+
+thread_local! {
+    /// The build this instance walks for, between `index-walk` calls.
+    static BUILD: RefCell<Option<Build>> = const { RefCell::new(None) };
+    /// What this instance read for a build, between `index-read` calls.
+    static READER: RefCell<Option<Reader>> = const { RefCell::new(None) };
+}
+
+/// Builds the index of `ws`, or brings it up to date: files whose size and
+/// times are unchanged keep their entries unread; the rest are read.
+pub fn refresh(ws: &Workspace) -> Result<IndexReport, SearchError> {
+    let started = Instant::now();
+    let dir = index_dir(ws)?;
+    let report = match Loaded::open(dir, ws.index_policy()) {
+        Ok(old) => match one_instance(ws, Some(old), None)? {
+            Ok(report) => report,
+            // A posting list failed its checksum: start again.
+            Err(why) => one_instance(ws, None, Some(why))?.map_err(SearchError::Io)?,
+        },
+        Err(why) => one_instance(ws, None, Some(why))?.map_err(SearchError::Io)?,
+    };
+    Ok(IndexReport { elapsed_ms: started.elapsed().as_millis() as u64, ..report })
+}
+
+fn index_dir(ws: &Workspace) -> Result<&Path, SearchError> {
+    ws.index_dir().ok_or_else(|| SearchError::InvalidArgument("no index directory was given to the component".into()))
+}
+
+/// A whole build in this instance: `Ok(Err(why))` when `old` turned out
+/// corrupt.
+fn one_instance(
+    ws: &Workspace,
+    old: Option<Loaded>,
+    why_rebuilt: Option<String>,
+) -> Result<Result<IndexReport, String>, SearchError> {
+    let mut build = Build::start(ws, old, why_rebuilt)?;
+    let mut reader = Reader::new(index_dir(ws)?);
+    while !build.done {
+        for file in &build.next(BATCH_BYTES) {
+            let outcome = reader.read(ws, file)?;
+            build.apply(file.number, outcome);
+        }
+    }
+    let runs = reader.runs.take();
+    build.finish(runs, &mut reader.pairs, reader.files_read, reader.bytes_read)
+}
+
+/// `index-walk`: the next files to read of the build this instance walks
+/// for (`start`: a new one).
+pub fn walk_batch(ws: &Workspace, start: bool, max_bytes: u64) -> Result<IndexBatch, SearchError> {
+    if start {
+        BUILD.take();
+        let dir = index_dir(ws)?;
+        let build = match Loaded::open(dir, ws.index_policy()) {
+            Ok(old) => Build::start(ws, Some(old), None)?,
+            Err(why) => Build::start(ws, None, Some(why))?,
+        };
+        BUILD.set(Some(build));
+    }
+    BUILD.with_borrow_mut(|build| {
+        let build = build.as_mut().ok_or_else(|| SearchError::InvalidArgument("no index build was started".into()))?;
+        let files = build.next(max_bytes.max(1));
+        let files = files.into_iter().map(|f| IndexFile { number: f.number, path: f.path, size: f.size }).collect();
+        Ok(IndexBatch { files, done: build.done })
+    })
+}
+
+/// `index-read`: reads `files` for a build (`last`: the end of this
+/// instance's part, its runs named).
+pub fn read_batch(ws: &Workspace, files: Vec<IndexFile>, last: bool) -> Result<IndexPart, SearchError> {
+    let dir = index_dir(ws)?;
+    READER.with_borrow_mut(|reader| {
+        let r = reader.get_or_insert_with(|| Reader::new(dir));
+        let mut outcomes = Vec::with_capacity(files.len());
+        for f in files {
+            let file = ToRead { number: f.number, path: f.path, size: f.size, entry: None };
+            outcomes.push((f.number, r.read(ws, &file)?.wit()));
+        }
+        let mut read = IndexPart { outcomes, runs: Vec::new(), files_read: 0, bytes_read: 0 };
+        if last {
+            let mut r = reader.take().expect("just made");
+            if !r.pairs.is_empty() {
+                let mut pairs = std::mem::take(&mut r.pairs);
+                r.runs.write(&mut pairs)?;
+            }
+            let names = r.runs.take().into_iter().filter_map(|p| Some(p.file_name()?.to_str()?.to_string()));
+            read.runs = names.collect();
+            (read.files_read, read.bytes_read) = (r.files_read, r.bytes_read);
+        }
+        Ok(read)
+    })
+}
+
+/// `index-finish`: the build this instance walked for, written from every
+/// instance's reads.
+pub fn finish(ws: &Workspace, reads: Vec<IndexPart>) -> Result<IndexReport, SearchError> {
+    let started = Instant::now();
+    let mut build = BUILD.take().ok_or_else(|| SearchError::InvalidArgument("no index build was started".into()))?;
+    let dir = index_dir(ws)?;
+    let mut runs = Runs::new(dir);
+    let (mut files_read, mut bytes_read) = (0, 0);
+    for read in reads {
+        for (number, outcome) in read.outcomes {
+            build.apply(number, Outcome::from_wit(outcome));
+        }
+        for name in read.runs {
+            // (Only a run's name: nothing else in the directory is merged.)
+            if !is_run_name(&name) {
+                return Err(SearchError::InvalidArgument(format!("{name:?} is not an index run")));
+            }
+            runs.paths.push(dir.join(name));
+        }
+        files_read += read.files_read;
+        bytes_read += read.bytes_read;
+    }
+    let elapsed = build.started.elapsed();
+    let report = match build.finish(runs.take(), &mut Vec::new(), files_read, bytes_read)? {
+        Ok(report) => report,
+        // The old index was corrupt: built again, here, from scratch.
+        Err(why) => one_instance(ws, None, Some(why))?.map_err(SearchError::Io)?,
+    };
+    Ok(IndexReport { elapsed_ms: (elapsed + started.elapsed()).as_millis() as u64, ..report })
+}
+
+impl Runs {
+    /// Its runs, no longer removed when it is dropped.
+    fn take(&mut self) -> Vec<PathBuf> {
+        std::mem::take(&mut self.paths)
+    }
+}
+
+/// A file handed out to read.
+struct ToRead {
+    number: u32,
+    path: String,
+    /// Its size when walked.
+    size: u64,
+    /// As the walk found it (read in the walking instance).
+    entry: Option<Entry>,
+}
+
+/// What reading a file handed out found ([`ReadOutcome`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Outcome {
+    Text,
+    Binary,
+    Unusable,
+    Changing,
+}
+
+impl Outcome {
+    fn wit(self) -> ReadOutcome {
+        match self {
+            Outcome::Text => ReadOutcome::Text,
+            Outcome::Binary => ReadOutcome::Binary,
+            Outcome::Unusable => ReadOutcome::Unusable,
+            Outcome::Changing => ReadOutcome::Changing,
+        }
+    }
+
+    fn from_wit(outcome: ReadOutcome) -> Outcome {
+        match outcome {
+            ReadOutcome::Text => Outcome::Text,
+            ReadOutcome::Binary => Outcome::Binary,
+            ReadOutcome::Unusable => Outcome::Unusable,
+            ReadOutcome::Changing => Outcome::Changing,
+        }
+    }
+}
+
+/// A build as its walk goes: the table so far, and the files handed out.
+struct Build {
+    dir: PathBuf,
+    policy: u64,
+    steps: Box<dyn Iterator<Item = Step>>,
+    /// The walk's, for what it left out after its last step.
+    walker: Rc<Walker>,
+    seen: Rc<std::cell::Cell<Skips>>,
+    /// The walk is over.
+    done: bool,
+    old: Option<Loaded>,
+    /// (entry, its number in `old`) in walk order.
+    kept: Vec<(FileRec, Option<usize>)>,
+    /// (racy, linked) of each file handed out and not read yet, by number.
+    handed: HashMap<u32, (bool, bool)>,
+    walked: WalkRecord,
+    skipped: Skips,
+    report: IndexReport,
+    started: Instant,
+}
+
+impl Build {
+    fn start(ws: &Workspace, old: Option<Loaded>, why_rebuilt: Option<String>) -> Result<Build, SearchError> {
+        // The files of a default search's walk, as that walk finds them.
+        let walker = Rc::new(Walker::new(ws, &WalkOptions::default())?);
+        let roots = walker.roots(&[".".to_string()])?;
+        let report = IndexReport {
+            files: 0,
+            files_read: 0,
+            bytes_read: 0,
+            files_removed: 0,
+            trigrams: 0,
+            index_bytes: 0,
+            rebuilt: why_rebuilt.map(|why| format!("built from scratch: {why}")),
+            elapsed_ms: 0,
+            warnings: Vec::new(),
+        };
+        let seen = Rc::new(std::cell::Cell::new(Skips::default()));
+        Ok(Build {
+            dir: index_dir(ws)?.to_path_buf(),
+            policy: ws.index_policy(),
+            steps: Box::new(walk::steps(walker.clone(), roots, None, seen.clone())),
+            walker,
+            seen,
+            done: false,
+            old,
+            kept: Vec::new(),
+            handed: HashMap::new(),
+            walked: WalkRecord { whole: true, ..WalkRecord::default() },
+            skipped: Skips::default(),
+            report,
+            started: Instant::now(),
+        })
+    }
+
+    /// Walks on to the next files to read: about `max_bytes` of them (at
+    /// most [`BATCH_FILES`]), or those found in [`STEP_ENTRIES`] entries,
+    /// or those up to the walk's end (then `done`).
+    fn next(&mut self, max_bytes: u64) -> Vec<ToRead> {
+        let (mut batch, mut bytes) = (Vec::new(), 0);
+        for _ in 0..STEP_ENTRIES {
+            if bytes >= max_bytes || batch.len() >= BATCH_FILES {
+                break;
+            }
+            let Some(step) = self.steps.next() else {
+                // What it left out after its last step.
+                self.skipped.add(self.walker.skips().since(self.seen.get()));
+                self.done = true;
+                break;
+            };
+            let entry = match step {
+                Step::Entry(entry) if entry.is_file => entry,
+                Step::Entry(_) => continue,
+                Step::Skipped(n) => {
+                    self.skipped.add(n);
+                    continue;
+                }
+                Step::Problem(_) | Step::TimedOut => {
+                    self.walked.whole = false;
+                    continue;
+                }
+            };
+            // Numbered as walked, in path order (a file out of it, or twice,
+            // gets no record: a search reads it).
+            if self.kept.last().is_some_and(|k| path_cmp(&k.0.path, &entry.rel).is_ge()) {
+                self.walked.whole = false;
+                continue;
+            }
+            let Some(meta) = entry.meta() else {
+                self.walked.whole = false;
+                continue;
+            };
+            let number = self.kept.len() as u32;
+            if self.skipped.any() {
+                self.walked.skips.push((number, std::mem::take(&mut self.skipped)));
+            }
+            if let Some(old) = self.old.as_ref() {
+                if let Ok(i) = old.files.binary_search_by(|f| path_cmp(&f.path, &entry.rel)) {
+                    let rec = &old.files[i];
+                    if rec.flags & (UNTRUSTED | LASTING) != UNTRUSTED && rec.same(&meta) {
+                        self.kept.push((rec.clone(), Some(i)));
+                        continue;
+                    }
+                }
+            }
+            let racy = meta.modified_ns.max(meta.changed_ns).saturating_add(RACY_NS) > now_ns();
+            let rec = FileRec {
+                path: entry.rel.clone(),
+                size: meta.size,
+                modified_ns: meta.modified_ns,
+                changed_ns: meta.changed_ns,
+                // (Until it is read: untrusted, and for as long as its
+                // metadata stays unless that is too new to tell.)
+                flags: UNTRUSTED | if racy { 0 } else { LASTING },
+            };
+            self.kept.push((rec, None));
+            if meta.size <= INDEX_FILESIZE && meta.changed_ns != 0 {
+                // A file with other names may change through one no watcher
+                // of the workspace sees: a long-lived host would miss it.
+                self.handed.insert(number, (racy, meta.links > 1));
+                bytes += meta.size.max(1);
+                batch.push(ToRead { number, path: entry.rel.clone(), size: meta.size, entry: Some(entry) });
+            }
+        }
+        batch
+    }
+
+    /// What reading the file handed out as `number` found.
+    fn apply(&mut self, number: u32, outcome: Outcome) {
+        let Some((racy, linked)) = self.handed.remove(&number) else { return };
+        let rec = &mut self.kept[number as usize].0;
+        rec.flags = match outcome {
+            Outcome::Text | Outcome::Binary => {
+                (if racy || linked { UNTRUSTED } else { 0 }) | if outcome == Outcome::Binary { BINARY } else { 0 }
+            }
+            Outcome::Unusable | Outcome::Changing => UNTRUSTED,
+        };
+        // (Read while it was being written: read it again next time.)
+        if rec.flags & UNTRUSTED != 0 && !racy && outcome != Outcome::Changing {
+            rec.flags |= LASTING;
+        }
+    }
+
+    /// The index written from the table, `runs`, the pairs in `memory` and
+    /// the old index: `Ok(Err(why))` when the old one turned out corrupt.
+    fn finish(
+        mut self,
+        runs: Vec<PathBuf>,
+        memory: &mut Vec<u64>,
+        files_read: u64,
+        bytes_read: u64,
+    ) -> Result<Result<IndexReport, String>, SearchError> {
+        let mut source = Runs::new(&self.dir);
+        source.paths = runs;
+        let mut report = self.report;
+        (report.files_read, report.bytes_read) = (files_read, bytes_read);
+        self.walked.tail = self.skipped;
+        // Stopped before the end of the walk (the host was asked to stop):
+        // the index holds what was walked, a refresh goes on from there.
+        if !self.done {
+            self.walked.whole = false;
+            report.warnings.push(format!(
+                "stopped: the index holds the first {} files of the walk; a refresh goes on from there",
+                self.kept.len()
+            ));
+        }
+        // Handed out and not read (stopped too): read by every search, and
+        // by the next refresh.
+        for (number, _) in self.handed.drain() {
+            self.kept[number as usize].0.flags = UNTRUSTED;
+        }
+        let kept = self.kept;
+        // Nothing changed: the index stands as it is (if it is sound).
+        let walked = &self.walked;
+        let same = |o: &Loaded| o.files.len() == kept.len() && kept.iter().all(|k| k.1.is_some()) && o.walk == *walked;
+        if let Some(old) = self.old.as_mut().filter(|o| same(o)) {
+            if let Err(why) = old.verify() {
+                return Ok(Err(why));
+            }
+            report.files = kept.len() as u64;
+            report.trigrams = old.dict.len() as u64;
+            report.index_bytes = old.post_at + old.post_len + old.table_len;
+            return Ok(Ok(report));
+        }
+        memory.sort_unstable();
+        memory.dedup();
+        // The old index's lists, renumbered: a source of the merge as a run is.
+        let renumbered = self.old.as_ref().map(|old| {
+            let mut renumber = vec![u32::MAX; old.files.len()];
+            for (new, (_, was)) in kept.iter().enumerate() {
+                if let Some(was) = was {
+                    renumber[*was] = new as u32;
+                }
+            }
+            let walked = |path: &str| kept.binary_search_by(|k| path_cmp(&k.0.path, path)).is_ok();
+            report.files_removed = old.files.iter().filter(|f| !walked(&f.path)).count() as u64;
+            renumber
+        });
+        let files: Vec<FileRec> = kept.into_iter().map(|(rec, _)| rec).collect();
+        let old = self.old.as_ref().zip(renumbered.as_deref());
+        let mut out = Output::create(source)?;
+        let dict = match out.merge(old, memory)? {
+            Ok(dict) => dict,
+            Err(why) => return Ok(Err(why)),
+        };
+        report.files = files.len() as u64;
+        report.trigrams = dict.len() as u64;
+        report.index_bytes = out.finish(&files, &self.walked, &dict, self.policy)?;
+        Ok(Ok(report))
+    }
+}
+
+/// What an instance read for a build: its pairs, written out as runs when
+/// they grow large.
+struct Reader {
+    runs: Runs,
+    pairs: Vec<u64>,
+    seen: Vec<u64>,
+    tris: Vec<u32>,
+    bytes: Vec<u8>,
+    files_read: u64,
+    bytes_read: u64,
+    /// Directories of the last file read by path.
+    dirs: crate::search::Dirs,
+}
+
+impl Reader {
+    fn new(dir: &Path) -> Reader {
+        Reader {
+            runs: Runs::new(dir),
+            pairs: Vec::new(),
+            seen: vec![0u64; 1 << 18],
+            tris: Vec::new(),
+            bytes: Vec::new(),
+            files_read: 0,
+            bytes_read: 0,
+            dirs: Default::default(),
+        }
+    }
+
+    fn read(&mut self, ws: &Workspace, file: &ToRead) -> Result<Outcome, SearchError> {
+        self.bytes.clear();
+        let by_path;
+        let entry = match &file.entry {
+            Some(entry) => Some(entry),
+            None => {
+                by_path = self.dirs.entry(ws, file.path.clone(), None).ok();
+                by_path.as_ref()
+            }
+        };
+        // (No more than the walk saw and a byte: a file swapped for a
+        // larger one since is changing, never read whole.)
+        let limit = file.size.saturating_add(1);
+        let read = entry.and_then(|e| e.open().and_then(|f| f.take(limit).read_to_end(&mut self.bytes)).ok());
+        let utf16 = self.bytes.starts_with(&[0xff, 0xfe]) || self.bytes.starts_with(&[0xfe, 0xff]);
+        if read.is_none() || utf16 {
+            return Ok(Outcome::Unusable);
+        }
+        if self.bytes.len() as u64 != file.size {
+            return Ok(Outcome::Changing);
+        }
+        self.files_read += 1;
+        self.bytes_read += self.bytes.len() as u64;
+        // A binary file is skipped whatever the query: its bytes need no entries.
+        if self.bytes.contains(&0) {
+            return Ok(Outcome::Binary);
+        }
+        // A file with secrets is indexed as callers see it, redacted (a match
+        // counts only where it shows clear of the redactions, and each line
+        // redacts alike whole or alone): whether a search skips it tells
+        // nothing its answers and reads do not.
+        let edits = if ws.redact { redact::edits(&self.bytes) } else { Vec::new() };
+        let shown = (!edits.is_empty()).then(|| redact::apply(&self.bytes, &edits));
+        trigrams(shown.as_deref().unwrap_or(&self.bytes), &mut self.seen, &mut self.tris);
+        let number = u64::from(file.number);
+        self.pairs.extend(self.tris.iter().map(|&t| u64::from(t) << 32 | number));
+        if self.pairs.len() >= RUN_PAIRS {
+            self.runs.write(&mut self.pairs)?;
+        }
+        Ok(Outcome::Text)
+    }
+}
