@@ -258,9 +258,10 @@ fn piped_output_is_rgs_byte_for_byte() {
         // What editors pass to rg: telescope.nvim's live_grep and fzf.vim's :Rg.
         &["--color=never", "--no-heading", "--with-filename", "--line-number", "--column", "--smart-case", "--", "foo"],
         &["--column", "--line-number", "--no-heading", "--color=always", "--smart-case", "--", "Foo"],
-        // Flags that change nothing in sandgrep, accepted as rg's.
+        // rg's memory maps (see `memory_maps_are_rgs`), on text files.
         &["--mmap", "-c", "foo"],
         &["--no-mmap", "-n", "bar", "src"],
+        // Flags that change nothing in sandgrep, accepted as rg's.
         &["--dfa-size-limit", "10", "--regex-size-limit", "1M", "-c", "fo+"],
         &["--engine", "auto", "-l", "qux"],
         &["--engine", "default", "-c", "qux"],
@@ -637,8 +638,8 @@ fn pages_through_cursors_come_in_rgs_path_order() {
 /// How files are read, as rg reads them: binary files (a NUL byte past rg's
 /// first 64 KiB buffer, matches before and after it; found by the walk or
 /// named; -a, --binary, -uuu), CRLF line ends (--crlf), encodings (-E,
-/// UTF-16 with a BOM). rg runs with --no-mmap where a file is named: its
-/// memory maps look for NUL bytes elsewhere (sandgrep never maps a file).
+/// UTF-16 with a BOM). --no-mmap where a file is named: rg (and sandgrep)
+/// would map it, and look for NUL bytes elsewhere (`memory_maps_are_rgs`).
 #[test]
 fn files_are_read_as_rg_reads_them() {
     let t = Tree::new();
@@ -694,6 +695,77 @@ fn files_are_read_as_rg_reads_them() {
         &["-E", "utf-16le", "--no-encoding", "-c", "bar", "nobom.txt"],
     ];
     all_as_rgs(t.path(), sets);
+}
+
+/// rg's `--mmap`, and its own choice of it (at most 10 PATHs, all files):
+/// each file searched as one slice, NUL bytes looked for only in its first
+/// 64 KiB and in the lines printed. On a file as rg's `sherlock-nul.txt`:
+/// a NUL deep in text (past rg's first buffer), matches before it, on its
+/// line and after it; found by the walk or named; -n, -c, -l, --binary,
+/// -a, -z, --no-mmap and --mmap overriding each other.
+#[test]
+fn memory_maps_are_rgs() {
+    let t = Tree::new();
+    let mut hay = String::new();
+    for i in 0..4000 {
+        match i {
+            0 => hay.push_str("needle at the start\n"),
+            3400 => hay.push_str("needle before the NUL\n"),
+            3500 => hay.push_str("needle on the NUL\0 line\n"),
+            3800 => hay.push_str("needle late, past the NUL\n"),
+            _ => hay.push_str(&format!("line {i:05} of plain text\n")),
+        }
+    }
+    t.write("hay", &hay);
+    t.write("text.txt", "foo needle\nbar\n");
+    t.write("sub/other.txt", "bar\n");
+    t.write("early.bin", b"needle\0 at once\nneedle again\n");
+    // (rg decompresses with gzip: the text is read as a stream.)
+    t.write("hay.gz", gzip(hay.as_bytes()));
+    let sets: &[&[&str]] = &[
+        &["--mmap", "-n", "needle", "-g", "hay"],
+        &["--mmap", "-n", "needle", "hay"],
+        &["--mmap", "-n", "needle at the start"],
+        &["--mmap", "-n", "late"],
+        &["--mmap", "-n", "NUL", "-g", "hay"],
+        &["--mmap", "-n", "on the NUL", "hay"],
+        &["--mmap", "-c", "needle", "hay"],
+        &["--mmap", "-c", "needle"],
+        &["--mmap", "-c", "late", "-g", "hay"],
+        &["--mmap", "-l", "needle"],
+        &["--mmap", "-l", "on the NUL"],
+        &["--mmap", "-n", "--binary", "needle", "-g", "hay"],
+        &["--mmap", "-n", "--binary", "late"],
+        &["--mmap", "-c", "-a", "needle"],
+        &["--mmap", "-c", "--text", "on the NUL", "-g", "hay"],
+        &["--mmap", "-n", "needle", "early.bin"],
+        &["--mmap", "-n", "needle", "-g", "early.bin"],
+        &["--mmap", "-z", "-n", "late", "hay.gz"],
+        &["--mmap", "-z", "-c", "needle"],
+        &["--mmap", "-n", "-C", "1", "late", "hay", "text.txt"],
+        &["--mmap", "--no-mmap", "-n", "needle", "hay"],
+        &["--no-mmap", "--mmap", "-n", "needle", "-g", "hay"],
+        // rg's own choice: a few files named are mapped, a directory never.
+        &["-n", "needle", "hay"],
+        &["-n", "late", "hay", "text.txt"],
+        &["-n", "needle", "hay", "."],
+        &["-n", "needle", "./hay", "sub/../hay"],
+    ];
+    all_as_rgs(t.path(), sets);
+}
+
+/// `bytes` as gzip writes them.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child =
+        Command::new("gzip").args(["-c", "-n"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = bytes.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    out.stdout
 }
 
 /// rg's ignore flags (`--no-ignore-vcs`, `--ignore-file` …) on a tree with

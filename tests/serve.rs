@@ -312,3 +312,35 @@ fn a_workspace_made_anew_under_the_server_is_what_the_next_call_searches() {
     t.write("ws/later.txt", "needle later\n");
     assert_eq!(found("search-text", "matches"), ["later.txt", "new.txt"]);
 }
+
+#[test]
+fn sigterm_turns_readiness_off_answers_what_comes_in_then_exits() {
+    let t = Tree::new();
+    t.write("a.txt", "needle\n");
+    let config = format!(
+        "listen = \"127.0.0.1:0\"\ndrain_ms = 1500\nstop_timeout_ms = 2000\n\n[[tenant]]\nname = \"a\"\n\
+         workspace = \"{}\"\ntokens = [\"{ALPHA}\"]\n",
+        t.path().display()
+    );
+    let mut s = start(t.path(), &config);
+    assert_eq!(http(&s.addr, "GET", "/readyz", None, b"").0, 200);
+    let asked = std::time::Instant::now();
+    // SAFETY: a signal to our own child.
+    assert_eq!(unsafe { libc::kill(s.child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Draining: not ready, and still answering.
+    assert_eq!(http(&s.addr, "GET", "/readyz", None, b"").0, 503);
+    assert_eq!(http(&s.addr, "GET", "/healthz", None, b"").0, 200);
+    let (status, v) = post(&s.addr, "search-text", ALPHA, json!({"query": "needle"}));
+    assert_eq!((status, v["matches"].as_array().map(Vec::len)), (200, Some(1)), "{v}");
+    // Then it exits on its own, successfully, within the drain and the bound.
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(asked.elapsed() < std::time::Duration::from_secs(10), "still running");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(asked.elapsed() >= std::time::Duration::from_millis(1500));
+}

@@ -159,6 +159,12 @@ table! {
     HEADER_TIMEOUT_MS: Limit = Limit { default: 10_000, min: 1, max: 600_000 };
     /// Connections a server holds open at once.
     MAX_CONNECTIONS: Limit = Limit { default: 512, min: 1, max: 1_000_000 };
+    /// Milliseconds a server asked to stop (SIGTERM, Ctrl-C) goes on
+    /// accepting calls while `/readyz` says 503, so that a load balancer
+    /// stops sending it new ones first.
+    STOP_DRAIN_MS: Limit = Limit { default: 0, min: 0, max: 600_000 };
+    /// Then milliseconds the calls in flight have to finish before it exits.
+    STOP_TIMEOUT_MS: Limit = Limit { default: 5_000, min: 0, max: 600_000 };
     /// MCP sessions open at once, per tenant.
     MAX_SESSIONS: usize = 64;
     /// Calls running at once, per tenant.

@@ -62,6 +62,15 @@ pub fn encode(stream_key: &str, pos: &Position) -> String {
     format!("{PREFIX}{}", base64(&bytes))
 }
 
+/// The format number of a cursor `sgN.` of a later format than this
+/// one's.
+fn newer_format(cursor: &str) -> Option<u32> {
+    let (n, _) = cursor.strip_prefix("sg")?.split_once('.')?;
+    let this: u32 = PREFIX[2..PREFIX.len() - 1].parse().ok()?;
+    let format: u32 = n.parse().ok()?;
+    (format > this && format.to_string() == n).then_some(format)
+}
+
 pub fn decode(stream_key: &str, cursor: &str) -> Result<Position, SearchError> {
     let malformed = || SearchError::InvalidArgument("cursor is malformed; pass back a cursor unchanged".into());
     if EARLIER.iter().any(|p| cursor.starts_with(p)) {
@@ -69,6 +78,15 @@ pub fn decode(stream_key: &str, cursor: &str) -> Result<Position, SearchError> {
             "cursor is from an earlier version of sandgrep (another order of results); repeat the request without it"
                 .into(),
         ));
+    }
+    // (A node of an older version, in a rolling upgrade, handed a cursor of
+    // a newer one.)
+    if let Some(format) = newer_format(cursor) {
+        let this = &PREFIX[2..PREFIX.len() - 1];
+        return Err(SearchError::InvalidArgument(format!(
+            "cursor is from a newer version of sandgrep (cursor format {format}; this one reads {this}); \
+             ask the server that gave it, or repeat the request without it"
+        )));
     }
     let encoded = cursor.strip_prefix(PREFIX).ok_or_else(malformed)?;
     // Canonical only: a base64 string has one spelling of its bytes.
@@ -160,6 +178,10 @@ mod tests {
         // A cursor of the earlier order is refused as such, never misread.
         let earlier = decode("k", &c.replace("sg3.", "sg2.")).unwrap_err();
         assert!(format!("{earlier:?}").contains("earlier version"), "{earlier:?}");
+        // One of a newer format (from a newer node, in a rolling upgrade) too.
+        let newer = decode("k", &c.replace("sg3.", "sg12.")).unwrap_err();
+        assert!(format!("{newer:?}").contains("newer version of sandgrep (cursor format 12; this one reads 3)"));
+        assert!(!format!("{:?}", decode("k", &c.replace("sg3.", "sg04.")).unwrap_err()).contains("newer"));
         assert!(decode("k", &format!("{c}A")).is_err());
         // Any one character changed is refused.
         for i in PREFIX.len()..c.len() {

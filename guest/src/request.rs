@@ -60,6 +60,9 @@ pub struct TextQuery {
     pub engine: RegexEngine,
     /// Files named as compressed are decompressed and searched (rg's `-z`).
     pub search_zip: bool,
+    /// Each file is searched as one slice (rg's `--mmap`): NUL bytes are
+    /// looked for only near its start and in the lines returned.
+    pub mmap: bool,
     /// The files' encoding (rg's `-E`): `None` UTF-8 with BOM sniffing.
     /// (`none`: the bytes as they are, no BOM sniffing.)
     pub encoding: Option<String>,
@@ -253,6 +256,7 @@ impl TextQuery {
             stop_on_nonmatch: r.stop_on_nonmatch,
             engine: r.engine.unwrap_or(RegexEngine::Default),
             search_zip: r.search_zip,
+            mmap: r.mmap,
             encoding,
             max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
@@ -266,7 +270,7 @@ impl TextQuery {
     /// one page, context, columns, timeout, skip) do not change the stream.
     pub fn stream_key(&self) -> String {
         format!(
-            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}\0{:?}\0{}\0{}\0{:?}\0{}\0{}\0{:?}\0{}",
+            "text\0{}\0{:?}\0{:?}\0{}\0{}\0{}\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0{}\0{:?}\0{}\0{}\0{:?}\0{}\0{}\0{:?}\0{}\0{}",
             self.query,
             self.mode,
             self.case,
@@ -287,6 +291,7 @@ impl TextQuery {
             self.stop_on_nonmatch,
             self.engine,
             self.search_zip,
+            self.mmap,
         )
     }
 }
@@ -469,6 +474,7 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         stop_on_nonmatch: false,
         engine: None,
         search_zip: false,
+        mmap: false,
     }
 }
 

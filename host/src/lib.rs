@@ -1101,6 +1101,7 @@ impl SearchTextRequest {
             stop_on_nonmatch: false,
             engine: None,
             search_zip: false,
+            mmap: false,
         }
     }
 }

@@ -177,8 +177,18 @@ impl Loaded {
         let mut file = std::fs::File::open(index_file(dir)).map_err(|_| "there was none".to_string())?;
         let mut head = [0u8; HEADER];
         file.read_exact(&mut head).map_err(|_| "it was truncated".to_string())?;
-        if &head[..8] != MAGIC || u32_at(&head, 8) != VERSION {
+        if &head[..8] != MAGIC {
             return Err("it had another format".into());
+        }
+        match u32_at(&head, 8) {
+            VERSION => {}
+            // (Said as such: a newer sandgrep's, an older one rebuilds it.)
+            newer if newer > VERSION => {
+                return Err(format!(
+                    "it was written by a newer sandgrep (index format {newer}; this one reads {VERSION})"
+                ))
+            }
+            _ => return Err("it had another format".into()),
         }
         if u64_at(&head, 72) != checksum(&head[..72]) {
             return Err("it was corrupt".into());
@@ -353,7 +363,9 @@ impl Loaded {
 /// What the index says about the files of one search.
 pub struct Narrowing {
     loaded: Rc<Loaded>,
-    multiline: bool,
+    /// The search reads binary files: it looks for NUL bytes only near the
+    /// start and in what it returns (multiline, rg's `--mmap`).
+    reads_binary: bool,
     /// The host vouched that nothing changed since this index was made
     /// ([`crate::session`]): its records stand without a look at each file.
     current: bool,
@@ -392,7 +404,12 @@ impl Narrowing {
         if q.search_zip {
             return (IndexUse::None, None);
         }
-        Narrowing::for_plan(ws, if pcre2 { None } else { plan(q) }, q.multiline)
+        // Only a search that leaves out every file with a NUL byte may skip
+        // the binary files unread: rg's way searches one up to its NUL (or
+        // as text, or whole), and a multiline search (or rg's --mmap) looks
+        // for NULs only near the start and in what it matches.
+        let reads_binary = q.multiline || q.binary != crate::BinaryMode::Skip;
+        Narrowing::for_plan(ws, if pcre2 { None } else { plan(q) }, reads_binary)
     }
 
     /// How the index serves a search whose matching files all hold `texts`
@@ -402,7 +419,7 @@ impl Narrowing {
         Narrowing::for_plan(ws, Some(query).filter(|q| *q != Query::All), false)
     }
 
-    fn for_plan(ws: &Workspace, query: Option<Query>, multiline: bool) -> (IndexUse, Option<Narrowing>) {
+    fn for_plan(ws: &Workspace, query: Option<Query>, reads_binary: bool) -> (IndexUse, Option<Narrowing>) {
         let Some(dir) = ws.index_dir() else { return (IndexUse::None, None) };
         let policy = ws.index_policy();
         let current = session::generation().is_some();
@@ -419,7 +436,7 @@ impl Narrowing {
         match loaded.eval(&query).map(Rc::unwrap_or_clone) {
             Ok(candidates) => {
                 let next = Default::default();
-                (use_, Some(Narrowing { loaded, multiline, current, candidates, next }))
+                (use_, Some(Narrowing { loaded, reads_binary, current, candidates, next }))
             }
             Err(_) => (IndexUse::None, None),
         }
@@ -459,9 +476,7 @@ impl Narrowing {
         if rec.size > max_filesize {
             Some(Unread::TooLarge)
         } else if rec.flags & BINARY != 0 {
-            // A multiline search looks for NULs only near the start and in
-            // what it matches: it reads binary files.
-            (!self.multiline).then_some(Unread::Binary)
+            (!self.reads_binary).then_some(Unread::Binary)
         } else if self.candidates[i / 64] & (1 << (i % 64)) == 0 {
             Some(Unread::NoMatch)
         } else {

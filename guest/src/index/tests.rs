@@ -1,6 +1,6 @@
 use super::*;
 use crate::request::text_request;
-use crate::{QueryMode, SearchTextRequest, SearchTextResponse};
+use crate::{BinaryMode, QueryMode, SearchTextRequest, SearchTextResponse};
 
 /// A workspace of `files` whose times are past the racy window, and an
 /// index directory beside it.
@@ -58,6 +58,14 @@ fn an_indexed_search_reads_only_candidates_and_answers_as_a_scan() {
         assert_eq!(a.stats.index, IndexUse::None);
         let narrowed = plan(&crate::request::TextQuery::from_request(request.clone(), &mut Vec::new()).unwrap());
         assert_eq!(b.stats.index, if narrowed.is_some() { IndexUse::Served } else { IndexUse::CannotNarrow });
+    }
+    // A search that does not leave binary files out (rg's way, -a,
+    // --binary) reads them: the index knows of a NUL, not where it is.
+    for binary in [BinaryMode::AsRg, BinaryMode::Text, BinaryMode::Search] {
+        let request = SearchTextRequest { binary: Some(binary), ..text_request("needle") };
+        let (a, b) = (scan.search_text(request.clone()).unwrap(), indexed.search_text(request).unwrap());
+        assert_eq!(answer(&a), answer(&b), "{binary:?}");
+        assert_eq!(a.stats.skipped, b.stats.skipped, "{binary:?}");
     }
     // `needle` (either case) is in a, c/d and e (binary): b and f are left unread,
     // and e is skipped as binary without being read.
@@ -416,6 +424,18 @@ fn the_table_of_files_is_in_path_order_and_an_index_of_the_old_order_is_rebuilt(
     old[72..80].copy_from_slice(&sum.to_le_bytes());
     std::fs::write(&path, &old).unwrap();
     assert_eq!(Loaded::open(idx.path(), indexed.index_policy()).err().as_deref(), Some("it had another format"));
+    // One of a later format (a newer sandgrep's) is said to be that.
+    let mut newer = old.clone();
+    newer[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
+    let sum = checksum(&newer[..72]);
+    newer[72..80].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&path, &newer).unwrap();
+    let why = Loaded::open(idx.path(), indexed.index_policy()).err().unwrap_or_default();
+    assert_eq!(
+        why,
+        format!("it was written by a newer sandgrep (index format {}; this one reads {VERSION})", VERSION + 1)
+    );
+    std::fs::write(&path, &old).unwrap();
     assert_eq!(indexed.search_text(text_request("needle")).unwrap().stats.index, IndexUse::None);
     let report = indexed.refresh_index().unwrap();
     assert!(report.rebuilt.as_deref().is_some_and(|r| r.contains("another format")), "{report:?}");

@@ -275,7 +275,8 @@ fn search_file(
         Ok(f) => f,
         Err(e) => return ShardEventKind::Problem((error_message(&io_error(rel, &e)), true)),
     };
-    if file.size() > q.max_filesize {
+    let size = file.size();
+    if size > q.max_filesize {
         return ShardEventKind::TooLarge;
     }
     // (-z: a compressed file's text; `broken`, its stream broke off.)
@@ -283,6 +284,11 @@ fn search_file(
         Ok(opened) => opened,
         Err(kind) => return kind,
     };
+    // As rg's --mmap: the file searched as one slice, NUL bytes looked for
+    // only in its first 64 KiB and in the lines returned. (rg reads a
+    // decompressed text as a stream; `skip` leaves out a file with a NUL
+    // anywhere, which only a read of every buffer sees.)
+    let slice = q.mmap && q.binary != BinaryMode::Skip && matches!(file, zip::Input::File(_));
     let mut out = FileOutcome {
         bytes_searched: 0,
         error: None,
@@ -333,7 +339,7 @@ fn search_file(
                     } else {
                         searcher
                     };
-                    if searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch {
+                    if slice || searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch {
                         searcher.search_slice(cfg.scan, shown, &mut sink)
                     } else {
                         // (PCRE2 line by line: read as a file is, a buffer at a
@@ -341,6 +347,14 @@ fn search_file(
                         searcher.search_reader(cfg.scan, shown, &mut sink)
                     }
                 }
+                Err(e) => Err(e),
+            }
+        } else if slice {
+            // (As a memory map holds what the file held when it was
+            // opened: no more than its size then.)
+            let mut whole = Vec::new();
+            match (&mut file).take(size).read_to_end(&mut whole) {
+                Ok(_) => searcher.search_slice(cfg.scan, &whole, &mut sink),
                 Err(e) => Err(e),
             }
         } else {
@@ -924,6 +938,7 @@ mod tests {
             stop_on_nonmatch: false,
             engine: None,
             search_zip: false,
+            mmap: false,
         }
     }
 

@@ -283,6 +283,25 @@ impl SearchArgs {
         Ok(())
     }
 
+    /// rg's default for memory maps, settled once the PATHs are relative to
+    /// `root`: without --mmap or --no-mmap, a search of at most 10 PATHs,
+    /// every one a file (stdin is none), maps them (hiargs.rs, `MmapMode::
+    /// Auto`): as if --mmap were given. (Each PATH is looked up beneath
+    /// the workspace, links followed only while they stay inside it, as
+    /// the sandbox resolves paths: one that leaves it counts as no file.)
+    pub(crate) fn mmap_as_rg(&mut self, root: &std::path::Path) {
+        use cap_primitives::fs::FollowSymlinks;
+        let Ok(dir) = std::fs::File::open(root) else { return };
+        let file = |p: &String| {
+            let path = std::path::Path::new(p.as_str());
+            p != super::stdin::NAME
+                && cap_primitives::fs::stat(&dir, path, FollowSymlinks::Yes).is_ok_and(|m| m.file_type().is_file())
+        };
+        if !self.mmap && !self.no_mmap && (1..=10).contains(&self.paths.len()) && self.paths.iter().all(file) {
+            self.mmap = true;
+        }
+    }
+
     /// The request's `no-ignore` and `ignore` fields for the ignore flags
     /// (resolved by `ignore_where_given`).
     pub(crate) fn ignore_request(&self) -> (bool, Option<IgnoreOptions>) {
@@ -431,6 +450,9 @@ impl SearchArgs {
             _ => None,
         };
         r.search_zip = self.search_zip;
+        // (Of --mmap and --no-mmap the last given is set; neither: rg's
+        // choice, see `mmap_as_rg`.)
+        r.mmap = self.mmap;
         r.passthru = self.passthru;
         r.encoding = self.encoding.clone().filter(|_| !self.no_encoding);
         // As rg: no context unless asked for.

@@ -349,10 +349,13 @@ pub(crate) struct SearchArgs {
     /// Compressed files are searched as they are (the default).
     #[arg(help_heading = "Search options", long, overrides_with = "search_zip")]
     pub(crate) no_search_zip: bool,
-    /// Accepted as rg's: files are read through the sandbox, never mapped.
+    /// Search each file as one slice, as rg searches a memory map: NUL
+    /// bytes are looked for only in its first 64 KiB and in the lines
+    /// printed (the default for at most 10 PATHs, all files, as rg's).
     #[arg(help_heading = "Search options", long, overrides_with = "no_mmap")]
     pub(crate) mmap: bool,
-    /// Accepted as rg's: files are read through the sandbox, never mapped.
+    /// Read every file a buffer at a time, each buffer checked for NUL bytes
+    /// (the default for directories and more than 10 PATHs, as rg's).
     #[arg(help_heading = "Search options", long, overrides_with = "mmap")]
     pub(crate) no_mmap: bool,
     /// The pattern without Unicode: `\w`, `\d`, `\s`, `\b` and case

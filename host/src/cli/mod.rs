@@ -75,6 +75,7 @@ pub fn main() -> ExitCode {
             eprintln!("sandgrep: {e}");
             return ExitCode::from(2);
         }
+        args.mmap_as_rg(&cli.root);
     }
     match run(&cli) {
         Ok(Outcome::Found) => ExitCode::from(0),

@@ -29,6 +29,12 @@ pub struct Config {
     /// Connections open at once (default `MAX_CONNECTIONS`); past it, new
     /// connections get a 503 and are closed.
     pub max_connections: Option<usize>,
+    /// Asked to stop (SIGTERM, Ctrl-C): how long it goes on accepting calls
+    /// while `/readyz` answers 503, ms (default `STOP_DRAIN_MS`).
+    pub drain_ms: Option<u64>,
+    /// Then how long calls in flight have to finish before it exits, ms
+    /// (default `STOP_TIMEOUT_MS`).
+    pub stop_timeout_ms: Option<u64>,
     #[serde(default)]
     pub tenant: Vec<TenantConfig>,
 }

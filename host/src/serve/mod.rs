@@ -50,7 +50,7 @@ mod tenant;
 use config::DEFAULT_LISTEN;
 pub use config::{Config, TenantConfig};
 use metrics::Connections;
-use sandgrep_contract::limits::{HEADER_TIMEOUT_MS, MAX_BODY, MAX_CONNECTIONS};
+use sandgrep_contract::limits::{HEADER_TIMEOUT_MS, MAX_BODY, MAX_CONNECTIONS, STOP_DRAIN_MS, STOP_TIMEOUT_MS};
 pub use tenant::{Permit, Refusal, Tenant};
 
 /// One structured log line on stderr.
@@ -119,6 +119,7 @@ fn router_with(config: &Config, listen: &SocketAddr, connections: Arc<Connection
     Ok(Router::new()
         .route("/", get(page))
         .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/v1/{op}", post(operation))
         .route("/mcp", any(mcp))
@@ -273,6 +274,18 @@ async fn metrics(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
 }
 
+/// Set once the server was asked to stop: `/readyz` says 503 from then on.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Readiness (for a load balancer or an orchestrator's probe): 503 once the
+/// server was asked to stop, while it still answers what comes in.
+async fn readyz() -> Response {
+    if STOPPING.load(Ordering::Relaxed) {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "stopping");
+    }
+    "ready\n".into_response()
+}
+
 /// Runs the server until interrupted.
 pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
     let config = Config::load(config_path)?;
@@ -289,9 +302,12 @@ pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
                 clients use"}));
         }
         log(json!({"event": "listening", "addr": addr.to_string(), "tenants": config.tenant.len()}));
+        let clamp = |v: Option<u64>, l: sandgrep_contract::limits::Limit| v.unwrap_or(l.default).clamp(l.min, l.max);
         let limits = ConnLimits {
             header_timeout: Duration::from_millis(config.header_timeout_ms.unwrap_or(HEADER_TIMEOUT_MS.default)),
             max_connections: config.max_connections.unwrap_or(MAX_CONNECTIONS.default as usize),
+            drain: Duration::from_millis(clamp(config.drain_ms, STOP_DRAIN_MS)),
+            stop_timeout: Duration::from_millis(clamp(config.stop_timeout_ms, STOP_TIMEOUT_MS)),
         };
         accept_loop(listener, app, limits, connections).await;
         Ok(())
@@ -301,24 +317,53 @@ pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
 struct ConnLimits {
     header_timeout: Duration,
     max_connections: usize,
+    drain: Duration,
+    stop_timeout: Duration,
+}
+
+/// Resolves when the process is asked to stop: SIGTERM (as orchestrators
+/// stop it) or Ctrl-C. Its name, for the log.
+async fn stop_asked() -> &'static str {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+        },
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            "SIGINT"
+        }
+    }
 }
 
 /// Accepts connections until interrupted and serves each with hyper's
 /// HTTP/1 server: a header-read timeout (which also closes a kept-alive
 /// connection whose next request does not come in time), and at most
 /// `max_connections` at once — one over gets a 503 and is closed, at once,
-/// without a task of its own. On Ctrl-C, open connections finish what they
-/// are answering (for up to 5 s).
+/// without a task of its own. Asked to stop (SIGTERM, Ctrl-C): `/readyz`
+/// says 503 and calls are still answered for `drain`; then no new
+/// connection is taken and open ones finish what they are answering (for up
+/// to `stop_timeout`).
 async fn accept_loop(listener: TcpListener, app: Router, limits: ConnLimits, connections: Arc<Connections>) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::service::TowerToHyperService;
 
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
-    let mut interrupted = pin!(tokio::signal::ctrl_c());
+    let mut asked = pin!(stop_asked());
+    let mut draining: Option<tokio::time::Instant> = None;
     let mut last_refusal_log: Option<Instant> = None;
     loop {
+        let drained = tokio::time::sleep_until(draining.unwrap_or_else(tokio::time::Instant::now));
         let stream = tokio::select! {
+            signal = &mut asked, if draining.is_none() => {
+                STOPPING.store(true, Ordering::Relaxed);
+                log(json!({"event": "stop", "signal": signal, "drain_ms": limits.drain.as_millis() as u64}));
+                draining = Some(tokio::time::Instant::now() + limits.drain);
+                continue;
+            }
+            _ = drained, if draining.is_some() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 Err(e) => {
@@ -329,7 +374,6 @@ async fn accept_loop(listener: TcpListener, app: Router, limits: ConnLimits, con
                     continue;
                 }
             },
-            _ = &mut interrupted => break,
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             refuse(stream);
@@ -365,7 +409,7 @@ async fn accept_loop(listener: TcpListener, app: Router, limits: ConnLimits, con
     log(json!({"event": "stopping", "open_connections": connections.open.load(Ordering::Relaxed)}));
     let _ = stop_tx.send(());
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
-    let _ = tokio::time::timeout(Duration::from_secs(5), slots.acquire_many(all)).await;
+    let _ = tokio::time::timeout(limits.stop_timeout, slots.acquire_many(all)).await;
 }
 
 /// Answers a connection over the cap with a 503 and closes it, without
