@@ -448,7 +448,8 @@ impl Walker {
                 Ok(Some(text)) => text,
                 Ok(None) => continue,
                 Err(message) => {
-                    problems.push(WalkError { message, unreadable: true });
+                    // (A file of rules, not one searched: as rg, no error.)
+                    problems.push(WalkError { message, unreadable: false });
                     continue;
                 }
             };
@@ -595,7 +596,8 @@ impl Walker {
                 Ok(Some(text)) => text,
                 Ok(None) => return None,
                 Err(message) => {
-                    problems.push(WalkError { message: format!("{shown}: {message}"), unreadable: true });
+                    // (A file of rules, not one searched: as rg, no error.)
+                    problems.push(WalkError { message: format!("{shown}: {message}"), unreadable: false });
                     return None;
                 }
             };
@@ -615,7 +617,7 @@ impl Walker {
                     }
                     Ok(None) => None,
                     Err(message) => {
-                        problems.push(WalkError { message: format!("{shown}: {message}"), unreadable: true });
+                        problems.push(WalkError { message: format!("{shown}: {message}"), unreadable: false });
                         None
                     }
                 }

@@ -406,10 +406,13 @@ pub(crate) fn stream(
         run.left = run.left.saturating_sub(r.stats.matches_returned);
         let cut_by_time = r.timed_out && args.timeout_ms.is_some();
         let goes_on = r.next_cursor.is_some() && run.left > 0 && !cut_by_time;
+        // As rg: an entry that could not be read (a directory, a file, a
+        // link -L cannot follow, a compressed file whose stream broke, a
+        // PCRE2 match past its limits) is an error, exit 2, said after what
+        // was found. (An ignore file that cannot be read is not: rg only
+        // says so.)
+        run.errored |= r.stats.skipped.unreadable > 0;
         for w in r.warnings {
-            // As rg: a compressed file (-z) whose decompression failed is
-            // an error (exit 2), said after what it held before the break.
-            run.errored |= w.contains(" compressed file(s) could not be decompressed: ");
             // rg says nothing of the binary files it skips in a directory,
             // nor of the files -m cut short; a page full of text is no news
             // when the next one follows.
@@ -613,6 +616,7 @@ pub(crate) fn files(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) 
             // The files the denylist withholds are said once, at the end;
             // as rg's --files, nothing of what the ignore rules leave out.
             withheld.denied += response.skipped.denied;
+            errored |= response.skipped.unreadable > 0;
             let warnings: Vec<String> =
                 response.warnings.into_iter().filter(|w| !args.no_messages && !left_out(w)).collect();
             notes(&warnings, None);
