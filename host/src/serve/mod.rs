@@ -301,6 +301,7 @@ pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
                 only Host names localhost, 127.0.0.1, ::1 and the listen address; set allowed_hosts to the names \
                 clients use"}));
         }
+        let signals = stop_signals()?;
         log(json!({"event": "listening", "addr": addr.to_string(), "tenants": config.tenant.len()}));
         let clamp = |v: Option<u64>, l: sandgrep_contract::limits::Limit| v.unwrap_or(l.default).clamp(l.min, l.max);
         let limits = ConnLimits {
@@ -309,7 +310,7 @@ pub fn run(config_path: &Path, listen: Option<&str>) -> Result<(), String> {
             drain: Duration::from_millis(clamp(config.drain_ms, STOP_DRAIN_MS)),
             stop_timeout: Duration::from_millis(clamp(config.stop_timeout_ms, STOP_TIMEOUT_MS)),
         };
-        accept_loop(listener, app, limits, connections).await;
+        accept_loop(listener, app, limits, connections, signals).await;
         Ok(())
     })
 }
@@ -321,19 +322,21 @@ struct ConnLimits {
     stop_timeout: Duration,
 }
 
-/// Resolves when the process is asked to stop: SIGTERM (as orchestrators
-/// stop it) or Ctrl-C. Its name, for the log.
-async fn stop_asked() -> &'static str {
+/// The signals that ask the server to stop, SIGTERM (as orchestrators stop
+/// it) and SIGINT (Ctrl-C), caught from when this is made: made before the
+/// server says it listens, so none can end it before it drains.
+fn stop_signals() -> Result<[tokio::signal::unix::Signal; 2], String> {
     use tokio::signal::unix::{signal, SignalKind};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = tokio::signal::ctrl_c() => "SIGINT",
-        },
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            "SIGINT"
-        }
+    let catch = |kind| signal(kind).map_err(|e| format!("signal handler: {e}"));
+    Ok([catch(SignalKind::terminate())?, catch(SignalKind::interrupt())?])
+}
+
+/// Resolves when one of `signals` comes: its name, for the log.
+async fn stop_asked(signals: [tokio::signal::unix::Signal; 2]) -> &'static str {
+    let [mut term, mut int] = signals;
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
     }
 }
 
@@ -345,13 +348,19 @@ async fn stop_asked() -> &'static str {
 /// says 503 and calls are still answered for `drain`; then no new
 /// connection is taken and open ones finish what they are answering (for up
 /// to `stop_timeout`).
-async fn accept_loop(listener: TcpListener, app: Router, limits: ConnLimits, connections: Arc<Connections>) {
+async fn accept_loop(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnLimits,
+    connections: Arc<Connections>,
+    signals: [tokio::signal::unix::Signal; 2],
+) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::service::TowerToHyperService;
 
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(());
-    let mut asked = pin!(stop_asked());
+    let mut asked = pin!(stop_asked(signals));
     let mut draining: Option<tokio::time::Instant> = None;
     let mut last_refusal_log: Option<Instant> = None;
     loop {
