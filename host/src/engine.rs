@@ -365,9 +365,6 @@ mod files {
              -> Answer<Resource<Descriptor>> {
                 let bound = Duration::from_millis(crate::limits::OPEN_TIMEOUT_MS);
                 let _watch = interrupt::watch(Instant::now() + bound);
-                if let Some(p) = cx.data().progress.as_ref().filter(|_| !open_flags.contains(OpenFlags::DIRECTORY)) {
-                    p.opened.fetch_add(1, Ordering::Relaxed);
-                }
                 cx.data_mut().opened = None;
                 let read_only = flags == DescriptorFlags::READ
                     && (open_flags == OpenFlags::empty() || open_flags == OpenFlags::DIRECTORY);

@@ -167,8 +167,6 @@ pub fn search_error_message(e: &SearchError) -> String {
 pub struct Progress {
     /// Entries whose size and times were looked at.
     pub looked: std::sync::atomic::AtomicU64,
-    /// Files opened (to be read).
-    pub opened: std::sync::atomic::AtomicU64,
     /// Files the walk found to read (new or changed), and their bytes.
     pub to_read: std::sync::atomic::AtomicU64,
     pub to_read_bytes: std::sync::atomic::AtomicU64,
