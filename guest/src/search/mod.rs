@@ -39,6 +39,21 @@ use crate::{
     SearchTextRequest, SearchTextResponse, ShardEventKind, Workspace,
 };
 
+/// A file's outcome before its search: nothing found, nothing read.
+fn no_outcome() -> FileOutcome {
+    FileOutcome {
+        bytes_searched: 0,
+        error: None,
+        too_long: false,
+        binary: false,
+        matches: Vec::new(),
+        count: 0,
+        more: false,
+        timed_out: false,
+        binary_notice: None,
+    }
+}
+
 pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchTextResponse, SearchError> {
     let mut search = Searching::new(ws, request, true)?;
     let (walker, roots) = search.walk(ws)?;
@@ -289,17 +304,7 @@ fn search_file(
     // decompressed text as a stream; `skip` leaves out a file with a NUL
     // anywhere, which only a read of every buffer sees.)
     let slice = q.mmap && q.binary != BinaryMode::Skip && matches!(file, zip::Input::File(_));
-    let mut out = FileOutcome {
-        bytes_searched: 0,
-        error: None,
-        too_long: false,
-        binary: false,
-        matches: Vec::new(),
-        count: 0,
-        more: false,
-        timed_out: false,
-        binary_notice: None,
-    };
+    let mut out = no_outcome();
     let detect = binary_detection(q.binary, named);
     searcher.set_binary_detection(detect.clone());
     let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);

@@ -58,15 +58,5 @@ pub(super) fn open(
 /// A file not searched for want of time (searched again on the next page,
 /// or named as not searched to its end when it is a page's first).
 fn timed_out() -> FileOutcome {
-    FileOutcome {
-        bytes_searched: 0,
-        error: None,
-        too_long: false,
-        binary: false,
-        matches: Vec::new(),
-        count: 0,
-        more: false,
-        timed_out: true,
-        binary_notice: None,
-    }
+    FileOutcome { timed_out: true, ..super::no_outcome() }
 }
