@@ -16,6 +16,17 @@ pub const PCRE2_VERSION: (u32, u32) = (10, 45);
 pub mod index_file {
     pub const NAME: &str = "index.v1";
     pub const MAGIC: &[u8; 8] = b"SGINDEX\0";
+    /// The changes since the index was written, beside it: a refresh that
+    /// read few files writes only these (the whole table, the walk, which
+    /// of the index's files still stand, the postings of the files read
+    /// since), and folds them into a new index once they grow.
+    pub const DELTA_NAME: &str = "index.v1.delta";
+    pub const DELTA_MAGIC: &[u8; 8] = b"SGDELTA\0";
+    /// Magic, version, 4 spare bytes, then the index's own header checksum
+    /// (the index it belongs to), policy, files, trigrams, table and
+    /// postings lengths, the table's checksum and the build time (u64 each),
+    /// and the checksum of all that.
+    pub const DELTA_HEADER: usize = 88;
     /// 6: the table is followed by the build's walk (what it left out
     /// before each file, whether it was whole). 5: the postings before the table (written as they are merged); 4 had
     /// them after it. 4: the table of files in `rg --sort path` order (3

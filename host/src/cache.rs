@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::{is_index_name, open_regular, read_owner, OWNER};
 
-use sandgrep_contract::index_file::{checksum, HEADER, MAGIC, NAME as INDEX, VERSION};
+use sandgrep_contract::index_file::{checksum, DELTA_NAME as DELTA, HEADER, MAGIC, NAME as INDEX, VERSION};
 /// The file whose time says when searches last used an index.
 const USED: &str = "used";
 /// How stale the mark may get before a search writes it again.
@@ -99,7 +99,7 @@ fn is_leftover_name(name: &str) -> bool {
 
 /// A file sandgrep makes in an index directory.
 fn is_sandgrep_file(name: &str) -> bool {
-    [INDEX, "lock", OWNER, USED].contains(&name) || is_leftover_name(name)
+    [INDEX, DELTA, "lock", OWNER, USED].contains(&name) || is_leftover_name(name)
 }
 
 /// Bytes a file takes on disk.
@@ -148,7 +148,7 @@ pub fn info(dir: &Path) -> IndexInfo {
             leftover_files += 1;
             leftover_bytes += on_disk(&m);
         }
-        if m.is_file() && (name == INDEX || name == USED) {
+        if m.is_file() && [INDEX, DELTA, USED].contains(&&*name) {
             used = used.max(m.modified().ok());
         }
     }

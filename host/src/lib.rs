@@ -905,7 +905,7 @@ const GONE_DAYS: u64 = 7;
 fn orphaned(dir: &Path) -> Option<PathBuf> {
     let owner = read_owner(dir).ok()?;
     let gone = std::fs::symlink_metadata(&owner).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
-    let written = ["index.v1", "lock", OWNER]
+    let written = [sandgrep_contract::index_file::NAME, sandgrep_contract::index_file::DELTA_NAME, "lock", OWNER]
         .iter()
         .filter_map(|f| std::fs::symlink_metadata(dir.join(f)).ok()?.modified().ok())
         .max()?;

@@ -365,39 +365,63 @@ impl Build {
         // Nothing changed: the index stands as it is (if it is sound).
         let walked = &self.walked;
         let same = |o: &Loaded| o.files.len() == kept.len() && kept.iter().all(|k| k.1.is_some()) && o.walk == *walked;
-        if let Some(old) = self.old.as_mut().filter(|o| same(o)) {
+        if let Some(old) = self.old.as_ref().filter(|o| same(o)) {
             if let Err(why) = old.verify() {
                 return Ok(Err(why));
             }
             report.files = kept.len() as u64;
-            report.trigrams = old.dict.len() as u64;
-            report.index_bytes = old.post_at + old.post_len + old.table_len;
+            report.trigrams = old.trigrams(false).len() as u64;
+            report.index_bytes = old.bytes;
             return Ok(Ok(report));
         }
         memory.sort_unstable();
         memory.dedup();
-        // The old index's lists, renumbered: a source of the merge as a run is.
+        // Each kept file's number in the old index's own lists (u32::MAX:
+        // read now, or read since that index and in its delta's lists).
+        let in_base: Vec<u32> = match &self.old {
+            Some(old) => {
+                let numbers = old.base_numbers();
+                kept.iter().map(|(_, was)| was.map_or(u32::MAX, |w| numbers[w])).collect()
+            }
+            None => Vec::new(),
+        };
+        let read_since = in_base.iter().filter(|&&b| b == u32::MAX).count();
+        // Few files read since the old index: only a delta beside it (its
+        // lists: the files read now, and those of the old delta kept).
+        let delta = self.old.as_ref().filter(|_| read_since * DELTA_SHARE <= kept.len());
+        if let Some(old) = self.old.as_ref() {
+            let walked = |path: &str| kept.binary_search_by(|k| path_cmp(&k.0.path, path)).is_ok();
+            report.files_removed = old.files.iter().filter(|f| !walked(&f.path)).count() as u64;
+        }
+        // The old lists, renumbered: a source of the merge as a run is (for
+        // a delta, only the old delta's lists of files kept as they were).
         let renumbered = self.old.as_ref().map(|old| {
             let mut renumber = vec![u32::MAX; old.files.len()];
             for (new, (_, was)) in kept.iter().enumerate() {
-                if let Some(was) = was {
-                    renumber[*was] = new as u32;
+                if let Some(was) = was.filter(|_| delta.is_none() || in_base[new] == u32::MAX) {
+                    renumber[was] = new as u32;
                 }
             }
-            let walked = |path: &str| kept.binary_search_by(|k| path_cmp(&k.0.path, path)).is_ok();
-            report.files_removed = old.files.iter().filter(|f| !walked(&f.path)).count() as u64;
             renumber
         });
         let files: Vec<FileRec> = kept.into_iter().map(|(rec, _)| rec).collect();
-        let old = self.old.as_ref().zip(renumbered.as_deref());
-        let mut out = Output::create(source)?;
+        let old = self.old.as_ref().zip(renumbered.as_deref()).map(|(o, r)| (o, r, delta.is_some()));
+        let mut out = Output::create(source, delta.is_some())?;
         let dict = match out.merge(old, memory)? {
             Ok(dict) => dict,
             Err(why) => return Ok(Err(why)),
         };
         report.files = files.len() as u64;
         report.trigrams = dict.len() as u64;
-        report.index_bytes = out.finish(&files, &self.walked, &dict, self.policy)?;
+        let as_delta = delta.map(|old| (old.id, &in_base[..]));
+        report.index_bytes = out.finish(&files, &self.walked, &dict, self.policy, as_delta)?;
+        if let Some(old) = delta {
+            report.index_bytes += old.base_bytes;
+            let mut all: Vec<u32> = old.base.dict.iter().chain(&dict).map(|e| e.0).collect();
+            all.sort_unstable();
+            all.dedup();
+            report.trigrams = all.len() as u64;
+        }
         Ok(Ok(report))
     }
 }

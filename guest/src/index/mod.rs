@@ -17,6 +17,17 @@
 //! list per trigram), file table (in path order, [`path_cmp`]), dictionary
 //! (trigram → its postings).
 //!
+//! A refresh that read few files (at most one in [`DELTA_SHARE`] of the
+//! table read since the index was written) leaves the index as it is and
+//! writes `index.v1.delta` beside it, in the same layout: the whole new
+//! table and walk, for each file whether the index's lists still hold it
+//! (and as which number), and the lists of the files read since. Its
+//! header names the index it belongs to (that index's header checksum): a
+//! new index leaves an old delta naming another, which is never used. So a
+//! refresh after a branch switch writes the table and the changed files'
+//! lists, not every list; once the delta grows past that share, the next
+//! refresh folds it into a new index.
+//!
 //! A build holds a bounded number of (trigram, file) pairs in memory: past
 //! [`RUN_PAIRS`] it writes them out, sorted, as a run beside the index, and
 //! at the end merges the runs (and the old index's lists, renumbered) into
@@ -43,7 +54,7 @@ use crate::request::WalkOptions;
 use crate::walk::{self, Entry, Reopen, Skips, Step, Walker};
 use crate::{redact, session};
 use crate::{IndexReport, IndexUse, SearchError, Workspace};
-use sandgrep_contract::index_file::{self, checksum, HEADER, MAGIC, VERSION};
+use sandgrep_contract::index_file::{self, checksum, DELTA_HEADER, DELTA_MAGIC, DELTA_NAME, HEADER, MAGIC, VERSION};
 use sandgrep_contract::limits::INDEX_FILESIZE;
 
 /// Where a component finds its index directory (the host's second preopen).
@@ -54,6 +65,10 @@ const FILE: &str = index_file::NAME;
 /// 128 MiB of them (in tests, a few: every build merges runs). The last
 /// ones are merged from memory.
 const RUN_PAIRS: usize = if cfg!(test) { 100 } else { 16 << 20 };
+/// A refresh writes a delta beside the index (not a new index) while the
+/// files read since that index are at most one in this many of the table:
+/// a refresh after a few changes writes the table, not every list.
+const DELTA_SHARE: usize = 8;
 /// Files whose times are this close to the moment they were read are not
 /// trusted: another write in the same clock tick would not change them.
 const RACY_NS: u64 = sandgrep_contract::limits::INDEX_RACY_MS * 1_000_000;
@@ -140,16 +155,180 @@ impl WalkRecord {
     }
 }
 
-/// An index, its table and dictionary read, its postings read on demand.
+/// Posting lists as written: `(trigram, offset, length, checksum)` of each,
+/// by trigram, and the file (index or delta) they lie in.
+struct Lists {
+    dict: Vec<(u32, u64, u32, u32)>,
+    file: std::fs::File,
+    at: u64,
+    /// The file numbers in them are below this.
+    files: usize,
+}
+
+impl Lists {
+    /// The file numbers holding `tri`, in order.
+    fn get(&self, tri: u32) -> Result<Vec<u32>, String> {
+        let Ok(i) = self.dict.binary_search_by_key(&tri, |e| e.0) else { return Ok(Vec::new()) };
+        let (_, off, len, sum) = self.dict[i];
+        let corrupt = || "it was corrupt".to_string();
+        let mut buf = vec![0u8; len as usize];
+        let mut file = &self.file;
+        file.seek(SeekFrom::Start(self.at + off)).map_err(|e| e.to_string())?;
+        file.read_exact(&mut buf).map_err(|_| corrupt())?;
+        if checksum(&buf) as u32 != sum {
+            return Err(corrupt());
+        }
+        let (mut ids, mut at, mut last) = (Vec::new(), 0, 0u64);
+        while at < buf.len() {
+            last = last.checked_add(read_varint(&buf, &mut at).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
+            if last >= self.files as u64 {
+                return Err(corrupt());
+            }
+            ids.push(last as u32);
+            last += 1;
+        }
+        Ok(ids)
+    }
+
+    /// Checks every list against its checksum, one list at a time.
+    fn verify(&self) -> Result<(), String> {
+        let mut postings = std::io::BufReader::with_capacity(1 << 20, &self.file);
+        postings.seek(SeekFrom::Start(self.at)).map_err(|e| e.to_string())?;
+        let (mut at, mut list) = (0u64, Vec::new());
+        for &(_, off, len, sum) in &self.dict {
+            // (The lists lie one after another, in the dictionary's order.)
+            if off != at {
+                return Err("it was corrupt".into());
+            }
+            list.resize(len as usize, 0);
+            postings.read_exact(&mut list).map_err(|_| "it was truncated".to_string())?;
+            if checksum(&list) as u32 != sum {
+                return Err("it was corrupt".into());
+            }
+            at += u64::from(len);
+        }
+        Ok(())
+    }
+}
+
+/// An index file or its delta, its header checked and its table read.
+struct Part {
+    head: Vec<u8>,
+    /// Where the fields after the spare bytes start (the delta has one more
+    /// before them: the index it belongs to).
+    fields: usize,
+    table: Vec<u8>,
+    file: std::fs::File,
+}
+
+impl Part {
+    fn read(path: &Path, magic: &[u8; 8], header: usize) -> Result<Part, String> {
+        let mut file = std::fs::File::open(path).map_err(|_| "there was none".to_string())?;
+        let mut head = vec![0u8; header];
+        file.read_exact(&mut head).map_err(|_| "it was truncated".to_string())?;
+        if &head[..8] != magic {
+            return Err("it had another format".into());
+        }
+        match u32_at(&head, 8) {
+            VERSION => {}
+            // (Said as such: a newer sandgrep's, an older one rebuilds it.)
+            newer if newer > VERSION => {
+                return Err(format!(
+                    "it was written by a newer sandgrep (index format {newer}; this one reads {VERSION})"
+                ))
+            }
+            _ => return Err("it had another format".into()),
+        }
+        if u64_at(&head, header - 8) != checksum(&head[..header - 8]) {
+            return Err("it was corrupt".into());
+        }
+        let fields = header - 64;
+        let (table_len, post_len) = (u64_at(&head, fields + 24), u64_at(&head, fields + 32));
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        if (header as u64).checked_add(table_len).and_then(|n| n.checked_add(post_len)) != Some(len) {
+            return Err("it was truncated".into());
+        }
+        let table_len = usize::try_from(table_len).map_err(|_| "it was corrupt".to_string())?;
+        let mut table = vec![0u8; table_len];
+        file.seek(SeekFrom::Start(header as u64 + post_len)).map_err(|e| e.to_string())?;
+        file.read_exact(&mut table).map_err(|_| "it was truncated".to_string())?;
+        if checksum(&table) != u64_at(&head, fields + 40) {
+            return Err("it was corrupt".into());
+        }
+        Ok(Part { head, fields, table, file })
+    }
+
+    fn field(&self, i: usize) -> u64 {
+        u64_at(&self.head, self.fields + 8 * i)
+    }
+
+    fn policy(&self) -> u64 {
+        self.field(0)
+    }
+
+    /// Its posting lists (numbering `files` files), from the dictionary at
+    /// the end of its table; the table before the dictionary.
+    fn lists(self, files: usize) -> Result<(Lists, Vec<u8>), String> {
+        let corrupt = || "it was corrupt".to_string();
+        let (n_tri, post_len) = (self.field(2), self.field(4));
+        let dict_len = usize::try_from(n_tri).ok().and_then(|n| n.checked_mul(20)).ok_or_else(corrupt)?;
+        let mut table = self.table;
+        let rest = table.len().checked_sub(dict_len).ok_or_else(corrupt)?;
+        let dict: Vec<(u32, u64, u32, u32)> = table[rest..]
+            .chunks_exact(20)
+            .map(|e| (u32_at(e, 0), u64_at(e, 4), u32_at(e, 12), u32_at(e, 16)))
+            .collect();
+        // Sorted, each list inside the postings: lookups can trust it.
+        let bad = |e: &(u32, u64, u32, u32)| e.1.checked_add(u64::from(e.2)).is_none_or(|end| end > post_len);
+        if dict.windows(2).any(|w| w[0].0 >= w[1].0) || dict.iter().any(bad) {
+            return Err(corrupt());
+        }
+        table.truncate(rest);
+        let at = self.head.len() as u64;
+        Ok((Lists { dict, file: self.file, at, files }, table))
+    }
+}
+
+/// The table's files, as written from `at` on; `at` moved past them.
+fn read_files(table: &[u8], at: &mut usize, n_files: u64) -> Result<Vec<FileRec>, String> {
+    let corrupt = || "it was corrupt".to_string();
+    // (Each entry takes five bytes at least: the table bounds the count.)
+    let mut files = Vec::with_capacity(n_files.min(table.len() as u64 / 5) as usize);
+    for _ in 0..n_files {
+        let n = usize::try_from(read_varint(table, at).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
+        let path = table.get(*at..at.checked_add(n).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
+        let path = String::from_utf8(path.to_vec()).map_err(|_| corrupt())?;
+        *at += n;
+        let size = read_varint(table, at).ok_or_else(corrupt)?;
+        let modified_ns = read_varint(table, at).ok_or_else(corrupt)?;
+        let changed_ns = read_varint(table, at).ok_or_else(corrupt)?;
+        let flags = *table.get(*at).ok_or_else(corrupt)?;
+        *at += 1;
+        if files.last().is_some_and(|f: &FileRec| path_cmp(&f.path, &path).is_ge()) {
+            return Err(corrupt());
+        }
+        files.push(FileRec { path, size, modified_ns, changed_ns, flags });
+    }
+    Ok(files)
+}
+
+/// An index, its table and dictionary read, its postings read on demand;
+/// with its delta, when one belongs to it.
 pub struct Loaded {
+    /// The table of files as of the last refresh (the delta's, if any).
     files: Vec<FileRec>,
     walk: WalkRecord,
-    /// `(trigram, offset, length, checksum)` of each posting list, by trigram.
-    dict: Vec<(u32, u64, u32, u32)>,
-    postings: std::fs::File,
-    post_at: u64,
-    post_len: u64,
-    table_len: u64,
+    /// The index's own lists (numbered by its own table).
+    base: Lists,
+    /// The delta's: its lists (numbered as `files`), and for each file of
+    /// the index's own table, its number in `files` (`u32::MAX`: gone, or
+    /// read since, its trigrams in the delta's lists).
+    delta: Option<(Lists, Vec<u32>)>,
+    /// The index's header checksum: what a delta written for it names.
+    id: u64,
+    /// Bytes of the index, and of the index and its delta.
+    base_bytes: u64,
+    bytes: u64,
     /// Posting lists already read, as bitmaps over file numbers: a kept
     /// instance's later calls (a query repeated, its next page, a query
     /// sharing trigrams) read each once, up to [`BITMAP_CACHE_BYTES`].
@@ -172,122 +351,123 @@ fn u32_at(buf: &[u8], at: usize) -> u32 {
 }
 
 impl Loaded {
-    /// The index in `dir`, or why it cannot be used.
+    /// The index in `dir` (with its delta), or why it cannot be used.
     fn open(dir: &Path, policy: u64) -> Result<Loaded, String> {
-        let mut file = std::fs::File::open(index_file(dir)).map_err(|_| "there was none".to_string())?;
-        let mut head = [0u8; HEADER];
-        file.read_exact(&mut head).map_err(|_| "it was truncated".to_string())?;
-        if &head[..8] != MAGIC {
-            return Err("it had another format".into());
-        }
-        match u32_at(&head, 8) {
-            VERSION => {}
-            // (Said as such: a newer sandgrep's, an older one rebuilds it.)
-            newer if newer > VERSION => {
-                return Err(format!(
-                    "it was written by a newer sandgrep (index format {newer}; this one reads {VERSION})"
-                ))
-            }
-            _ => return Err("it had another format".into()),
-        }
-        if u64_at(&head, 72) != checksum(&head[..72]) {
-            return Err("it was corrupt".into());
-        }
-        if u64_at(&head, 16) != policy {
+        let corrupt = || "it was corrupt".to_string();
+        let base = Part::read(&index_file(dir), MAGIC, HEADER)?;
+        if base.policy() != policy {
             return Err("it was built under another policy (denylist)".into());
         }
-        let (n_files, n_tri) = (u64_at(&head, 24), u64_at(&head, 32));
-        let (table_len, post_len) = (u64_at(&head, 40), u64_at(&head, 48));
-        let len = file.metadata().map_err(|e| e.to_string())?.len();
-        if (HEADER as u64).checked_add(table_len).and_then(|n| n.checked_add(post_len)) != Some(len) {
-            return Err("it was truncated".into());
-        }
-        let table_len = usize::try_from(table_len).map_err(|_| "it was corrupt".to_string())?;
-        let mut table = vec![0u8; table_len];
-        file.seek(SeekFrom::Start(HEADER as u64 + post_len)).map_err(|e| e.to_string())?;
-        file.read_exact(&mut table).map_err(|_| "it was truncated".to_string())?;
-        if checksum(&table) != u64_at(&head, 56) {
-            return Err("it was corrupt".into());
-        }
-        let corrupt = || "it was corrupt".to_string();
+        let id = u64_at(&base.head, HEADER - 8);
+        let base_files = base.field(1);
+        let base_bytes = (HEADER + base.table.len()) as u64 + base.field(4);
+        let mut bytes = base_bytes;
+        // A delta written for another index (left by a refresh stopped
+        // between writing that index and removing it) is none of this one's.
+        let delta = match Part::read(&dir.join(DELTA_NAME), DELTA_MAGIC, DELTA_HEADER) {
+            Err(why) if why == "there was none" => None,
+            Err(why) => return Err(why),
+            Ok(d) if u64_at(&d.head, 16) != id => None,
+            Ok(d) if d.policy() != policy => return Err(corrupt()),
+            Ok(d) => Some(d),
+        };
+        let n_base = usize::try_from(base_files).map_err(|_| corrupt())?;
+        let (base, base_table) = base.lists(n_base)?;
         let mut at = 0;
-        // (Each entry takes five bytes at least: the table bounds the count.)
-        let mut files = Vec::with_capacity(n_files.min(table_len as u64 / 5) as usize);
-        for _ in 0..n_files {
-            let n = usize::try_from(read_varint(&table, &mut at).ok_or_else(corrupt)?).map_err(|_| corrupt())?;
-            let path = table.get(at..at.checked_add(n).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
-            let path = String::from_utf8(path.to_vec()).map_err(|_| corrupt())?;
-            at += n;
-            let size = read_varint(&table, &mut at).ok_or_else(corrupt)?;
-            let modified_ns = read_varint(&table, &mut at).ok_or_else(corrupt)?;
-            let changed_ns = read_varint(&table, &mut at).ok_or_else(corrupt)?;
-            let flags = *table.get(at).ok_or_else(corrupt)?;
-            at += 1;
-            if files.last().is_some_and(|f: &FileRec| path_cmp(&f.path, &path).is_ge()) {
-                return Err(corrupt());
+        let (files, walk, delta) = match delta {
+            None => {
+                let files = read_files(&base_table, &mut at, base_files)?;
+                let walk = WalkRecord::read(&base_table, &mut at, files.len()).ok_or_else(corrupt)?;
+                if at != base_table.len() {
+                    return Err(corrupt());
+                }
+                (files, walk, None)
             }
-            files.push(FileRec { path, size, modified_ns, changed_ns, flags });
-        }
-        let walk = WalkRecord::read(&table, &mut at, files.len()).ok_or_else(corrupt)?;
-        if n_tri.checked_mul(20) != Some((table.len() - at) as u64) {
-            return Err(corrupt());
-        }
-        let dict: Vec<(u32, u64, u32, u32)> =
-            table[at..].chunks_exact(20).map(|e| (u32_at(e, 0), u64_at(e, 4), u32_at(e, 12), u32_at(e, 16))).collect();
-        // Sorted, each list inside the postings: lookups can trust it.
-        let bad = |e: &(u32, u64, u32, u32)| e.1.checked_add(u64::from(e.2)).is_none_or(|end| end > post_len);
-        if dict.windows(2).any(|w| w[0].0 >= w[1].0) || dict.iter().any(bad) {
-            return Err(corrupt());
-        }
-        let (post_at, table_len) = (HEADER as u64, table_len as u64);
-        Ok(Loaded { files, walk, dict, postings: file, post_at, post_len, table_len, bitmaps: Default::default() })
+            Some(d) => {
+                bytes += (DELTA_HEADER + d.table.len()) as u64 + d.field(4);
+                let n_files = d.field(1);
+                let (lists, table) = d.lists(usize::try_from(n_files).map_err(|_| corrupt())?)?;
+                let files = read_files(&table, &mut at, n_files)?;
+                let walk = WalkRecord::read(&table, &mut at, files.len()).ok_or_else(corrupt)?;
+                // Each file's number in the index's table plus one (0: read
+                // since), as the step from the last one that has one.
+                let mut map = vec![u32::MAX; n_base];
+                let mut next = 0u64;
+                for n in 0..files.len() {
+                    match read_varint(&table, &mut at).ok_or_else(corrupt)? {
+                        0 => {}
+                        step => {
+                            let b = next.checked_add(step - 1).filter(|&b| b < base_files).ok_or_else(corrupt)?;
+                            map[b as usize] = n as u32;
+                            next = b + 1;
+                        }
+                    }
+                }
+                if at != table.len() {
+                    return Err(corrupt());
+                }
+                (files, walk, Some((lists, map)))
+            }
+        };
+        Ok(Loaded { files, walk, base, delta, id, base_bytes, bytes, bitmaps: Default::default() })
     }
 
     /// The file numbers holding `tri`, in order.
     fn postings(&self, tri: u32) -> Result<Vec<u32>, String> {
-        let Ok(i) = self.dict.binary_search_by_key(&tri, |e| e.0) else { return Ok(Vec::new()) };
-        let (_, off, len, sum) = self.dict[i];
-        let corrupt = || "it was corrupt".to_string();
-        if off.checked_add(u64::from(len)).is_none_or(|end| end > self.post_len) {
-            return Err(corrupt());
-        }
-        let mut buf = vec![0u8; len as usize];
-        let mut file = &self.postings;
-        file.seek(SeekFrom::Start(self.post_at + off)).map_err(|e| e.to_string())?;
-        file.read_exact(&mut buf).map_err(|_| corrupt())?;
-        if checksum(&buf) as u32 != sum {
-            return Err(corrupt());
-        }
-        let (mut ids, mut at, mut last) = (Vec::new(), 0, 0u64);
-        while at < buf.len() {
-            last = last.checked_add(read_varint(&buf, &mut at).ok_or_else(corrupt)?).ok_or_else(corrupt)?;
-            if last >= self.files.len() as u64 {
-                return Err(corrupt());
-            }
-            ids.push(last as u32);
-            last += 1;
+        let base = self.base.get(tri)?;
+        let Some((lists, map)) = &self.delta else { return Ok(base) };
+        let mut ids: Vec<u32> = base.into_iter().map(|b| map[b as usize]).filter(|&n| n != u32::MAX).collect();
+        let read_since = lists.get(tri)?;
+        if !read_since.is_empty() {
+            ids.extend(read_since);
+            ids.sort_unstable();
+            ids.dedup();
         }
         Ok(ids)
     }
 
-    /// Checks every posting list against its checksum, one list at a time.
-    fn verify(&mut self) -> Result<(), String> {
-        let mut postings = std::io::BufReader::with_capacity(1 << 20, &self.postings);
-        postings.seek(SeekFrom::Start(self.post_at)).map_err(|e| e.to_string())?;
-        let (mut at, mut list) = (0u64, Vec::new());
-        for &(_, off, len, sum) in &self.dict {
-            // (The lists lie one after another, in the dictionary's order.)
-            if off != at {
-                return Err("it was corrupt".into());
+    /// For each file of the table, its number in the index's own lists
+    /// (`u32::MAX`: read since, in the delta's).
+    fn base_numbers(&self) -> Vec<u32> {
+        match &self.delta {
+            None => (0..self.files.len() as u32).collect(),
+            Some((_, map)) => {
+                let mut numbers = vec![u32::MAX; self.files.len()];
+                for (b, &n) in map.iter().enumerate().filter(|(_, &n)| n != u32::MAX) {
+                    numbers[n as usize] = b as u32;
+                }
+                numbers
             }
-            list.resize(len as usize, 0);
-            postings.read_exact(&mut list).map_err(|_| "it was truncated".to_string())?;
-            if checksum(&list) as u32 != sum {
-                return Err("it was corrupt".into());
-            }
-            at += u64::from(len);
         }
-        Ok(())
+    }
+
+    /// The trigrams with a list, in order: the delta's only, or all.
+    fn trigrams(&self, delta_only: bool) -> Vec<u32> {
+        let delta = self.delta.as_ref().map_or(&[][..], |(d, _)| &d.dict[..]);
+        if delta_only {
+            return delta.iter().map(|e| e.0).collect();
+        }
+        let mut all: Vec<u32> = self.base.dict.iter().chain(delta).map(|e| e.0).collect();
+        if !delta.is_empty() {
+            all.sort_unstable();
+            all.dedup();
+        }
+        all
+    }
+
+    /// The files holding `tri` in the delta's lists only, or in all.
+    fn listed(&self, tri: u32, delta_only: bool) -> Result<Vec<u32>, String> {
+        match &self.delta {
+            Some((lists, _)) if delta_only => lists.get(tri),
+            _ if delta_only => Ok(Vec::new()),
+            _ => self.postings(tri),
+        }
+    }
+
+    /// Checks every posting list against its checksum.
+    fn verify(&self) -> Result<(), String> {
+        self.base.verify()?;
+        self.delta.as_ref().map_or(Ok(()), |(lists, _)| lists.verify())
     }
 
     /// The default walk from the root, as the build made it (when it was
@@ -724,24 +904,24 @@ impl RunReader {
 }
 
 impl Output {
-    /// A new index file in `dir`, beside `runs` (which it merges, and
-    /// removes when dropped).
-    fn create(runs: Runs) -> Result<Output, SearchError> {
+    /// A new index file (or `delta`) in `dir`, beside `runs` (which it
+    /// merges, and removes when dropped).
+    fn create(runs: Runs, delta: bool) -> Result<Output, SearchError> {
         let file = std::fs::File::create(runs.dir.join(format!("{}.tmp", runs.stem))).map_err(io_error)?;
         let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
         // (The header is written last, over these zeros.)
-        file.write_all(&[0; HEADER]).map_err(io_error)?;
+        file.write_all(&[0; DELTA_HEADER][..if delta { DELTA_HEADER } else { HEADER }]).map_err(io_error)?;
         Ok(Output { runs, file, done: false })
     }
 
     /// The postings: every run's lists, the pairs still in `memory` and
-    /// `old`'s (renumbered), merged
+    /// `old`'s (renumbered; its delta's lists only, or all), merged
     /// trigram by trigram and written after the header. The dictionary, or
     /// why `old` is corrupt.
     #[allow(clippy::type_complexity)]
     fn merge(
         &mut self,
-        old: Option<(&Loaded, &[u32])>,
+        old: Option<(&Loaded, &[u32], bool)>,
         memory: &[u64],
     ) -> Result<Result<Vec<(u32, u64, u32, u32)>, String>, SearchError> {
         use std::cmp::Reverse;
@@ -759,25 +939,23 @@ impl Output {
             }
         }
         let old_source = runs.len();
-        let mut old_at = 0;
-        if let Some((old, _)) = old {
-            if let Some(&(tri, ..)) = old.dict.first() {
-                heads.push(Reverse((tri, old_source)));
-            }
+        let (mut old_at, old_tris) = (0, old.map(|(o, _, delta_only)| o.trigrams(delta_only)).unwrap_or_default());
+        if let Some(&tri) = old_tris.first() {
+            heads.push(Reverse((tri, old_source)));
         }
         let (mut dict, mut ids, mut list, mut at) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
         while let Some(Reverse((tri, _))) = heads.peek().copied() {
             ids.clear();
             while let Some(Reverse((_, source))) = heads.peek().copied().filter(|h| h.0 .0 == tri) {
                 heads.pop();
-                if let Some((old, renumber)) = old.filter(|_| source == old_source) {
-                    let listed = match old.postings(tri) {
+                if let Some((old, renumber, delta_only)) = old.filter(|_| source == old_source) {
+                    let listed = match old.listed(tri, delta_only) {
                         Ok(listed) => listed,
                         Err(why) => return Ok(Err(why)),
                     };
                     ids.extend(listed.into_iter().map(|id| renumber[id as usize]).filter(|&n| n != u32::MAX));
                     old_at += 1;
-                    if let Some(&(next, ..)) = old.dict.get(old_at) {
+                    if let Some(&next) = old_tris.get(old_at) {
                         heads.push(Reverse((next, old_source)));
                     }
                 } else {
@@ -806,13 +984,16 @@ impl Output {
     }
 
     /// The table and dictionary after the postings, then the header; the
-    /// index renamed into place. Its size.
+    /// index renamed into place (and its old delta removed), or, given
+    /// `delta` (the index's id, and each file's number in its lists), the
+    /// delta. Its size.
     fn finish(
         mut self,
         files: &[FileRec],
         walked: &WalkRecord,
         dict: &[(u32, u64, u32, u32)],
         policy: u64,
+        delta: Option<(u64, &[u32])>,
     ) -> Result<u64, SearchError> {
         let post_len = dict.last().map_or(0, |&(_, off, len, _)| off + u64::from(len));
         let mut table = Vec::new();
@@ -825,16 +1006,32 @@ impl Output {
             table.push(f.flags);
         }
         walked.write(&mut table);
+        if let Some((_, numbers)) = delta {
+            // (As read in `Loaded::open`: the step from the last number plus
+            // one, 0 for a file read since.)
+            let mut next = 0u32;
+            for &b in numbers {
+                if b == u32::MAX {
+                    varint(&mut table, 0);
+                } else {
+                    varint(&mut table, u64::from(b - next) + 1);
+                    next = b + 1;
+                }
+            }
+        }
         for &(tri, off, len, sum) in dict {
             table.extend_from_slice(&tri.to_le_bytes());
             table.extend_from_slice(&off.to_le_bytes());
             table.extend_from_slice(&len.to_le_bytes());
             table.extend_from_slice(&sum.to_le_bytes());
         }
-        let mut head = Vec::with_capacity(HEADER);
-        head.extend_from_slice(MAGIC);
+        let mut head = Vec::with_capacity(DELTA_HEADER);
+        head.extend_from_slice(if delta.is_some() { DELTA_MAGIC } else { MAGIC });
         head.extend_from_slice(&VERSION.to_le_bytes());
         head.extend_from_slice(&[0; 4]);
+        if let Some((id, _)) = delta {
+            head.extend_from_slice(&id.to_le_bytes());
+        }
         for v in
             [policy, files.len() as u64, dict.len() as u64, table.len() as u64, post_len, checksum(&table), now_ns()]
         {
@@ -850,9 +1047,19 @@ impl Output {
         file.write_all(&head).map_err(io_error)?;
         file.sync_all().map_err(io_error)?;
         let tmp = self.runs.dir.join(format!("{}.tmp", self.runs.stem));
-        std::fs::rename(&tmp, index_file(&self.runs.dir)).map_err(io_error)?;
+        let delta_file = self.runs.dir.join(DELTA_NAME);
+        std::fs::rename(&tmp, if delta.is_some() { delta_file.clone() } else { index_file(&self.runs.dir) })
+            .map_err(io_error)?;
         self.done = true;
-        Ok(HEADER as u64 + post_len + table.len() as u64)
+        // A new index leaves the old one's delta without an index (its id
+        // names the old one): removed, or the refresh fails.
+        if delta.is_none() {
+            match std::fs::remove_file(delta_file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_error(e)),
+                _ => {}
+            }
+        }
+        Ok((head.len() + table.len()) as u64 + post_len)
     }
 }
 

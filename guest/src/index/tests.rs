@@ -164,6 +164,66 @@ fn a_damaged_index_is_not_used_and_is_rebuilt() {
 }
 
 #[test]
+fn a_damaged_delta_is_not_used_and_one_of_another_index_is_ignored() {
+    let names: Vec<String> = (0..20).map(|i| format!("f{i:02}.txt")).collect();
+    let texts: Vec<String> = (0..20).map(|i| format!("file {i} other\n")).collect();
+    let files: Vec<(&str, &[u8])> = names.iter().zip(&texts).map(|(n, t)| (n.as_str(), t.as_bytes())).collect();
+    let (root, idx) = setup(&files);
+    let ws = Workspace::new(root.path()).with_index_dir(idx.path());
+    ws.refresh_index().unwrap();
+    let settle = || std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    write(root.path(), "f03.txt", b"needle\n");
+    settle();
+    ws.refresh_index().unwrap();
+    let path = idx.path().join(DELTA_NAME);
+    let served = |what: &str| {
+        let r = ws.search_text(text_request("needle")).unwrap();
+        assert_eq!((r.matches.len(), r.stats.index, r.stats.files_scanned), (1, IndexUse::Served, 1), "{what}");
+    };
+    served("a delta");
+    // (Each made from the delta of the moment: one of another index is
+    // ignored, below.)
+    let damaged: Vec<(&str, fn(&mut Vec<u8>))> = vec![
+        ("truncated", |b| b.truncate(b.len() - 3)),
+        ("a flipped posting byte", |b| b[DELTA_HEADER + 1] ^= 0x40),
+        ("a flipped table byte", |b| *b.last_mut().unwrap() ^= 0x01),
+        ("a newer format", |b| b[8] = 99),
+        ("empty", |b| b.clear()),
+    ];
+    for (what, damage) in damaged {
+        let mut bytes = std::fs::read(&path).unwrap();
+        damage(&mut bytes);
+        std::fs::write(&path, &bytes).unwrap();
+        // (A list the query does not read is not checked.)
+        let r = ws.search_text(text_request("needle")).unwrap();
+        assert_eq!(r.matches.len(), 1, "{what}");
+        let report = ws.refresh_index().unwrap();
+        assert!(report.rebuilt.is_some(), "{what}: {report:?}");
+        // (Rebuilt as a whole: no delta.)
+        assert!(!path.exists(), "{what}");
+        served(what);
+        write(root.path(), "f05.txt", format!("{what}\n").as_bytes());
+        settle();
+        ws.refresh_index().unwrap();
+        assert!(path.exists(), "{what}");
+    }
+    // A delta of another index (a refresh stopped after writing a new
+    // index, before removing the delta): ignored, the index alone is used
+    // (every record checked against the file).
+    let stale = std::fs::read(&path).unwrap();
+    for name in &names[..10] {
+        write(root.path(), name, b"rewritten\n");
+    }
+    settle();
+    ws.refresh_index().unwrap();
+    assert!(!path.exists());
+    std::fs::write(&path, &stale).unwrap();
+    let r = ws.search_text(text_request("rewritten")).unwrap();
+    assert_eq!((r.matches.len(), r.stats.index, r.stats.files_scanned), (10, IndexUse::Served, 10));
+    assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 0);
+}
+
+#[test]
 fn trigrams_keep_their_case_and_are_listed_once() {
     let mut seen = vec![0u64; 1 << 18];
     let mut out = Vec::new();
@@ -294,13 +354,20 @@ fn a_build_in_runs_and_a_refresh_merged_from_them_answer_as_a_scan() {
             assert_eq!(answer(&a), answer(&b), "{what}: {q}");
             assert_eq!(b.stats.index, IndexUse::Served, "{what}: {q}");
         }
-        // Nothing of a build is left beside the index.
-        let left: Vec<_> = std::fs::read_dir(idx.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(left, [FILE], "{what}");
     };
+    // Nothing of a build is left beside the index (and its delta).
+    let left = || {
+        let mut left: Vec<_> =
+            std::fs::read_dir(idx.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        left
+    };
+    let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(idx.path().join(FILE)).unwrap());
     let built = ws.refresh_index().unwrap();
     assert_eq!((built.files, built.files_read), (60, 60));
     check("built");
+    assert_eq!(left(), [FILE]);
+    let index = inode();
     let skipped = ws.search_text(text_request("word3")).unwrap().stats.files_skipped_by_index;
     assert!(skipped > 40, "{skipped}");
     for i in (0..60).step_by(9) {
@@ -312,7 +379,39 @@ fn a_build_in_runs_and_a_refresh_merged_from_them_answer_as_a_scan() {
     std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
     let refreshed = ws.refresh_index().unwrap();
     assert_eq!((refreshed.files, refreshed.files_read, refreshed.files_removed), (54, 3, 8));
+    // Three files read of 54: a delta beside the index, which stays as it was.
     check("refreshed");
+    assert_eq!((left(), inode()), (vec![FILE.to_string(), DELTA_NAME.to_string()], index));
+    // Again: the delta holds what the last one held (the file written
+    // then, untouched since) and what was read now (that one edited
+    // again, a new one, one of the index's own edited).
+    write(root.path(), "new/a.txt", b"word10 again, and word5\n");
+    write(root.path(), "new/b.txt", b"a second new file: word3 and word1\n");
+    write(root.path(), &names[3], b"edited: word1 and holds\n");
+    std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    let again = ws.refresh_index().unwrap();
+    assert_eq!((again.files, again.files_read, again.files_removed), (55, 3, 0));
+    check("a second delta");
+    assert_eq!((left().len(), inode()), (2, index));
+    // Nothing changed: nothing written.
+    let unchanged = ws.refresh_index().unwrap();
+    assert_eq!(
+        (unchanged.files_read, unchanged.trigrams, unchanged.index_bytes),
+        (0, again.trigrams, again.index_bytes)
+    );
+    // Many files read since the index (more than one in DELTA_SHARE): a new
+    // index, holding the delta's lists, and no delta.
+    for i in (4..60).step_by(4) {
+        if std::fs::metadata(root.path().join(&names[i])).is_ok() {
+            write(root.path(), &names[i], format!("rewritten {i}: word{}\n", i % 13).as_bytes());
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    let folded = ws.refresh_index().unwrap();
+    assert!(folded.files_read > 55 / DELTA_SHARE as u64, "{folded:?}");
+    check("folded into a new index");
+    assert_eq!(left(), [FILE]);
+    assert_ne!(inode(), index);
 }
 
 #[test]
