@@ -253,4 +253,48 @@ fn json_lines_of_compressed_files_are_rgs() {
     for args in [&["-z", "foo"][..], &["--search-zip", "-C", "1", "qux"], &["-z", "--no-search-zip", "foo"]] {
         compare(t.path(), &[], args);
     }
+    // A stream cut short is an error, as rg's search of it: the lines
+    // before the break (not the one it cut), no `end`, nothing of it in the
+    // summary — over several pages too; a stream with no whole line
+    // prints nothing.
+    let long: String = (0..30000).map(|i| format!("{i} foo\n")).collect();
+    let mut gzip = std::process::Command::new("gzip")
+        .args(["-c", "-n"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = gzip.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, long.as_bytes()));
+    let gz = gzip.wait_with_output().unwrap().stdout;
+    writer.join().unwrap().unwrap();
+    t.write("broken/cut.gz", &gz[..gz.len() / 2]);
+    t.write("broken/short.gz", &gz[..40]);
+    for args in [&["-z", "foo", "broken", "a.gz"][..], &["-z", "-C", "1", "99 foo", "broken"], &["-z", "bar", "broken"]]
+    {
+        compare(t.path(), &[], args);
+    }
+}
+
+/// -U: a match that takes a line's terminator, at the end of the lines a
+/// message holds, has its span whole, with CRLF and --crlf too (rg's
+/// r1095); --crlf with -U lets a pattern name `\n`.
+#[test]
+fn json_spans_take_the_line_terminator_as_rgs() {
+    let t = Tree::new();
+    t.write("crlf-empty.txt", "test\r\n\n");
+    t.write("lines.txt", "test\nfoo\n");
+    t.write("crlf.txt", "test\r\nfoo\r\n");
+    for args in [
+        &["-U", "\\n", "crlf-empty.txt"][..],
+        &["-U", "--crlf", "\\n", "crlf-empty.txt"],
+        &["-U", "test\\n", "lines.txt"],
+        &["-U", "\\n", "lines.txt"],
+        &["-U", "-C", "1", "test\\n", "lines.txt"],
+        &["-U", "test\\r?\\n", "crlf.txt"],
+        &["-U", "--crlf", "test\\r?\\n|foo", "crlf.txt"],
+        &["-U", "x*", "lines.txt"],
+    ] {
+        compare(t.path(), &[], args);
+    }
 }

@@ -743,6 +743,12 @@ fn memory_maps_are_rgs() {
         &["--mmap", "-z", "-n", "late", "hay.gz"],
         &["--mmap", "-z", "-c", "needle"],
         &["--mmap", "-n", "-C", "1", "late", "hay", "text.txt"],
+        // Context up to the NUL's line (rg looks at each line it prints):
+        // the lines before it, a `--` where they do not follow the last.
+        &["--mmap", "-n", "-B", "1", "-e", "needle at", "-e", "03501", "hay"],
+        &["--mmap", "-n", "-B", "2", "-e", "needle at", "-e", "03501", "hay"],
+        &["--mmap", "-n", "-C", "1", "-e", "before the", "-e", "03501", "hay"],
+        &["--mmap", "-n", "-B", "1", "-e", "needle at", "-e", "on the NUL", "hay"],
         &["--mmap", "--no-mmap", "-n", "needle", "hay"],
         &["--no-mmap", "--mmap", "-n", "needle", "-g", "hay"],
         // rg's own choice: a few files named are mapped, a directory never.
@@ -830,7 +836,15 @@ fn passthru_null_data_and_stop_on_nonmatch_are_rgs() {
     let t = tree();
     t.write("records.dat", b"foo\0bar\0\0\0baz foo\0qux\0foo again\0tail");
     t.write("runs.txt", "foo 1\nfoo 2\nbar\nfoo 3\n");
+    // Named, a NUL past rg's first buffer (and past a page of lines): the
+    // lines before it pass through, then rg stops; its notice only after a
+    // match.
+    let lines: String = (0..20000).map(|i| format!("{i}\n")).collect();
+    t.write("late-nul.bin", format!("{lines}x\0y\n12345 again\n"));
     let sets: &[&[&str]] = &[
+        &["--passthru", "-n", "nothing-is-here", "late-nul.bin"],
+        &["--passthru", "again", "late-nul.bin"],
+        &["--passthru", "^19999$", "late-nul.bin"],
         &["--passthru", "foo"],
         &["--passthru", "-n", "bar"],
         &["--passthrough", "-n", "qux"],
@@ -864,6 +878,30 @@ fn passthru_null_data_and_stop_on_nonmatch_are_rgs() {
         &["--stop-on-nonmatch", "-v", "-n", "bar", "runs.txt"],
         &["--stop-on-nonmatch", "-n", "[0-9]", "big.txt"],
         &["--stop-on-nonmatch", "--passthru", "-n", "foo", "runs.txt"],
+    ];
+    all_as_rgs(t.path(), sets);
+}
+
+/// `-r` with line breaks in the replacement, as rg prints them: as they
+/// are when the search goes line by line; with -U and a pattern that can
+/// match a line break, the match line by line, numbered on from its first
+/// (rg's r2095), with -o, --column, colors and context.
+#[test]
+fn replacements_with_line_breaks_are_rgs() {
+    let t = Tree::new();
+    t.write("test", "zero=one\n\na=one\n\nif true; then\n\ta=(\n\t\ta\n\t\tb\n\t)\n\ttrue\nfi\n\na=two\nfoo bar\n");
+    let value = r"^(?P<indent>\s*)a=(?P<value>(?ms:[(].*?[)])|.*?)$";
+    let sets: &[&[&str]] = &[
+        &["-n", "-U", "-o", "-r", "${value}", value, "test"],
+        &["-n", "-U", "-r", "${value}", value, "test"],
+        &["-n", "-U", "--column", "-o", "-r", "${value}", value, "test"],
+        &["-n", "-r", "X\nY", "bar", "test"],
+        &["-n", "-o", "-r", "X\nY", "bar", "test"],
+        &["-n", "-U", "-o", "-r", "X\nY", "bar", "test"],
+        &["-n", "-U", "-r", "X\nY", "(?s)b.*c|bar", "test"],
+        &["-n", "-U", "-B", "1", "-r", "<$1>", "(?s)(a=\\(.*?\\))", "test"],
+        &["-U", "--color", "always", "-r", "${value}", value, "test"],
+        &["--color", "always", "-n", "-r", "X\nY", "bar", "test"],
     ];
     all_as_rgs(t.path(), sets);
 }
@@ -916,6 +954,15 @@ fn compressed_tree() -> Tree {
         t.write("broken/empty.gz", "");
         t.write("broken/plain.gz", "foo is not gzip\n");
         t.write("bin.gz", compress("gzip", &["-c"], b"foo\nbar\0baz\nfoo\n").unwrap());
+        // A stream cut inside a line (every line matches `^[0-9]`): rg
+        // never searches the part decoded.
+        t.write("broken/midline.gz", &gz[..gz.len() - 12]);
+        if let Some(lz4) = compress("lz4", &["-q", "-c"], text.as_bytes()) {
+            // lz4's skippable frames (user data) around and between frames:
+            // the lz4 tool reads past them.
+            let skippable = [&[0x5a, 0x2a, 0x4d, 0x18, 4, 0, 0, 0][..], b"skip"].concat();
+            t.write("skip.lz4", [&skippable[..], &lz4, &skippable, &lz4].concat());
+        }
         t.write("utf16.gz", {
             let utf16: Vec<u8> = [0xFF, 0xFE]
                 .into_iter()
@@ -954,6 +1001,10 @@ fn search_zip_is_rgs() {
         &["-z", "-l", "foo", "broken"],
         &["-z", "foo", "broken/empty.gz", "broken/plain.gz"],
         &["-z", "-n", "5 foo$", "broken/cut.gz"],
+        &["-z", "-n", "^[0-9]", "broken/midline.gz"],
+        &["-z", "-c", "^[0-9]", "broken/midline.gz", "a.gz"],
+        &["-z", "-c", "foo", "skip.lz4"],
+        &["-z", "-n", "qux", "skip.lz4"],
     ];
     all_as_rgs(t.path(), sets);
 }

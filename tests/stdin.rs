@@ -448,3 +448,45 @@ fn passthru_null_data_and_stop_on_nonmatch_on_stdin_are_rgs() {
         same(t.path(), args, records, Duration::from_millis(50));
     }
 }
+
+/// rg reads stdin into a buffer and looks for a NUL byte in each fill
+/// before it searches it: the lines of earlier fills print, none of the
+/// fill with the NUL (nor a line it finished), then "binary file matches".
+/// stdin a file reads the same every time, for rg and sandgrep (the first
+/// fill 8 KiB, Rust's stdin buffer; the next up to 64 KiB): a match in the
+/// first fill, on a line across two fills, in the fill with the NUL, after
+/// a line longer than the buffer; with context.
+#[test]
+fn binary_stdin_stops_where_rgs_buffers_do() {
+    let t = Tree::new();
+    // (Lines of 25 bytes.)
+    let plain = |from: usize, to: usize| (from..to).map(|i| format!("line {i:05} of plain text\n")).collect::<String>();
+    let nul = "x\0y\nfoo after the NUL\n";
+    let cases: Vec<(&str, String)> = vec![
+        // The match in the first fill, the NUL in the third (rg's own test).
+        ("first", format!("foo first\n{}{nul}", plain(1, 3100))),
+        // A match on a line the first fill ends in the middle of (8 KiB),
+        // the NUL in the second.
+        ("across", format!("{}a foo line across the fills\n{}{nul}", plain(0, 327), plain(328, 800))),
+        // The same at the end of the second (8 KiB and 64 KiB less the
+        // 17 bytes rolled over), the NUL in the third.
+        ("across2", format!("foo\n{}foo across the second end\n{}{nul}", plain(1, 2948), plain(2949, 3100))),
+        // Matches in both fills, the NUL in the second.
+        ("both", format!("foo\n{}foo in the second fill\n{}{nul}", plain(1, 2700), plain(2701, 2800))),
+        // A line longer than the buffer (it grows), then the NUL.
+        ("long", format!("foo\n{}\nfoo after\n{}{nul}", "a".repeat(100_000), plain(0, 10))),
+        // The NUL in the first fill.
+        ("early", format!("foo\n{nul}{}", plain(0, 3000))),
+    ];
+    for (name, text) in &cases {
+        let file = format!("{name}.in");
+        t.write(&file, text);
+        for args in [&["-n", "foo"][..], &["-c", "foo"], &["-nA1", "foo"], &["-nB2", "foo"], &["-l", "foo"]] {
+            let input = || std::fs::File::open(t.path().join(&file)).unwrap();
+            let ours = sandgrep(t.path()).args(args).stdin(input()).output().unwrap();
+            let theirs = rg(t.path()).args(args).stdin(input()).output().unwrap();
+            assert_eq!(stdout(&ours), stdout(&theirs), "{name} {args:?}: {}", stderr(&ours));
+            assert_eq!(ours.status.code(), theirs.status.code(), "{name} {args:?}");
+        }
+    }
+}

@@ -131,6 +131,12 @@ pub struct FileSink<'a, 'm> {
     recent: VecDeque<(u64, String, Vec<&'static str>)>,
     /// Matches still owed after-context: (index, last line of the match).
     owed: Vec<(usize, u64)>,
+    /// The searcher broke the context (rg's `--`) and no line came since.
+    break_pending: bool,
+    /// Lines of before-context handed over since the last other line
+    /// (number, offset, length): rg prints each as it comes, so a search
+    /// that stops at binary data before their match shows them.
+    before_run: Vec<(u64, u64, u64)>,
     /// Where the last match recorded ends (its lines' terminator included):
     /// where rg's search stops once the file's limit is reached.
     last_match_end: u64,
@@ -191,6 +197,8 @@ impl<'a, 'm> FileSink<'a, 'm> {
             budget,
             recent: VecDeque::new(),
             owed: Vec::new(),
+            break_pending: false,
+            before_run: Vec::new(),
             last_match_end: 0,
             results: FileResults::default(),
             redacted_before: Default::default(),
@@ -394,6 +402,10 @@ impl<'a, 'm> FileSink<'a, 'm> {
         }
         // (Cut in place but where a replacement needs the matches as found.)
         let clip = |(s, e): (usize, usize)| (s.min(body), e.min(body));
+        // Where the last match ends as found: past the text when it takes
+        // the block's line terminator (-U), said by the match's end (the
+        // next line's start), as rg's JSON gives its span whole.
+        let found_end = found.last().map(|&(_, e)| e.min(shown.len()));
         let mut spans = match self.cfg.replace {
             Some(_) => found.iter().copied().map(clip).collect(),
             None => {
@@ -405,7 +417,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         let (column, end_line, end_column) = match (spans.first(), spans.last()) {
             (Some(&(s, _)), Some(&(_, e))) => {
                 let (_, col) = line_col(&shown, line, s);
-                let (el, ec) = line_col(&shown, line, e);
+                let (el, ec) = line_col(&shown, line, e.max(found_end.filter(|_| e >= body).unwrap_or(e)));
                 (col, el, ec)
             }
             _ => (1, line, 1),
@@ -513,12 +525,15 @@ impl Sink for FileSink<'_, '_> {
         let line = mat.line_number().unwrap_or(1);
         let offset = mat.absolute_byte_offset();
         let block = mat.bytes();
+        self.break_pending = false;
         if self.past_binary() {
             // (Inverted, every line comes here: a result is one that does not match.)
             self.results.binary_hit |=
                 !self.cfg.invert || !self.cfg.matcher.is_match(self.body(block)).unwrap_or(false);
+            self.stopped_at_binary();
             return Ok(false);
         }
+        self.before_run.clear();
         if self.cfg.invert && searcher.stop_on_nonmatch() {
             // (Inverted, the searcher sees every line match: where its
             // results end is told here, as rg's searcher tells it.)
@@ -625,8 +640,23 @@ impl Sink for FileSink<'_, '_> {
     }
 
     fn context(&mut self, _searcher: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
-        if self.expired() || self.past_binary() {
+        let broken = std::mem::take(&mut self.break_pending);
+        if self.expired() {
             return Ok(false);
+        }
+        if self.past_binary() {
+            // (The searcher broke the context before this line, then found
+            // the NUL byte in it — as rg's --mmap looks at each line.)
+            self.results.binary_break |= broken;
+            self.stopped_at_binary();
+            return Ok(false);
+        }
+        match ctx.kind() {
+            SinkContextKind::Before => {
+                let n = ctx.line_number().unwrap_or(0);
+                self.before_run.push((n, ctx.absolute_byte_offset(), ctx.bytes().len() as u64));
+            }
+            _ => self.before_run.clear(),
         }
         if self.cfg.passthru && *ctx.kind() == SinkContextKind::Other {
             let line = ctx.line_number().unwrap_or(0);
@@ -639,6 +669,8 @@ impl Sink for FileSink<'_, '_> {
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, io::Error> {
         if self.past_binary() {
             self.results.binary_break = true;
+        } else {
+            self.break_pending = true;
         }
         Ok(true)
     }
@@ -740,6 +772,34 @@ impl FileSink<'_, '_> {
         self.taken += 1;
         self.last_match_end = end;
         !self.results.more
+    }
+
+    /// The search stops at binary data: the lines of before-context rg
+    /// printed as they came, whose match it never reached, come back on
+    /// their own (column 0, as passthru's lines of context).
+    fn stopped_at_binary(&mut self) {
+        for (number, offset, len) in std::mem::take(&mut self.before_run) {
+            let Some((_, text, rules)) = self.recent.iter().find(|(n, ..)| *n == number) else { continue };
+            if number <= self.min_line {
+                continue;
+            }
+            let m = TextMatch {
+                path: self.path.to_string(),
+                line: number,
+                column: 0,
+                end_line: number,
+                end_column: 0,
+                text: text.clone(),
+                submatches: Vec::new(),
+                context_before: Vec::new(),
+                context_after: Vec::new(),
+                redactions: rules.iter().map(|r| Redaction { line: number, rule: r.to_string() }).collect(),
+                offset,
+                bytes_searched: offset + len,
+            };
+            self.results.text_bytes += match_cost(self.path_cost, json_len(&m.text), &m);
+            self.results.matches.push(m);
+        }
     }
 
     /// Content output of a file searched on past binary data, once there.

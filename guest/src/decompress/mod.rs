@@ -100,6 +100,23 @@ impl Text {
         self.len
     }
 
+    /// Drops what follows the last `byte` (all of it when there is none).
+    pub fn cut_after_last(&mut self, byte: u8) {
+        while let Some(chunk) = self.chunks.last_mut() {
+            match chunk.iter().rposition(|&b| b == byte) {
+                Some(i) => {
+                    self.len -= (chunk.len() - i - 1) as u64;
+                    chunk.truncate(i + 1);
+                    return;
+                }
+                None => {
+                    self.len -= chunk.len() as u64;
+                    self.chunks.pop();
+                }
+            }
+        }
+    }
+
     /// Up to `len` bytes at `offset`.
     pub fn read_at(&self, offset: u64, len: u64) -> Vec<u8> {
         let end = offset.saturating_add(len).min(self.len);
@@ -245,7 +262,7 @@ fn decoder<'a>(format: Format, input: BufReader<impl Read + 'a>) -> Box<dyn Read
             Box::new(lzma_rust2::XzReader::new_mem_limit(input, true, kib))
         }
         Format::Lzma => Box::new(Lzma::Header(input)),
-        Format::Lz4 => Box::new(Frames::new(input, |r| Ok(Box::new(Lz4Frame::new(r))))),
+        Format::Lz4 => Box::new(Frames::new(input, lz4_frame)),
         Format::Brotli => Box::new(brotli_decompressor::Decompressor::new(input, 64 << 10)),
         Format::Zstd => Box::new(Frames::new(input, zstd_frame)),
         Format::Compress => Box::new(lzw::Decoder::new(input)),
@@ -386,14 +403,36 @@ impl<R> FrameRead<R> for Skipped<R> {
     }
 }
 
-/// One lz4 frame (lz4_flex's decoder ends each frame with a read of 0).
-struct Lz4Frame<R: Read>(lz4_flex::frame::FrameDecoder<R>);
-
-impl<R: Read> Lz4Frame<R> {
-    fn new(input: R) -> Lz4Frame<R> {
-        Lz4Frame(lz4_flex::frame::FrameDecoder::new(input))
+/// One lz4 frame; a skippable frame (magic 0x184D2A50 to 0x184D2A5F, a
+/// length, that many bytes) is passed over, as the `lz4` tool does (rg
+/// runs it): lz4_flex's decoder stops at one with an error.
+fn lz4_frame<'a, R: BufRead + 'a>(mut input: R) -> Frame<'a, R> {
+    const SKIPPABLE: std::ops::RangeInclusive<u32> = 0x184D_2A50..=0x184D_2A5F;
+    let mut magic = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match input.read(&mut magic[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
+    if got == 4 && SKIPPABLE.contains(&u32::from_le_bytes(magic)) {
+        let mut length = [0u8; 4];
+        input.read_exact(&mut length)?;
+        // (A frame cut short ends the stream: the tool seeks past it, and
+        // a seek past the end of a file is no error. Its length cut short is.)
+        io::copy(&mut (&mut input).take(u64::from(u32::from_le_bytes(length))), &mut io::sink())?;
+        return Ok(Box::new(Skipped(Some(input))));
+    }
+    // (The bytes read to look are given back, before the rest.)
+    let head = io::Cursor::new(magic[..got].to_vec());
+    Ok(Box::new(Lz4Frame(lz4_flex::frame::FrameDecoder::new(head.chain(input)))))
 }
+
+/// One lz4 frame (lz4_flex's decoder ends each frame with a read of 0).
+struct Lz4Frame<R: Read>(lz4_flex::frame::FrameDecoder<io::Chain<io::Cursor<Vec<u8>>, R>>);
 
 impl<R: Read> Read for Lz4Frame<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -403,7 +442,7 @@ impl<R: Read> Read for Lz4Frame<R> {
 
 impl<R: Read> FrameRead<R> for Lz4Frame<R> {
     fn into_input(self: Box<Self>) -> R {
-        self.0.into_inner()
+        self.0.into_inner().into_inner().1
     }
 }
 

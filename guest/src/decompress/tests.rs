@@ -96,6 +96,31 @@ fn zstd_skippable_frames_are_passed_over() {
 }
 
 #[test]
+fn lz4_skippable_frames_are_passed_over() {
+    // As `lz4 -dc` (what rg runs): before, between and after frames; one
+    // cut short ends the stream, a length cut short is an error.
+    let bytes = include_bytes!("testdata/text.lz4");
+    let mut skippable = vec![0x5f, 0x2a, 0x4d, 0x18, 5, 0, 0, 0];
+    skippable.extend_from_slice(b"hello");
+    let stream = [&skippable[..], bytes, &skippable[..], bytes, &skippable[..]].concat();
+    assert_eq!(whole("a.lz4", &stream, u64::MAX).unwrap(), [text(), text()].concat());
+    assert_eq!(whole("a.lz4", &skippable, u64::MAX).unwrap(), b"");
+    let cut = [&bytes[..], &skippable[..10]].concat();
+    assert_eq!(whole("a.lz4", &cut, u64::MAX).unwrap(), text());
+    let cut = [&bytes[..], &skippable[..6]].concat();
+    assert!(whole("a.lz4", &cut, u64::MAX).unwrap_err().contains("unexpected end of file"));
+}
+
+#[test]
+fn text_cut_after_its_last_line_break() {
+    let mut t = Text { chunks: vec![b"ab\ncd".to_vec(), b"ef".to_vec(), b"gh".to_vec()], len: 9 };
+    t.cut_after_last(b'\n');
+    assert_eq!((t.len(), t.read_at(0, u64::MAX)), (3, b"ab\n".to_vec()));
+    t.cut_after_last(b'\0');
+    assert_eq!(t.len(), 0);
+}
+
+#[test]
 fn the_cap_counts_text_not_input() {
     let len = text().len() as u64;
     for (name, bytes) in FIXTURES {

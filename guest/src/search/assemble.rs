@@ -142,11 +142,19 @@ impl Page {
     fn searched(&mut self, rel: &str, mut r: FileOutcome) {
         self.stats.files_scanned += 1;
         self.stats.bytes_searched += r.bytes_searched;
+        // (As rg's stats: a search that ended in an error, a compressed
+        // file whose stream broke off, counts no search nor bytes: taken
+        // back on the page that finishes the file. A page that ended inside
+        // it counted it; the caller takes that back as the next page
+        // searches the file again.)
+        let bytes = r.bytes_searched;
         // (A compressed file whose stream broke off returns the lines
         // before the break too, as rg prints them: its error counts once
         // the file is done, below.)
         let broken = match r.error.take() {
             Some(message) if r.matches.is_empty() || self.q.output != OutputMode::Content => {
+                self.stats.files_scanned -= 1;
+                self.stats.bytes_searched -= bytes;
                 self.problem(message, true);
                 self.paging.file_done(rel);
                 return;
@@ -194,7 +202,10 @@ impl Page {
                     // (A passthru line of context is no result of the
                     // file's: its cap counts results.)
                     taken += u64::from(!is_context(&m));
-                    self.paging.reached_line(rel, m.end_line, taken);
+                    // (A match that takes its last line's terminator ends
+                    // at the next line's start: that line is still to come.)
+                    let end_line = m.end_line - u64::from(m.end_column == 1 && m.end_line > m.line);
+                    self.paging.reached_line(rel, end_line, taken);
                     if self.paging.skipping() {
                         continue;
                     }
@@ -242,6 +253,8 @@ impl Page {
             self.resp.binary_notices.push(n);
         }
         if let Some(message) = broken {
+            self.stats.files_scanned -= 1;
+            self.stats.bytes_searched -= bytes;
             self.problem(message, true);
         }
         self.paging.file_done(rel);

@@ -241,7 +241,7 @@ impl Searching {
             (limit, hit_cap, capped) = (page.paging.wanted(), page.per_file_left(taken), false);
         }
         let named = page.is_named(&entry.rel);
-        let limits = FileLimits { limit, capped, hit_cap };
+        let limits = FileLimits { limit, capped, hit_cap, taken_before: taken };
         Some(search_file(&mut self.searcher, &cfg, q, entry, min_line, limits, deadline, budget, named))
     }
 
@@ -268,6 +268,8 @@ struct FileLimits {
     capped: bool,
     /// Passthru: results to take before the rest are lines of context.
     hit_cap: u64,
+    /// Results of the file an earlier page returned.
+    taken_before: u64,
 }
 
 /// Searches one file for at most `limit` results (and one more, to tell that
@@ -280,7 +282,7 @@ fn search_file(
     q: &TextQuery,
     entry: &walk::Entry,
     min_line: u64,
-    FileLimits { limit, capped, hit_cap }: FileLimits,
+    FileLimits { limit, capped, hit_cap, taken_before }: FileLimits,
     deadline: Option<Instant>,
     budget: usize,
     named: bool,
@@ -397,18 +399,25 @@ fn search_file(
         // As rg: a file the walk found stops at its NUL; what it found
         // before stands (a count of part of it would mislead: none).
         (_, Some(offset)) if detect.quit_byte().is_some() => {
-            if r.count == 0 || q.output == OutputMode::Count {
+            // (Passthru: the lines before it stand too, no match among
+            // them or not; its notice needs a match, on this page or one
+            // before.)
+            let lines = q.passthru && (!r.matches.is_empty() || min_line > 0);
+            if r.count == 0 && !lines || q.output == OutputMode::Count {
                 out.binary = true;
                 return ShardEventKind::Searched(out);
             }
-            if q.output == OutputMode::Content {
+            if q.output == OutputMode::Content && (r.count > 0 || taken_before > 0) {
                 out.binary_notice =
                     Some(BinaryNotice { path: rel.to_string(), offset, stopped: true, separated: false });
             }
         }
         // Searched on: rg says it matched when it did.
         (_, Some(offset)) => {
-            if q.output == OutputMode::Content && (r.count > 0 || r.binary_hit || min_line > 0) {
+            // (An earlier page's passthru lines are no results: rg's
+            // notice needs a match.)
+            let earlier = min_line > 0 && (!q.passthru || taken_before > 0);
+            if q.output == OutputMode::Content && (r.count > 0 || r.binary_hit || earlier) {
                 out.binary_notice =
                     Some(BinaryNotice { path: rel.to_string(), offset, stopped: false, separated: r.binary_break });
             }
@@ -574,14 +583,20 @@ fn rust_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
             b.case_smart(true);
         }
     }
-    if !q.multiline {
-        // (As rg: with --null-data, records end at NUL bytes.)
-        b.line_terminator(Some(if q.null_data { b'\0' } else { b'\n' }));
-    } else if q.crlf {
-        b.line_terminator(None);
-    }
-    if q.crlf {
-        b.crlf(true);
+    // (As rg sets them: --crlf sets a line terminator, which -U takes
+    // away; with --null-data, records end at NUL bytes.)
+    if q.multiline {
+        if q.crlf {
+            b.crlf(true).line_terminator(None);
+        }
+    } else {
+        b.line_terminator(Some(b'\n'));
+        if q.crlf {
+            b.crlf(true);
+        }
+        if q.null_data {
+            b.line_terminator(Some(b'\0'));
+        }
     }
     let regex = b.build(&q.query).map_err(|e| {
         SearchError::InvalidPattern(match q.mode {

@@ -45,7 +45,11 @@ pub(super) fn open(
     };
     let (text, broken) = match decompress::decompress(format, file, q.max_filesize, deadline) {
         Decompressed::Whole(text) => (text, None),
-        Decompressed::Failed(text, message) => {
+        Decompressed::Failed(mut text, message) => {
+            // rg reads the decompressor's output line by line: the read
+            // that fails is the one past its last line break, so a line
+            // the break left unfinished is never searched.
+            text.cut_after_last(if q.null_data { b'\0' } else { b'\n' });
             (text, Some(error_message(&SearchError::Io(format!("{rel}: {message}")))))
         }
         Decompressed::TooLarge => return Err(ShardEventKind::TooLarge),

@@ -367,6 +367,27 @@ impl SearchArgs {
         (query, QueryMode::Regex)
     }
 
+    /// Whether rg's searcher searches across lines (grep-searcher's
+    /// `multi_line_with_matcher`): with -U, when the pattern can match a
+    /// line break — grep-regex's non-matching bytes leave `\n` out of a
+    /// literal or class that holds it and of every `^` and `$`; PCRE2 says
+    /// nothing of its bytes, so with it always (and where the pattern is
+    /// none of Rust's syntax: rg's automatic engine then takes PCRE2).
+    /// Its printer then prints a match line by line, a replacement's line
+    /// breaks too.
+    pub(crate) fn searches_across_lines(&self) -> bool {
+        if !self.multiline {
+            return false;
+        }
+        if self.pcre2 || self.engine.as_deref() == Some("pcre2") {
+            return true;
+        }
+        let (query, mode) = self.query();
+        let query = if mode == QueryMode::Literal { regex_syntax::escape(&query) } else { query };
+        let parsed = regex_syntax::ParserBuilder::new().multi_line(true).crlf(self.crlf).build().parse(&query);
+        parsed.map_or(true, |hir| may_match_newline(&hir))
+    }
+
     /// Lines of context before and after, as rg 15 reads -A, -B and -C:
     /// -B and -A override -C's before and after parts, wherever each is
     /// given.
@@ -492,6 +513,23 @@ fn must_match_nul(hir: &regex_syntax::hir::Hir) -> bool {
         HirKind::Capture(c) => must_match_nul(&c.sub),
         HirKind::Concat(xs) | HirKind::Alternation(xs) => xs.iter().any(must_match_nul),
         HirKind::Empty | HirKind::Look(_) => false,
+    }
+}
+
+/// Whether `hir` may match a `\n` as grep-regex's `non_matching_bytes` tells.
+fn may_match_newline(hir: &regex_syntax::hir::Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind, Look};
+    match hir.kind() {
+        HirKind::Literal(lit) => lit.0.contains(&b'\n'),
+        HirKind::Class(Class::Unicode(c)) => c.ranges().iter().any(|r| r.start() <= '\n' && '\n' <= r.end()),
+        HirKind::Class(Class::Bytes(c)) => c.ranges().iter().any(|r| r.start() <= b'\n' && b'\n' <= r.end()),
+        HirKind::Look(l) => {
+            matches!(l, Look::Start | Look::End | Look::StartLF | Look::EndLF | Look::StartCRLF | Look::EndCRLF)
+        }
+        HirKind::Repetition(r) => may_match_newline(&r.sub),
+        HirKind::Capture(c) => may_match_newline(&c.sub),
+        HirKind::Concat(xs) | HirKind::Alternation(xs) => xs.iter().any(may_match_newline),
+        HirKind::Empty => false,
     }
 }
 

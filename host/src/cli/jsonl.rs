@@ -64,6 +64,9 @@ pub struct Printer<W: Write> {
     matched_lines: u64,
     matches: u64,
     elapsed: Duration,
+    /// Compressed files whose stream broke off: an error, as rg's search
+    /// of them (no `end`, nothing of them in the summary).
+    broken: std::collections::BTreeSet<String>,
 }
 
 impl<W: Write> Printer<W> {
@@ -84,7 +87,14 @@ impl<W: Write> Printer<W> {
             matched_lines: 0,
             matches: 0,
             elapsed: Duration::ZERO,
+            broken: Default::default(),
         }
+    }
+
+    /// The search of the file at `path` ended in an error (rg prints its
+    /// lines found before it, then no `end`, and counts nothing of it).
+    pub fn broken(&mut self, path: &str) {
+        self.broken.insert(path.to_string());
     }
 
     /// Writes one message (counted for the file's `bytes_printed`).
@@ -156,7 +166,14 @@ impl<W: Write> Printer<W> {
         let count = m.text.matches('\n').count() as u64 + 1;
         let last = m.line + count - 1;
         let mut after = m.offset + lines.len() as u64;
-        let spans = m.submatches.iter().map(|s| (s.start as usize, s.end as usize)).collect();
+        let mut spans: Vec<(usize, usize)> = m.submatches.iter().map(|s| (s.start as usize, s.end as usize)).collect();
+        // A last match that takes the line terminator after the text (-U)
+        // ends at the start of the line after it: rg's span takes it.
+        if let Some(s) = spans.last_mut().filter(|s| s.1 == m.text.len()) {
+            if m.end_line == m.line + count && m.end_column == 1 {
+                s.1 = lines.len();
+            }
+        }
         file.pend(m.line, Line::Match { lines, offset: m.offset, spans, last });
         for (i, text) in m.context_after.iter().enumerate() {
             let lines = terminated(text, after);
@@ -241,6 +258,9 @@ impl<W: Write> Printer<W> {
     fn end_file(&mut self) -> io::Result<()> {
         self.flush_before(u64::MAX)?;
         let Some(f) = self.file.take() else { return Ok(()) };
+        if self.broken.contains(&f.path) {
+            return Ok(());
+        }
         let elapsed = f.started.elapsed();
         let message = json!({"type": "end", "data": {
         "path": {"text": f.name},

@@ -52,6 +52,11 @@ pub struct Style {
     pub path_separator: Option<String>,
     /// `-r`: the matches are replacements.
     pub replaced: bool,
+    /// rg's searcher searches across lines (`-U` with a pattern that can
+    /// match a line break): its printer prints a match line by line, the
+    /// line breaks a replacement brought too (numbered on); else it prints
+    /// a line's replacement as it is, line breaks and all.
+    pub across_lines: bool,
     /// `-b`: each line's byte offset in its file (with -o, each match's)
     /// after the line and column.
     pub byte_offset: bool,
@@ -61,6 +66,16 @@ pub struct Style {
 }
 
 impl Style {
+    /// How a matching line's text is escaped: with `-r` searching line by
+    /// line, the line breaks in it are a replacement's (the user's), which
+    /// rg prints as they are.
+    fn matched_field(&self) -> Field {
+        match self.replaced && !self.across_lines && !self.null_data {
+            true => Field::Block,
+            false => Field::Line,
+        }
+    }
+
     /// What ends a printed line.
     fn eol(&self) -> &'static str {
         if self.null_data {
@@ -410,17 +425,21 @@ impl<W: Write> Printer<W> {
         // first match of the lines plus that one's (-o), and every line of
         // several under the first match's column.
         let mut start = 0;
-        // (A line break a replacement brought is no line of the file.)
+        // (A line break a replacement brought is no line of the file, but
+        // rg prints a match that spans lines line by line, numbered on.)
         let inside = |i: usize| m.submatches.iter().any(|s| (s.start as usize..s.end as usize).contains(&i));
+        let brought = |i: usize| self.style.replaced && inside(i);
         let mut lines: Vec<&str> = Vec::new();
         let mut rest = 0;
         // (--null-data: a record is one line, whatever it holds.)
         let breaks = m.text.match_indices('\n').filter(|_| !self.style.null_data);
-        for (i, _) in breaks.filter(|&(i, _)| !(self.style.replaced && inside(i))) {
+        for (i, _) in breaks.filter(|&(i, _)| self.style.across_lines || !brought(i)) {
             lines.push(&m.text[rest..i]);
             rest = i + 1;
         }
         lines.push(&m.text[rest..]);
+        // (The file's own lines: where its after-context starts.)
+        let own = m.text.match_indices('\n').filter(|&(i, _)| !self.style.null_data && !brought(i)).count() + 1;
         let first_match = m.submatches.first().map_or(0, |s| s.start as u64);
         for (i, text) in lines.iter().enumerate() {
             let end = start + text.len();
@@ -450,7 +469,7 @@ impl<W: Write> Printer<W> {
             start = end + 1;
         }
         // After-context follows the match's last line (see `render::merged`).
-        let end = (m.end_line - u64::from(ends_at_line_start)).max(m.line + lines.len() as u64 - 1);
+        let end = (m.end_line - u64::from(ends_at_line_start)).max(m.line + own as u64 - 1);
         let mut offset = m.offset + m.text.len() as u64 + 1;
         for (i, text) in m.context_after.iter().enumerate() {
             self.pend(end + 1 + i as u64, Pending::Context(text.clone(), offset), false);
@@ -552,10 +571,16 @@ impl<W: Write> Printer<W> {
                         Some((max, _)) if (e - s) as u64 > max && self.style.max_columns_preview => {
                             let piece = trimmed(&text[s..e], self.style.trim).0;
                             let end = piece.char_indices().nth(max as usize).map_or(piece.len(), |(i, _)| i);
-                            (render::line(&piece[..end]).into_owned(), " [... 0 more matches]")
+                            (
+                                render::escape(&piece[..end], self.style.matched_field()).into_owned(),
+                                " [... 0 more matches]",
+                            )
                         }
                         Some((max, _)) if (e - s) as u64 > max => ("[Omitted long matching line]".into(), ""),
-                        _ => (render::line(trimmed(&text[s..e], self.style.trim).0).into_owned(), ""),
+                        _ => {
+                            let piece = trimmed(&text[s..e], self.style.trim).0;
+                            (render::escape(piece, self.style.matched_field()).into_owned(), "")
+                        }
                     };
                     let column = column.map(|_| c);
                     let at = offset + s as u64;
@@ -624,8 +649,9 @@ impl<W: Write> Printer<W> {
         let (text, cut) = trimmed(text, self.style.trim);
         let spans: Vec<(usize, usize)> =
             spans.iter().filter(|&&(_, e)| e >= cut).map(|&(a, e)| (a.max(cut) - cut, e - cut)).collect();
+        let field = self.style.matched_field();
         if !self.style.color || spans.is_empty() {
-            return render::line(text).into_owned();
+            return render::escape(text, field).into_owned();
         }
         // Matches that touch are one colored run, as rg draws them.
         let mut runs: Vec<(usize, usize)> = Vec::new();
@@ -637,7 +663,7 @@ impl<W: Write> Printer<W> {
         }
         let cuts: Vec<usize> = runs.iter().flat_map(|&(a, b)| [a, b]).collect();
         let mut s = String::new();
-        for (i, piece) in render::escape_pieces(text, Field::Line, &cuts).into_iter().enumerate() {
+        for (i, piece) in render::escape_pieces(text, field, &cuts).into_iter().enumerate() {
             // Odd pieces are the matches (empty ones are not drawn).
             if i % 2 == 1 && !piece.is_empty() {
                 s.push_str(&self.paint(&self.style.colors.matched, &piece));

@@ -5,7 +5,8 @@ use std::io::{self, Write};
 
 use sandgrep::limits::{LIST_RESULTS, MAX_RESULTS};
 use sandgrep::{
-    render, FileCount, ListFilesRequest, OutputMode, QueryMode, Sandbox, SearchError, SearchTextRequest, TextMatch,
+    render, FileCount, ListFilesRequest, OutputMode, QueryMode, Sandbox, SearchError, SearchTextRequest,
+    SearchTextResponse, TextMatch,
 };
 
 use super::args::unescape;
@@ -24,6 +25,8 @@ pub(crate) trait Results {
     fn totals(&mut self) -> &mut printer::Totals;
     /// A page goes on in the file the last one ended in (searching it again).
     fn searched_again(&mut self) {}
+    /// The search of the file at `path` ended in an error after its results.
+    fn broken(&mut self, _path: &str) {}
     /// Flushes the output; with `queued`, what was given so far is final
     /// and printed first (stdin's pieces).
     fn flush(&mut self, _queued: bool) -> io::Result<()> {
@@ -97,6 +100,10 @@ impl<W: Write> Results for jsonl::Printer<W> {
 
     fn searched_again(&mut self) {
         jsonl::Printer::searched_again(self)
+    }
+
+    fn broken(&mut self, path: &str) {
+        jsonl::Printer::broken(self, path)
     }
 }
 
@@ -365,6 +372,12 @@ pub(crate) fn stream(
         most = MAX_RESULTS.max;
         let r = if dense { &single } else { sandbox }.search_text(request).map_err(by_path)?;
         dense |= r.stats.matches_returned > r.stats.files_scanned;
+        // Files with results whose compressed stream broke off: errors,
+        // counted in no stats (as rg's; the page where one is done counts
+        // none of it, and takes back what the last page counted).
+        let mut broken: Vec<&str> = r.matches.iter().map(|m| m.path.as_str()).filter(|p| broke(&r, p)).collect();
+        broken.dedup();
+        broken.iter().for_each(|p| printer.broken(p));
         // A page that goes on in the file the last one ended in searched it again.
         let again = request.cursor.is_some() && r.matches.first().is_some_and(|m| m.path == printer.totals().last_path);
         if again {
@@ -434,6 +447,21 @@ pub(crate) fn stream(
     }
 }
 
+/// Whether the page `r` says the compressed stream of the file at `path`
+/// broke off (the component's warning names each such file, as `PATH:
+/// FORMAT decompression failed: …`).
+fn broke(r: &SearchTextResponse, path: &str) -> bool {
+    let named = |w: &str, sep: &str| {
+        w.split(&format!("{sep}{path}: "))
+            .skip(1)
+            .any(|rest| rest.split_once(' ').is_some_and(|(_, after)| after.starts_with("decompression failed: ")))
+    };
+    r.warnings
+        .iter()
+        .filter(|w| w.contains(" compressed file(s) could not be decompressed: "))
+        .any(|w| named(w, "decompressed: ") || named(w, "; "))
+}
+
 /// rg's look for this output: a terminal gets headings, line numbers and
 /// colors unless told otherwise; a pipe `path:text`.
 pub(crate) fn style(args: &SearchArgs) -> printer::Style {
@@ -486,6 +514,7 @@ pub(crate) fn style(args: &SearchArgs) -> printer::Style {
         context_field: unescape(&args.field_context_separator),
         path_separator: args.path_separator.as_deref().map(unescape),
         replaced: args.replace.is_some(),
+        across_lines: args.searches_across_lines(),
         byte_offset: args.byte_offset,
         null_data: args.null_data,
     }

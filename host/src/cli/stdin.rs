@@ -15,7 +15,8 @@
 //! searched in its first 32 MiB, the rest dropped and said; a multi-line
 //! search (`-U`) reads stdin whole, up to 32 MiB. (About 100 MiB of the
 //! host's memory in the worst case, lines of 32 MiB; a few hundred KiB for
-//! lines as logs have them.)
+//! lines as logs have them; and the reads stdin's reader has made ahead of
+//! the search: two, of rg's buffer each, more in a line longer than it.)
 //!
 //! When stdout is a pipe whose reader goes away (`| head`), the run ends at
 //! once (a watcher sees it even while the component is busy), with rg's
@@ -24,7 +25,7 @@
 use std::collections::BTreeSet;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 
 use sandgrep::limits::{HEAP_LIMIT, MAX_RESULTS, TIMEOUT_MS};
 use sandgrep::{ByteChunk, FileCount, OutputMode, Sandbox, SearchStats, SearchTextRequest, SearchTextResponse};
@@ -81,6 +82,88 @@ pub(crate) fn choose(args: &mut SearchArgs, root_given: bool) {
         args.paths = vec![NAME.to_string()];
     }
     args.given = args.paths.iter().map(|p| if p == NAME { SHOWN.to_string() } else { p.clone() }).collect();
+    if args.paths == [NAME] {
+        // (Read from now on, as rg reads it from its start: see `Fed`.)
+        let (before, after) = args.contexts();
+        let context = (before > 0 || after > 0).then_some(before as usize);
+        let reader = start_reading(context, !(args.text || args.null_data));
+        *FEED.lock().unwrap_or_else(|e| e.into_inner()) = Some(reader);
+    }
+}
+
+/// What stdin's reader hands over: a read's bytes, as read, with where the
+/// fill of rg's buffer that read the first NUL byte starts when this read
+/// brought it (see [`RgBuffer`]); the end; an error.
+enum Fed {
+    Read(Vec<u8>, Option<u64>),
+    End,
+    Failed(io::Error),
+}
+
+/// stdin's reader, started as soon as the run knows it searches stdin
+/// alone, before the component is loaded: rg reads its first bytes at
+/// once, and a reader that waited would take in one read what rg reads in
+/// several (and so see a NUL in another of rg's buffers).
+static FEED: Mutex<Option<mpsc::Receiver<Fed>>> = Mutex::new(None);
+
+/// Starts a thread that reads stdin as rg reads it (`context`: rg's
+/// before-context when any context was asked for; `convert`: NUL bytes are
+/// line breaks) and hands over each read, at most two ahead of the search.
+fn start_reading(context: Option<usize>, convert: bool) -> mpsc::Receiver<Fed> {
+    let (tx, rx) = mpsc::sync_channel(2);
+    let said = tx.clone();
+    let mut rg = RgBuffer::new();
+    rg.context = context;
+    let spawned = std::thread::Builder::new().name("stdin".into()).spawn(move || read_as_rg(&tx, rg, convert));
+    if let Err(e) = spawned {
+        let _ = said.try_send(Fed::Failed(e));
+    }
+    rx
+}
+
+fn read_as_rg(tx: &mpsc::SyncSender<Fed>, mut rg: RgBuffer, convert: bool) {
+    let stdin = io::stdin();
+    let mut binary_from = None;
+    loop {
+        let sniffed = rg.sniffed;
+        let mut buf = vec![0u8; if sniffed { rg.room() } else { BOM.len() }];
+        let read = match sniffed {
+            true => stdin.lock().read(&mut buf),
+            false => read_full(&mut stdin.lock(), &mut buf),
+        };
+        let n = match read {
+            Ok(0) => {
+                let _ = tx.send(Fed::End);
+                return;
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Fed::Failed(e));
+                return;
+            }
+        };
+        buf.truncate(n);
+        buf.shrink_to_fit();
+        let nul = buf.contains(&0);
+        let mut found = None;
+        if nul && binary_from.is_none() {
+            binary_from = Some(rg.searched_to);
+            found = binary_from;
+        }
+        rg.sniffed = true;
+        // (rg's buffer holds no byte order mark, and its offsets, as the
+        // search's, count from after it; its NUL bytes are line breaks.)
+        if sniffed || buf != BOM {
+            match convert && nul {
+                true => rg.add(&buf.iter().map(|&b| if b == 0 { b'\n' } else { b }).collect::<Vec<u8>>()),
+                false => rg.add(&buf),
+            }
+        }
+        if tx.send(Fed::Read(buf, found)).is_err() {
+            return;
+        }
+    }
 }
 
 /// Whether the search reads stdin.
@@ -90,7 +173,8 @@ pub(crate) fn searched(args: &SearchArgs) -> bool {
 
 /// stdin read as it comes: pieces of whole lines.
 struct Input {
-    stdin: io::Stdin,
+    /// Its reads (see [`Fed`]).
+    feed: mpsc::Receiver<Fed>,
     /// Read, not yet handed out (at most a line's start past the last
     /// line break, and what a fast writer sent past `PIECE`).
     pending: Vec<u8>,
@@ -107,6 +191,99 @@ struct Input {
     bom_checked: bool,
     /// NUL bytes become line breaks (not in a multi-line search, as rg).
     convert: bool,
+    /// Where the buffer fill that read the first NUL byte starts: rg
+    /// searched (and printed) the lines before it, and stops printing at
+    /// its first line to print from there on (the stream is binary).
+    binary_from: Option<u64>,
+}
+
+/// ripgrep's line buffer on stdin (grep-searcher's `LineBuffer` and
+/// `ReadByLine`), followed so that the stream is read as rg reads it: its
+/// first read is its byte order mark sniffer's, 3 bytes (encoding_rs_io's
+/// `BomPeeker`); then each read asks for the room the buffer has left
+/// (64 KiB, less what it keeps of the last fill: the line it had not
+/// finished, and with context the last lines, which rg keeps unless it
+/// printed them; its room tripled when a line fills it), and a fill ends
+/// with the read that brings a line break. Both read through Rust's
+/// `Stdin` (its 8 KiB buffer: the first fill is 8 KiB of a file). rg looks
+/// for a NUL byte in each fill before it searches it: the fill's lines
+/// then print nothing. So which lines rg printed before a NUL depends on
+/// its reads, and sandgrep's are the same for the same pipe or file.
+struct RgBuffer {
+    /// The first 3 bytes were read (and a byte order mark dropped).
+    sniffed: bool,
+    capacity: usize,
+    /// Bytes in the buffer: kept from the last fill, and read since.
+    held: usize,
+    /// Bytes read from the stream.
+    read: u64,
+    /// Where the last fill's searched lines end (after its last line break).
+    searched_to: u64,
+    /// Lines of before-context (`Some`: context was asked for at all).
+    context: Option<usize>,
+    /// Where the last lines read end (enough for the context).
+    ends: std::collections::VecDeque<u64>,
+}
+
+impl RgBuffer {
+    /// rg's `DEFAULT_BUFFER_CAPACITY`.
+    const CAPACITY: usize = 64 << 10;
+
+    fn new() -> RgBuffer {
+        RgBuffer {
+            sniffed: false,
+            capacity: RgBuffer::CAPACITY,
+            held: 0,
+            read: 0,
+            searched_to: 0,
+            context: None,
+            ends: Default::default(),
+        }
+    }
+
+    /// The most one read asks for: a line that long fills one of rg's
+    /// buffers however it is read.
+    const READ_MOST: usize = 4 << 20;
+
+    /// What the next read asks for (rg's `ensure_capacity` then
+    /// `free_buffer`, up to `READ_MOST`).
+    fn room(&mut self) -> usize {
+        if self.held >= self.capacity {
+            self.capacity = self.capacity.saturating_mul(3);
+        }
+        (self.capacity - self.held).clamp(1, RgBuffer::READ_MOST)
+    }
+
+    /// `new` bytes were read (NUL bytes already turned to line breaks, as
+    /// rg turns them); when they end a fill, the buffer is rolled as rg's
+    /// searcher rolls it.
+    fn add(&mut self, new: &[u8]) {
+        let at = self.read;
+        let start = at - self.held as u64;
+        self.read += new.len() as u64;
+        self.held += new.len();
+        let Some(last) = new.iter().rposition(|&b| b == b'\n') else { return };
+        let keep = self.context.map_or(0, |n| n + 1);
+        for (i, _) in new.iter().enumerate().filter(|(_, &b)| b == b'\n') {
+            if keep > 0 {
+                if self.ends.len() > keep {
+                    self.ends.pop_front();
+                }
+                self.ends.push_back(at + i as u64 + 1);
+            }
+        }
+        self.searched_to = at + last as u64 + 1;
+        // (rg's `roll`: the lines of context before the end kept — the
+        // last line and `before` more — else nothing but the unfinished line.)
+        let from = match self.context {
+            None => self.searched_to,
+            Some(_) => match self.ends.len() > keep {
+                true => self.ends[self.ends.len() - 1 - keep].max(start),
+                false => start,
+            },
+        };
+        self.held = (self.read - from) as usize;
+    }
 }
 
 /// Bytes of the stream: whole lines (the last one may end without a line
@@ -117,9 +294,9 @@ struct Piece {
 }
 
 impl Input {
-    fn new() -> Input {
+    fn new(feed: mpsc::Receiver<Fed>) -> Input {
         Input {
-            stdin: io::stdin(),
+            feed,
             pending: Vec::new(),
             offset: 0,
             eof: false,
@@ -128,6 +305,7 @@ impl Input {
             cut: Vec::new(),
             bom_checked: false,
             convert: true,
+            binary_from: None,
         }
     }
 
@@ -151,30 +329,39 @@ impl Input {
         }
     }
 
-    /// Reads what the pipe holds: waits for some, then takes whatever more
-    /// is there at once, up to a piece.
+    /// Takes what stdin's reader read: waits for some, then takes whatever
+    /// more it has read, up to a piece.
     fn fill(&mut self) -> io::Result<()> {
-        let mut buf = vec![0u8; 256 << 10];
         let mut first = true;
-        while first || self.pending.len() < PIECE && ready() {
-            first = false;
-            let n = match self.stdin.lock().read(&mut buf) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io::Error::new(e.kind(), format!("{SHOWN}: {e}"))),
+        loop {
+            let fed = match first {
+                true => self.feed.recv().unwrap_or(Fed::End),
+                false if self.pending.len() < PIECE => match self.feed.try_recv() {
+                    Ok(fed) => fed,
+                    Err(_) => break,
+                },
+                false => break,
             };
-            if n == 0 {
-                self.eof = true;
-                break;
-            }
+            first = false;
+            let (bytes, binary_from) = match fed {
+                Fed::Read(bytes, binary_from) => (bytes, binary_from),
+                Fed::End => {
+                    self.eof = true;
+                    break;
+                }
+                Fed::Failed(e) => return Err(io::Error::new(e.kind(), format!("{SHOWN}: {e}"))),
+            };
             let start = self.pending.len();
-            self.pending.extend_from_slice(&buf[..n]);
+            self.pending.extend_from_slice(&bytes);
             // As rg reads stdin: a NUL is a line break (and the stream binary).
             for (i, b) in self.pending[start..].iter_mut().enumerate().filter(|(_, b)| **b == 0) {
                 self.nul.get_or_insert(self.offset + (start + i) as u64);
                 if self.convert {
                     *b = b'\n';
                 }
+            }
+            if self.binary_from.is_none() {
+                self.binary_from = binary_from;
             }
         }
         Ok(())
@@ -195,7 +382,13 @@ impl Input {
         if self.dropping {
             self.take_dropped();
         }
-        let end = match self.pending[..self.pending.len().min(PIECE)].iter().rposition(|&b| b == b'\n') {
+        // (No piece holds lines from both sides of where the binary fill
+        // starts: the lines before it print, those after it do not.)
+        let mut most = self.pending.len().min(PIECE);
+        if let Some(b) = self.binary_from.filter(|&b| b > self.offset) {
+            most = most.min((b - self.offset) as usize);
+        }
+        let end = match self.pending[..most].iter().rposition(|&b| b == b'\n') {
             Some(i) => i + 1,
             None => match newline(&self.pending) {
                 Some(i) if i < LINE_MAX => i + 1,
@@ -227,15 +420,22 @@ impl Input {
     }
 }
 
-fn newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+/// Reads until `buf` is full or the end: how much was read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
-/// Whether stdin has bytes to read now (or its end).
-fn ready() -> bool {
-    let mut p = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
-    // SAFETY: poll on one local pollfd, no waiting.
-    unsafe { libc::poll(&mut p, 1, 0) > 0 }
+fn newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
 }
 
 /// Lines of `bytes` (a last one without a line break counts).
@@ -307,9 +507,11 @@ pub(crate) fn stream(
     // (--passthru: past the cap the stream goes on, its matches context;
     // the component counts the cap from `taken`.)
     let cap = request.max_matches_per_file.map(u64::from).filter(|_| !request.passthru);
-    let mut input = Input::new();
     // (-a: NUL bytes are text; --null-data: they end its lines.)
     let text = request.binary == Some(sandgrep::BinaryMode::Text) || request.null_data;
+    let started = FEED.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let context = (before > 0 || after > 0).then_some(before as usize);
+    let mut input = Input::new(started.unwrap_or_else(|| start_reading(context, !text)));
     input.convert = !text;
     let mut kept = Before { first: 1, ..Before::default() };
     let (mut taken, mut count, mut found) = (0u64, 0u64, false);
@@ -317,8 +519,9 @@ pub(crate) fn stream(
     let mut counted = Counted::default();
     let t = printer.totals();
     t.files_searched += 1;
-    // The end of the last result and where its after-context ends.
-    let mut owed_to = 0u64;
+    // The end of the last result and where its after-context ends; the
+    // last line printed.
+    let (mut owed_to, mut shown_to) = (0u64, 0u64);
     let mut binary_said = false;
     // A match may span any lines (-U), lines end at NUL bytes
     // (--null-data), or the search ends at a line that does not match
@@ -356,7 +559,10 @@ pub(crate) fn stream(
         }) else {
             break;
         };
-        let binary = !text && input.nul.is_some_and(|at| at < piece.offset + piece.bytes.len() as u64);
+        // (rg looks for a NUL in each buffer it fills, and reads a
+        // multi-line search's stream whole: its one buffer.)
+        let binary_from = if whole { input.nul } else { input.binary_from };
+        let binary = !text && binary_from.is_some_and(|at| at < piece.offset + piece.bytes.len() as u64);
         printer.totals().bytes_searched += piece.bytes.len() as u64;
         let mut data = kept.bytes.clone();
         data.extend_from_slice(&piece.bytes);
@@ -374,14 +580,35 @@ pub(crate) fn stream(
             // first line it would print (a result, or context still owed),
             // it says the stream is binary and stops.
             let mut probe = request.clone();
-            (probe.output, probe.context_before, probe.context_after) =
-                (Some(OutputMode::FilesWithMatches), Some(0), Some(0));
+            // (Its first match: with --passthru too, whose lines are no results.)
+            (probe.context_before, probe.context_after, probe.max_results) = (Some(0), Some(0), Some(1));
+            probe.passthru = false;
             let r = sandbox.search_bytes(&probe, &chunk).map_err(io::Error::other)?;
             run.searching += r.stats.elapsed_ms;
-            if owed_to >= line || !r.files.is_empty() {
-                found = true;
-                run.found = true;
-                printer.binary_matches(NAME, input.nul.unwrap_or(0))?;
+            let first = r.matches.first().map(|m| m.line);
+            if owed_to >= line || first.is_some() {
+                // rg's printer stops at the first line it is handed past
+                // the NUL (context still owed, a match's first line of
+                // before-context, or the match), counting it when it is
+                // the match; its notice needs a match counted. When that
+                // line is not next to the last it printed, its `--` comes
+                // first.
+                let next = match first {
+                    Some(m) if owed_to < line => m.saturating_sub(before as u64).max(shown_to + 1),
+                    _ => line,
+                };
+                found |= first == Some(next) && owed_to < line;
+                if found {
+                    run.found = true;
+                    let separated = shown_to > 0 && next > shown_to + 1;
+                    let notice = sandgrep::BinaryNotice {
+                        path: NAME.to_string(),
+                        offset: input.nul.unwrap_or(0),
+                        stopped: false,
+                        separated,
+                    };
+                    printer.binary_notice(&notice)?;
+                }
                 printer.flush(true)?;
                 binary_said = true;
                 break;
@@ -405,9 +632,13 @@ pub(crate) fn stream(
                     (t.matches, t.matched_lines) = (matches, matched_lines);
                 } else {
                     printer.text_match(m)?;
-                    last_result = Some(m.end_line);
-                    owed_to = m.end_line + after as u64;
+                    // (A match that takes its last line's terminator ends
+                    // at the next line's start.)
+                    let end_line = m.end_line - u64::from(m.end_column == 1 && m.end_line > m.line);
+                    last_result = Some(end_line);
+                    owed_to = end_line + after as u64;
                 }
+                shown_to = shown_to.max(m.end_line.max(m.line) + m.context_after.len() as u64);
             }
             let mut shown = sandgrep_stats();
             counted.add(&r, kept.first, &mut shown);
