@@ -40,10 +40,16 @@ pub fn start(dir: &Path, config: &str) -> Server {
     let path = dir.join("sandgrep.toml");
     std::fs::write(&path, config).unwrap();
     let mut child = command(&path).stderr(Stdio::piped()).spawn().unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stderr.as_mut().unwrap()).read_line(&mut first).unwrap();
-    let event: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{e}: {first:?}"));
-    assert_eq!(event["event"], "listening", "{first}");
+    // (Events before it: warnings, tenants on shared storage.)
+    let mut stderr = BufReader::new(child.stderr.as_mut().unwrap());
+    let event = loop {
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let event: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        if event["event"] == "listening" {
+            break event;
+        }
+    };
     let addr = event["addr"].as_str().unwrap().to_string();
     // Logs go on; drain them so the server never blocks on a full pipe.
     let mut stderr = child.stderr.take().unwrap();
@@ -343,4 +349,106 @@ fn sigterm_turns_readiness_off_answers_what_comes_in_then_exits() {
     };
     assert!(status.success(), "{status:?}");
     assert!(asked.elapsed() >= std::time::Duration::from_millis(1500));
+}
+
+/// A FUSE mount (bindfs) of `back` at `mnt`, no attribute caching (as NFS
+/// with `actimeo=0`); unmounted when dropped. `None` where this machine
+/// allows no FUSE mount.
+struct Fuse(std::path::PathBuf);
+
+impl Fuse {
+    fn mount(back: &Path, mnt: &Path) -> Option<Fuse> {
+        let bindfs = Command::new("bindfs")
+            .args(["-o", "attr_timeout=0,entry_timeout=0,negative_timeout=0"])
+            .arg(back)
+            .arg(mnt)
+            .output()
+            .unwrap_or_else(|e| panic!("bindfs: {e} (scripts/test installs it)"));
+        bindfs.status.success().then(|| Fuse(mnt.to_path_buf()))
+    }
+}
+
+impl Drop for Fuse {
+    fn drop(&mut self) {
+        // (Lazily, as the last resort: a process may still hold it.)
+        for unmount in [&["fusermount", "-u"][..], &["umount"][..], &["umount", "-l"][..]] {
+            let done = Command::new(unmount[0]).args(&unmount[1..]).arg(&self.0).status();
+            if done.is_ok_and(|s| s.success()) {
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_workspace_on_shared_storage_is_checked_on_every_call() {
+    let t = Tree::new();
+    for i in 0..20 {
+        for ws in ["a", "b"] {
+            t.write(&format!("back/{ws}/src/f{i}.txt"), format!("file {i}\n"));
+        }
+    }
+    t.mkdir("mnt");
+    t.write("local/x.txt", "x\n");
+    let (back, mnt) = (t.path().join("back"), t.path().join("mnt"));
+    let fuse = Fuse::mount(&back, &mnt);
+    let token = |tenant: &str| format!("{tenant}-token-0123456789");
+    // Two workspaces on the mount: one detected as shared storage, one told
+    // to trust its watcher; and a local one told it is shared.
+    let config = format!(
+        "listen = \"127.0.0.1:0\"\nadmin_token = \"{ADMIN}\"\n\
+         [[tenant]]\nname = \"detected\"\nworkspace = \"{ws}/a\"\ntokens = [\"{}\"]\n\
+         [[tenant]]\nname = \"trusting\"\nworkspace = \"{ws}/b\"\ntokens = [\"{}\"]\nshared_storage = false\n\
+         [[tenant]]\nname = \"told\"\nworkspace = \"{local}\"\ntokens = [\"{}\"]\nshared_storage = true\n",
+        token("detected"),
+        token("trusting"),
+        token("told"),
+        ws = if fuse.is_some() { &mnt } else { &back }.display(),
+        local = t.path().join("local").display(),
+    );
+    let s = start(t.path(), &config);
+    let (status, metrics) = http(&s.addr, "GET", "/metrics", Some(ADMIN), b"");
+    assert_eq!(status, 200);
+    let gauge = |tenant: &str| format!("sandgrep_index_checks_per_call{{tenant=\"{tenant}\"}} ");
+    let metrics = metrics.as_str().unwrap().to_string();
+    // The config key decides either way; detection, where the key is unset.
+    assert!(metrics.contains(&format!("{}1\n", gauge("told"))), "{metrics}");
+    assert!(metrics.contains(&format!("{}0\n", gauge("trusting"))), "{metrics}");
+    let Some(_fuse) = fuse else {
+        eprintln!("NOTE: no FUSE mount allowed here: shared storage tested through the config key only");
+        return;
+    };
+    assert!(metrics.contains(&format!("{}1\n", gauge("detected"))), "{metrics}");
+    let search = |tenant: &str| {
+        let (status, v) = post(&s.addr, "search-text", &token(tenant), json!({"query": "needle"}));
+        assert_eq!(status, 200, "{v}");
+        v
+    };
+    let found = |tenant: &str| paths(&search(tenant), "matches");
+    // Until each index is built and trusted (files written just before it
+    // are read again once the tree is quiet): every file left unread.
+    for tenant in ["detected", "trusting"] {
+        let mut skipped = 0;
+        for _ in 0..300 {
+            let v = search(tenant);
+            assert!(paths(&v, "matches").is_empty());
+            skipped = v["stats"]["files_skipped_by_index"].as_u64().unwrap();
+            if skipped == 20 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert_eq!(skipped, 20, "{tenant}: the index never served");
+    }
+    // Written beneath the mount, as another machine writes to NFS: no
+    // watcher of the mount hears of it.
+    for ws in ["a", "b"] {
+        t.write(&format!("back/{ws}/src/f3.txt"), "file 3 and a needle\n");
+        t.write(&format!("back/{ws}/src/new.txt"), "a needle too\n");
+    }
+    assert_eq!(found("detected"), ["src/f3.txt", "src/new.txt"]);
+    // (What trusting the watcher there costs: both missed.)
+    assert!(found("trusting").is_empty());
+    // (Stopped before the mount goes.)
+    drop(s);
 }

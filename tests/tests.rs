@@ -6,6 +6,7 @@ mod util;
 mod answers;
 mod ast;
 mod cli;
+mod cluster;
 mod conformance;
 mod features;
 mod files;

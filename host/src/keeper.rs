@@ -15,6 +15,10 @@
 //! is a call ever told the tree is unchanged; elsewhere the index is
 //! refreshed every few minutes.
 //!
+//! On shared storage (a network or FUSE file system, [`crate::shared`])
+//! other machines write what no watcher here hears of: there the watcher
+//! only starts refreshes, and every call checks the tree itself.
+//!
 //! The watcher asks inotify for changes only: not for the opens every
 //! search makes (ours, and any other process's reading the workspace),
 //! which would cost a wakeup of the watcher per file read.
@@ -34,6 +38,10 @@ const QUIET: Duration = Duration::from_millis(crate::limits::INDEX_QUIET_MS);
 const _: () = assert!(crate::limits::INDEX_QUIET_MS > crate::limits::INDEX_RACY_MS);
 /// Without a watcher (none available, or too many directories to watch).
 const POLL: Duration = Duration::from_secs(300);
+/// What a long-lived host says of a workspace on shared storage.
+pub const SHARED_STORAGE: &str =
+    "the workspace is on shared storage: a watcher sees only this machine's writes there, so every call checks \
+     file metadata against the index";
 /// How long a call waits for the watcher to catch up before it checks the
 /// tree itself.
 const SETTLE: Duration = Duration::from_millis(200);
@@ -41,11 +49,23 @@ const SETTLE: Duration = Duration::from_millis(200);
 /// While alive, keeps the index of its sandbox's workspace fresh.
 pub struct IndexKeeper {
     watch: Arc<Watch>,
+    /// Why calls check the tree themselves (the workspace's shared file
+    /// system), when they always do.
+    per_call: Option<String>,
     /// The refresher stops when its channel closes: when this and the
     /// watcher's sender are gone.
     _alive: mpsc::Sender<()>,
     /// Its index is kept out of reach of another workspace's cache cap.
     _in_use: crate::cache::InUse,
+}
+
+impl IndexKeeper {
+    /// Why every call checks file metadata itself whatever the watcher saw
+    /// (the type of the shared file system), if it does: said by the caller
+    /// ([`SHARED_STORAGE`]).
+    pub fn per_call_checks(&self) -> Option<&str> {
+        self.per_call.as_deref()
+    }
 }
 
 impl Drop for IndexKeeper {
@@ -195,7 +215,9 @@ fn retry_wait(failures: u32) -> Duration {
     )
 }
 
-pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
+/// `shared_storage`: whether the workspace is on shared storage, as the
+/// operator says (`None`: as detected).
+pub fn keep_fresh(sandbox: Sandbox, shared_storage: Option<bool>) -> (Sandbox, Option<IndexKeeper>) {
     // Indexing off: no index to keep fresh, nor one that could appear later
     // and find the kept instance made without it.
     let Some(dir) = sandbox.index_path().map(Path::to_path_buf) else { return (sandbox.with_kept_instance(), None) };
@@ -203,16 +225,24 @@ pub fn keep_fresh(sandbox: Sandbox) -> (Sandbox, Option<IndexKeeper>) {
     if crate::lock_index_dir(&dir).is_err() {
         return (sandbox, None);
     }
+    let per_call = match shared_storage {
+        Some(false) => None,
+        Some(true) => {
+            Some(crate::shared::shared_storage(sandbox.workspace()).unwrap_or_else(|| "as configured".into()))
+        }
+        None => crate::shared::shared_storage(sandbox.workspace()),
+    };
     let watch = Arc::new(Watch::new(dir.clone(), sandbox.workspace().to_path_buf()));
     let (tx, rx) = mpsc::channel::<()>();
     if let Some(tree) = tree::TreeWatch::start(sandbox.workspace(), &dir) {
         let (watching, tx) = (watch.clone(), tx.clone());
         let started = std::thread::Builder::new().name("sandgrep-watch".into()).spawn(move || tree.run(&watching, &tx));
-        // Events of one inotify instance come out in the order they happened.
-        watch.exact.store(started.is_ok(), Ordering::Relaxed);
+        // Events of one inotify instance come out in the order they happened
+        // (and cover every write only where no other machine writes).
+        watch.exact.store(started.is_ok() && per_call.is_none(), Ordering::Relaxed);
     }
     // Dropped, it stops the watcher (and the refresher, once both are gone).
-    let keeper = IndexKeeper { watch: watch.clone(), _alive: tx, _in_use: crate::cache::InUse::new(&dir) };
+    let keeper = IndexKeeper { watch: watch.clone(), per_call, _alive: tx, _in_use: crate::cache::InUse::new(&dir) };
     let refresher = sandbox.clone();
     let keeping = watch.clone();
     let started = std::thread::Builder::new().name("sandgrep-index".into()).spawn(move || {

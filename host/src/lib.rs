@@ -42,6 +42,8 @@ pub mod render;
 #[cfg(feature = "serve")]
 pub mod serve;
 #[cfg(feature = "mcp")]
+mod shared;
+#[cfg(feature = "mcp")]
 pub mod tools;
 
 use std::path::{Path, PathBuf};

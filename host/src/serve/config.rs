@@ -64,6 +64,11 @@ pub struct TenantConfig {
     /// Build an index of the workspace in the background, keep it fresh and
     /// search through it (default true).
     pub index: Option<bool>,
+    /// Whether the workspace is on shared storage (a network or FUSE file
+    /// system other machines write): then every call checks file metadata
+    /// against the index instead of trusting the watcher. Unset: detected
+    /// from the mount it lies on and the mounts inside it.
+    pub shared_storage: Option<bool>,
     /// Redaction rules switched off for this tenant, by name (the
     /// operator's choice; a request can never change it).
     #[serde(default)]

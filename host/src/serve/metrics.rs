@@ -66,6 +66,14 @@ pub(super) async fn prometheus(tenants: &[Arc<Tenant>], connections: &Connection
             out.push_str(&format!("sandgrep_limit_hits_total{{tenant=\"{}\",limit=\"{limit}\"}} {n}\n", t.name));
         }
     }
+    // 1: the tenant's workspace is on shared storage, and every call checks
+    // file metadata itself (its watcher sees only this machine's writes).
+    out.push_str("# TYPE sandgrep_index_checks_per_call gauge\n");
+    for t in tenants {
+        let Some(index) = &t.index else { continue };
+        let n = u8::from(index.per_call_checks().is_some());
+        out.push_str(&format!("sandgrep_index_checks_per_call{{tenant=\"{}\"}} {n}\n", t.name));
+    }
     out.push_str("# TYPE sandgrep_mcp_sessions gauge\n");
     for t in tenants {
         let n = t.sessions.sessions.read().await.len();

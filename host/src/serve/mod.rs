@@ -70,13 +70,29 @@ struct App {
 }
 
 impl App {
-    /// The tenant a request's bearer token selects.
+    /// The tenant a request's bearer token selects. A `Sandgrep-Tenant`
+    /// header (what a proxy in front of several nodes routes by) must name
+    /// that same tenant: a wrong one would send the tenant's calls where its
+    /// index is cold, so it is refused at once (it selects nothing).
     fn tenant(&self, headers: &HeaderMap) -> Result<&Arc<Tenant>, Response> {
         let token = bearer(headers).ok_or_else(|| unauthorized("missing bearer token (Authorization: Bearer …)"))?;
         let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        self.by_token.get(&hash).map(|&i| &self.tenants[i]).ok_or_else(|| unauthorized("unknown token"))
+        let tenant =
+            self.by_token.get(&hash).map(|&i| &self.tenants[i]).ok_or_else(|| unauthorized("unknown token"))?;
+        match headers.get(TENANT_HEADER) {
+            Some(named) if named.as_bytes() != tenant.name.as_bytes() => Err(error(
+                StatusCode::BAD_REQUEST,
+                "the Sandgrep-Tenant header names another tenant than the token's (send the token's tenant name: \
+                 proxies route by it)",
+            )),
+            _ => Ok(tenant),
+        }
     }
 }
+
+/// The header a client sends with its token to name its tenant, for a
+/// proxy's consistent hash (deploy/nginx/sandgrep.conf, docs/deploy.md).
+const TENANT_HEADER: &str = "sandgrep-tenant";
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
@@ -415,6 +431,10 @@ async fn accept_loop(
             drop(slot);
         });
     }
+    // No new connection from here on: a proxy's connect is refused at once
+    // (and goes to the next node) instead of waiting in the backlog for an
+    // answer that never comes.
+    drop(listener);
     log(json!({"event": "stopping", "open_connections": connections.open.load(Ordering::Relaxed)}));
     let _ = stop_tx.send(());
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);

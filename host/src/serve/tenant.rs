@@ -36,7 +36,7 @@ pub struct Tenant {
     max_sessions: usize,
     /// `initialize` requests admitted and not yet answered.
     opening: AtomicUsize,
-    _index: Option<crate::keeper::IndexKeeper>,
+    pub(super) index: Option<crate::keeper::IndexKeeper>,
 }
 
 struct Gate {
@@ -168,7 +168,11 @@ impl Tenant {
         let sandbox = Sandbox::open(&t.workspace, policy)
             .map_err(|e| format!("tenant {}: {e}", t.name))?
             .with_index(t.index.unwrap_or(true));
-        let (sandbox, index) = crate::keeper::keep_fresh(sandbox);
+        let (sandbox, index) = crate::keeper::keep_fresh(sandbox, t.shared_storage);
+        if let Some(fs) = index.as_ref().and_then(|k| k.per_call_checks()) {
+            let message = crate::keeper::SHARED_STORAGE;
+            super::log(serde_json::json!({"event": "shared_storage", "tenant": t.name, "fs": fs, "message": message}));
+        }
         let rate = t.requests_per_second.unwrap_or(REQUESTS_PER_SECOND as f64);
         let sessions = Arc::new(LocalSessionManager::default());
         Ok(Arc::new_cyclic(|weak: &Weak<Tenant>| {
@@ -190,7 +194,7 @@ impl Tenant {
                 sessions,
                 max_sessions: t.max_sessions.unwrap_or(MAX_SESSIONS),
                 opening: AtomicUsize::new(0),
-                _index: index,
+                index,
             }
         }))
     }
