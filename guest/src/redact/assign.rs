@@ -133,14 +133,33 @@ pub(super) fn harmless_name(name: &[u8]) -> bool {
     let ends = |i: usize| !name.get(i).is_some_and(|c| c.is_ascii_lowercase());
     let sep = |i: usize| usize::from(matches!(name.get(i), Some(b'_' | b'.' | b'-')));
     let plural = |i: usize| usize::from(name.get(i).is_some_and(|c| c.eq_ignore_ascii_case(&b's')));
-    // (The list split once; the name lowered once.)
-    static ANYWHERE_WORDS: OnceLock<Vec<&'static [u8]>> = OnceLock::new();
+    // (The lists split once; the name lowered once.)
+    static ANYWHERE_WORDS: OnceLock<Vec<Vec<&'static [u8]>>> = OnceLock::new();
+    type Listed = Vec<(&'static [u8], Vec<&'static [u8]>)>;
+    static BEFORE_WORDS: OnceLock<Listed> = OnceLock::new();
+    static AFTER_WORDS: OnceLock<Listed> = OnceLock::new();
+    let split = |lists: &'static [(&'static str, &'static str)]| -> Listed {
+        lists.iter().map(|(stem, list)| (stem.as_bytes(), words(list).collect())).collect()
+    };
+    let before_words = BEFORE_WORDS.get_or_init(|| split(&BEFORE));
+    let after_words = AFTER_WORDS.get_or_init(|| split(&AFTER));
     let lower = name.to_ascii_lowercase();
-    let anywhere = ANYWHERE_WORDS.get_or_init(|| words(ANYWHERE).collect());
-    if anywhere.iter().any(|w| lower.windows(w.len()).any(|x| x == *w)) {
+    // (By first byte: the words that can start at each place.)
+    let anywhere = ANYWHERE_WORDS.get_or_init(|| {
+        let mut by_first = vec![Vec::new(); 256];
+        words(ANYWHERE).for_each(|w| by_first[usize::from(w[0])].push(w));
+        by_first
+    });
+    if (0..lower.len()).any(|i| anywhere[usize::from(lower[i])].iter().any(|w| lower[i..].starts_with(w))) {
         return true;
     }
     for i in 0..name.len() {
+        // Every word looked for below starts at `i` with one of these
+        // letters (`author`, `rapid`, `capital`, `random`, and the stems of
+        // `BEFORE` and `AFTER`): elsewhere there is nothing to find.
+        if !matches!(lower[i], b'a' | b'c' | b'k' | b'p' | b'r' | b's' | b't') {
+            continue;
+        }
         if at(i, b"author") && !name.get(i + 6).is_some_and(|c| c.eq_ignore_ascii_case(&b'i')) {
             return true;
         }
@@ -153,18 +172,18 @@ pub(super) fn harmless_name(name: &[u8]) -> bool {
         }
         // A stem at `i` that ends its word, a listed word right before it
         // (or before one separator).
-        for (stem, before) in BEFORE {
-            let (stem, n) = (stem.as_bytes(), stem.len());
+        for (stem, before) in before_words {
+            let n = stem.len();
             if !at(i, stem) || !ends(i + n + plural(i + n)) {
                 continue;
             }
             let ends_with = |end: usize, w: &[u8]| end >= w.len() && at(end - w.len(), w);
-            if words(before).any(|w| ends_with(i, w) || sep(i.wrapping_sub(1)) == 1 && ends_with(i - 1, w)) {
+            if before.iter().any(|w| ends_with(i, w) || sep(i.wrapping_sub(1)) == 1 && ends_with(i - 1, w)) {
                 return true;
             }
         }
-        for (stem, after) in AFTER {
-            if !at(i, stem.as_bytes()) {
+        for (stem, after) in after_words {
+            if !at(i, stem) {
                 continue;
             }
             let mut j = i + stem.len();
@@ -172,7 +191,7 @@ pub(super) fn harmless_name(name: &[u8]) -> bool {
                 j += plural(j);
             }
             j += sep(j);
-            if words(after).any(|w| at(j, w) && ends(j + w.len())) {
+            if after.iter().any(|w| at(j, w) && ends(j + w.len())) {
                 return true;
             }
         }
@@ -562,38 +581,45 @@ pub(super) fn assignment(line: &[u8], ks: usize, ke: usize) -> Result<(Key, Val)
     Ok((key, val))
 }
 
-/// Redacts the values of secret-named keys in `text`, line by line.
-pub(super) fn assignment_edits(text: &[u8], edits: &mut Vec<Edit>) {
-    for c in attr_re().captures_iter(text) {
-        let name = c.get(1).unwrap().as_bytes();
-        let value = (2..=4).find_map(|i| c.get(i)).unwrap();
-        let secret_name = keywords(name).any(|(s, e)| key_at(name, s, e).is_ok());
-        if secret_name && secret_value(value.as_bytes(), key_at_password(name), Form::Literal) {
-            edits.push(Edit { start: value.start(), end: value.end(), rule: Rule::GENERIC_SECRET_VALUE });
+/// Redacts the values of secret-named keys in `text`, line by line: the
+/// attributes in the `attr` lines, the keys in the `keyword` lines (those
+/// that can hold one: see `prefilter`).
+pub(super) fn assignment_edits(
+    text: &[u8],
+    attr: impl Iterator<Item = (usize, usize)>,
+    keyword: impl Iterator<Item = (usize, usize)>,
+    edits: &mut Vec<Edit>,
+) {
+    for (ls, le) in attr {
+        for c in attr_re().captures_iter(&text[ls..le]) {
+            let name = c.get(1).unwrap().as_bytes();
+            let value = (2..=4).find_map(|i| c.get(i)).unwrap();
+            let secret_name = keywords(name).any(|(s, e)| key_at(name, s, e).is_ok());
+            if secret_name && secret_value(value.as_bytes(), key_at_password(name), Form::Literal) {
+                edits.push(Edit { start: ls + value.start(), end: ls + value.end(), rule: Rule::GENERIC_SECRET_VALUE });
+            }
         }
     }
-    let mut skip_until = 0;
-    let (mut ls, mut le) = (0, 0);
-    for (ms, me) in keywords(text) {
-        if ms < skip_until {
-            continue;
-        }
-        if ms >= le {
-            // The line of this match (found going forward: lines can be long).
-            ls = newline_back(&text[le..ms]).map_or(le, |i| le + i + 1);
-            le = newline(&text[me..]).map_or(text.len(), |i| me + i);
-        }
+    // (The keyword scan restarts at each line as it would have gone on:
+    // no keyword, and no key's name, holds a newline.)
+    for (ls, le) in keyword {
         let line = content(&text[ls..le]);
-        match assignment(line, ms - ls, me - ls) {
-            Ok((key, val)) => {
-                skip_until = ls + key.end;
-                if let Val::Span { start, end, form } = val {
-                    if secret_value(&unjoin(&line[start..end]), key.password, form) {
-                        edits.push(Edit { start: ls + start, end: ls + end, rule: Rule::GENERIC_SECRET_VALUE });
+        let mut skip_until = 0;
+        for (ms, me) in keywords(line) {
+            if ms < skip_until {
+                continue;
+            }
+            match assignment(line, ms, me) {
+                Ok((key, val)) => {
+                    skip_until = key.end;
+                    if let Val::Span { start, end, form } = val {
+                        if secret_value(&unjoin(&line[start..end]), key.password, form) {
+                            edits.push(Edit { start: ls + start, end: ls + end, rule: Rule::GENERIC_SECRET_VALUE });
+                        }
                     }
                 }
+                Err(end) => skip_until = end,
             }
-            Err(end) => skip_until = ls + end,
         }
     }
 }

@@ -7,10 +7,17 @@ use super::*;
 /// How many lines above a value its key may be (YAML block scalars, lists).
 pub(super) const MAX_VALUE_LINES: usize = 64;
 
+/// Whether `line` ends as a key whose value follows on the next lines
+/// does (with what follows a key, or a YAML block scalar's indicator).
+pub(super) fn may_dangle(line: &[u8]) -> bool {
+    trim(line).last().is_some_and(|&last| {
+        matches!(last, b':' | b'|' | b'>' | b'-' | b'+' | b'(' | b'\\' | b'=' | b'"' | b'\'' | b'`' | b'0'..=b'9')
+    })
+}
+
 /// A key at the end of `line` whose value follows on the next lines.
 pub(super) fn dangling_key(line: &[u8]) -> Option<(bool, Dangle)> {
-    let last = *trim(line).last()?;
-    if !matches!(last, b':' | b'|' | b'>' | b'-' | b'+' | b'(' | b'\\' | b'=' | b'"' | b'\'' | b'`' | b'0'..=b'9') {
+    if !may_dangle(line) {
         return None;
     }
     let mut skip_until = 0;

@@ -150,16 +150,12 @@ fn scanned_together(f: &Format) -> bool {
 /// Marker words, each with the rows it sends to be looked for.
 type Markers = Vec<(String, Vec<usize>)>;
 
-/// The patterns of the rows [`scanned_together`] as one, so a text is
-/// scanned once (which row matched is found after), and after them the
-/// keywords of the other rows (context words in three cases: `vault`,
-/// `Vault`, `VAULT`) as markers: a marker found sends its rows to be looked
-/// for, in the same pass.
-fn formats_re() -> &'static (Regex, Markers) {
-    static R: OnceLock<(Regex, Markers)> = OnceLock::new();
-    R.get_or_init(|| {
-        let mut all: Vec<String> =
-            FORMATS.iter().filter(|f| scanned_together(f)).map(|f| format!("(?:{})", f.pattern)).collect();
+/// The keywords of the rows not [`scanned_together`] (context words in
+/// three cases: `vault`, `Vault`, `VAULT`) as markers, each with the rows
+/// it sends to be looked for.
+fn markers() -> &'static Markers {
+    static M: OnceLock<Markers> = OnceLock::new();
+    M.get_or_init(|| {
         let mut markers: Vec<(String, Vec<usize>)> = Vec::new();
         for (i, f) in FORMATS.iter().enumerate().filter(|(_, f)| !scanned_together(f)) {
             let words: Vec<String> = match f.context {
@@ -179,9 +175,30 @@ fn formats_re() -> &'static (Regex, Markers) {
                 }
             }
         }
-        all.extend(markers.iter().map(|(m, _)| regex::escape(m)));
-        (Regex::new(&format!("(?-u){}", all.join("|"))).unwrap(), markers)
+        markers
     })
+}
+
+/// The source of [`formats_re`].
+pub(super) fn formats_pattern() -> String {
+    let all: Vec<String> =
+        FORMATS.iter().filter(|f| scanned_together(f)).map(|f| format!("(?:{})", f.pattern)).collect();
+    format!("(?-u){}", all.join("|"))
+}
+
+/// The literals one of which every match of [`formats_re`] holds, case as
+/// written: the keywords of the rows scanned together (every match of a
+/// row holds one of its keywords) and the markers.
+pub(super) fn format_gates() -> Vec<String> {
+    let rows = FORMATS.iter().filter(|f| scanned_together(f)).flat_map(|f| f.keywords.iter().map(|k| k.to_string()));
+    rows.chain(markers().iter().map(|(m, _)| m.clone())).collect()
+}
+
+/// The patterns of the rows [`scanned_together`] as one, so a text is
+/// scanned once (which row matched is found after).
+fn formats_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(&formats_pattern()).unwrap())
 }
 
 /// Row `i`'s pattern alone, compiled when a match needs it: anchored (to
@@ -195,27 +212,35 @@ fn row_re(i: usize, anchored: bool) -> &'static Regex {
     })
 }
 
-/// Redacts the matches of the table's rows in `text`.
-pub(super) fn format_edits(text: &[u8], edits: &mut Vec<Edit>) {
-    let (re, markers) = formats_re();
+/// Redacts the matches of the table's rows in `text`, whose `lines` (start
+/// and end) are those that can hold one (see `prefilter`).
+pub(super) fn format_edits(text: &[u8], lines: impl Iterator<Item = (usize, usize)>, edits: &mut Vec<Edit>) {
     let mut marked = 0u64; // rows whose marker was found
-    for m in re.find_iter(text) {
-        let s = m.as_bytes();
-        if let Some((_, rows)) = markers.iter().find(|(w, _)| w.as_bytes() == s) {
-            marked |= rows.iter().fold(0, |acc, &i| acc | 1 << i);
-            continue;
+    for (ls, le) in lines {
+        let line = &text[ls..le];
+        // A marker anywhere in the line, inside a match of another row or
+        // not (a token that fails its own row's checks may hold one that
+        // passes this row's: `sk-glpat-…`).
+        for (w, rows) in markers() {
+            if memchr::memmem::find(line, w.as_bytes()).is_some() {
+                marked |= rows.iter().fold(0, |acc, &i| acc | 1 << i);
+            }
         }
-        // The row: the first whose keyword the match holds and whose pattern
-        // matches it whole (the scan's leftmost-first order).
-        let row = FORMATS.iter().enumerate().find(|(i, f)| {
-            scanned_together(f)
-                && f.keywords.iter().any(|k| memchr::memmem::find(s, k.as_bytes()).is_some())
-                && row_re(*i, true).is_match(s)
-        });
-        if let Some((i, f)) = row {
-            let c = row_re(i, true).captures(s).and_then(|c| c.get(1));
-            let (a, b) = c.map_or((m.start(), m.end()), |g| (m.start() + g.start(), m.start() + g.end()));
-            push_match(text, f, a, b, edits);
+        for m in formats_re().find_iter(line) {
+            let s = m.as_bytes();
+            // The row: the first whose keyword the match holds and whose pattern
+            // matches it whole (the scan's leftmost-first order).
+            let row = FORMATS.iter().enumerate().find(|(i, f)| {
+                scanned_together(f)
+                    && f.keywords.iter().any(|k| memchr::memmem::find(s, k.as_bytes()).is_some())
+                    && row_re(*i, true).is_match(s)
+            });
+            if let Some((i, f)) = row {
+                let (ms, me) = (ls + m.start(), ls + m.end());
+                let c = row_re(i, true).captures(s).and_then(|c| c.get(1));
+                let (a, b) = c.map_or((ms, me), |g| (ms + g.start(), ms + g.end()));
+                push_match(text, f, a, b, edits);
+            }
         }
     }
     // The rows a marker sent.
@@ -279,13 +304,18 @@ regex! {
 }
 
 /// Redacts the credential after an HTTP auth scheme (`Bearer …`, `Basic …`,
-/// `Authorization: token …`).
-pub(super) fn auth_edits(text: &[u8], edits: &mut Vec<Edit>) {
-    // (A search for captures sets them up first: most lines have none to find.)
-    if auth_re().is_match(text) {
-        for c in auth_re().captures_iter(text) {
+/// `Authorization: token …`) in the `lines` of `text` that can hold one.
+pub(super) fn auth_edits(text: &[u8], lines: impl Iterator<Item = (usize, usize)>, edits: &mut Vec<Edit>) {
+    for (ls, le) in lines {
+        let line = &text[ls..le];
+        // (A search for captures sets them up first: most lines have none to find.)
+        if !auth_re().is_match(line) {
+            continue;
+        }
+        for c in auth_re().captures_iter(line) {
             let g = c.get(1).unwrap();
             let s = g.as_bytes();
+            let (gs, ge) = (ls + g.start(), ls + g.end());
             let words = s.iter().all(|&c| c.is_ascii_alphabetic() || matches!(c, b'_' | b'.' | b'-' | b'/'));
             // `Bearer realm="…"`, `Bearer resource_metadata="…"`: a
             // challenge's parameter, not a credential.
@@ -294,10 +324,10 @@ pub(super) fn auth_edits(text: &[u8], edits: &mut Vec<Edit>) {
             let param = s.ends_with(b"=")
                 && !name.is_empty()
                 && name.iter().all(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'-')
-                && text.get(g.end()).is_some_and(|&c| c == b'"' || c.is_ascii_alphanumeric());
+                && text.get(ge).is_some_and(|&c| c == b'"' || c.is_ascii_alphanumeric());
             let dummy = dummy_word(s) || contains_ci(s, b"token");
             if !words && !param && !dummy && entropy(s) >= 3.0 && !placeholder_re().is_match(s) {
-                edits.push(Edit { start: g.start(), end: g.end(), rule: Rule::AUTHORIZATION_HEADER });
+                edits.push(Edit { start: gs, end: ge, rule: Rule::AUTHORIZATION_HEADER });
             }
         }
     }

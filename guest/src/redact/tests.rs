@@ -984,3 +984,14 @@ fn a_control_byte_ends_a_bare_value() {
         assert_eq!(r(&format!("{line}\n")), format!("{want}\n"), "{line:?}");
     }
 }
+
+#[test]
+fn a_token_inside_another_rows_failed_match_is_redacted_whatever_follows() {
+    // `sk-…` is a candidate of another row that fails its checks; the GitLab
+    // token inside it must not depend on `glpat-` showing elsewhere.
+    let file = "token = \"sk-glpat-AbCdEfGhIjKlMnOpQrStUvWx\"\nother line\n";
+    let lines = consistent(file);
+    hidden(&lines[0], &["AbCdEfGhIjKlMnOpQrStUvWx"]);
+    let followed = consistent(&format!("{file}# see glpat- docs\n"));
+    assert_eq!(followed[..2], lines[..2]);
+}
