@@ -554,7 +554,14 @@ fn find(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
         if !walk_in_text || last_key.is_some_and(|k| j - k <= MAX_VALUE_LINES) {
             continued_value(&doc, v, line, &above, &mut cache, base, memo, &mut edits);
         }
-        if keyword_lines.next_if_eq(&start).is_some() && may_dangle(line) {
+        // (Every keyword line up to this one taken as this one: were the
+        // two ever out of step, values would be walked up from more often,
+        // never less.)
+        let mut keyword_here = false;
+        while keyword_lines.next_if(|&s| s <= start).is_some() {
+            keyword_here = true;
+        }
+        if keyword_here && may_dangle(line) {
             last_key = Some(j);
         }
         if netrc_text && netrc_at.in_line(text, start, nl) {
