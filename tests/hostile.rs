@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{command, json, run, stderr, stdout, Tree};
+use crate::util::{command, gzip, json, run, stderr, stdout, Tree};
 
 /// A marker every "outside" file holds: it must never show up in any output.
 const OUTSIDE: &str = "OUTSIDE-THE-WORKSPACE";
@@ -392,7 +392,8 @@ fn numeric_overflow_and_negative_values() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
     for args in [
-        &["search", "--json-page", "--max-results", "18446744073709551615", "--skip", "18446744073709551615", "needle"][..],
+        &["search", "--json-page", "--max-results", "18446744073709551615", "--skip", "18446744073709551615", "needle"]
+            [..],
         &["read", "a.txt", "--json", "--lines", "18446744073709551615:18446744073709551615"],
         &["read", "a.txt", "--json", "--bytes", "18446744073709551615:18446744073709551615"],
         &["ls", "--json", "--max-results", "0", "--skip", "4294967296"],
@@ -1567,20 +1568,6 @@ fn a_control_byte_after_a_secret_keeps_it_redacted() {
         let out = quick(t.path(), &args);
         assert!(!stdout(&out).contains("wJalr"), "{args:?}: {}", stdout(&out));
     }
-}
-
-/// `input` through `gzip -c -n` (one member).
-fn gzip(input: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut child =
-        Command::new("gzip").args(["-c", "-n"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    assert!(out.status.success());
-    out.stdout
 }
 
 /// -z: compressed files are decompressed inside the component, bounded by

@@ -463,15 +463,7 @@ fn over_the_cache_cap_the_least_recently_used_index_goes() {
 fn a_search_of_compressed_files_never_uses_the_index() {
     let tree = Tree::new();
     tree.write("plain.txt", "needle in plain text\n");
-    let mut gzip = std::process::Command::new("gzip")
-        .args(["-c", "-n"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    gzip.stdin.take().unwrap().write_all(b"needle in compressed text\n").unwrap();
-    tree.write("logs/a.gz", gzip.wait_with_output().unwrap().stdout);
+    tree.write("logs/a.gz", crate::util::gzip(b"needle in compressed text\n"));
     settle();
     index(tree.path());
     let (plain, stats) = search(tree.path(), false, &["--json-page", "needle"]);

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::conformance::rg;
-use crate::util::{command, on_terminal, run, stdout, Tree};
+use crate::util::{command, gzip, on_terminal, run, stdout, Tree};
 
 /// Files with matches spread over lines and directories, context to show,
 /// several matches per line, a file with more matching lines than one page
@@ -758,20 +758,6 @@ fn memory_maps_are_rgs() {
         &["-n", "needle", "./hay", "sub/../hay"],
     ];
     all_as_rgs(t.path(), sets);
-}
-
-/// `bytes` as gzip writes them.
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child =
-        Command::new("gzip").args(["-c", "-n"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = bytes.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    out.stdout
 }
 
 /// rg's ignore flags (`--no-ignore-vcs`, `--ignore-file` …) on a tree with

@@ -753,20 +753,7 @@ impl FileSink<'_, '_> {
             self.results.more = true;
         }
         let end = offset + bytes.len() as u64;
-        let m = TextMatch {
-            path: self.path.to_string(),
-            line: number,
-            column: 0,
-            end_line: number,
-            end_column: 0,
-            text,
-            submatches: Vec::new(),
-            context_before: Vec::new(),
-            context_after: Vec::new(),
-            redactions: rules.iter().map(|r| Redaction { line: number, rule: r.to_string() }).collect(),
-            offset,
-            bytes_searched: end,
-        };
+        let m = self.line_alone(number, offset, end, text, &rules);
         self.results.text_bytes += match_cost(self.path_cost, text_cost, &m);
         self.results.matches.push(m);
         self.taken += 1;
@@ -783,22 +770,28 @@ impl FileSink<'_, '_> {
             if number <= self.min_line {
                 continue;
             }
-            let m = TextMatch {
-                path: self.path.to_string(),
-                line: number,
-                column: 0,
-                end_line: number,
-                end_column: 0,
-                text: text.clone(),
-                submatches: Vec::new(),
-                context_before: Vec::new(),
-                context_after: Vec::new(),
-                redactions: rules.iter().map(|r| Redaction { line: number, rule: r.to_string() }).collect(),
-                offset,
-                bytes_searched: offset + len,
-            };
+            let m = self.line_alone(number, offset, offset + len, text.clone(), rules);
             self.results.text_bytes += match_cost(self.path_cost, json_len(&m.text), &m);
             self.results.matches.push(m);
+        }
+    }
+
+    /// Line `number` (at `offset`, searched up to `end`) returned as no
+    /// result: column 0, no submatches, its redactions by `rules`.
+    fn line_alone(&self, number: u64, offset: u64, end: u64, text: String, rules: &[&str]) -> TextMatch {
+        TextMatch {
+            path: self.path.to_string(),
+            line: number,
+            column: 0,
+            end_line: number,
+            end_column: 0,
+            text,
+            submatches: Vec::new(),
+            context_before: Vec::new(),
+            context_after: Vec::new(),
+            redactions: rules.iter().map(|r| Redaction { line: number, rule: r.to_string() }).collect(),
+            offset,
+            bytes_searched: end,
         }
     }
 
