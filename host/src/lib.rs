@@ -199,34 +199,42 @@ pub struct Sandbox {
 /// A batch of files a walk handed out, numbered in walk order.
 type Batch = (usize, Vec<WalkedFile>);
 
-/// The batch waiting for a searching (or reading) instance: at most one,
-/// so the walk searches rather than run ahead when every instance is busy.
+/// The batches waiting for a searching (or reading) instance, oldest
+/// first: at most `ahead`, so the walk runs ahead of busy instances by a
+/// few batches (none of them waits for the walk while the walk searches
+/// one itself) but searches rather than run ahead further.
 struct Queue<T = Batch> {
-    /// The batch waiting, and whether the walk is over.
-    state: std::sync::Mutex<(Option<T>, bool)>,
+    /// The batches waiting, and whether the walk is over.
+    state: std::sync::Mutex<(std::collections::VecDeque<T>, bool)>,
     ready: std::sync::Condvar,
-}
-
-impl<T> Default for Queue<T> {
-    fn default() -> Self {
-        Queue { state: Default::default(), ready: Default::default() }
-    }
+    ahead: usize,
 }
 
 impl<T> Queue<T> {
-    /// Leaves `batch` for an instance; the batch waiting before it, if one
-    /// was, comes back (for the caller to search).
-    fn offer(&self, batch: T) -> Option<T> {
-        let waiting = self.state.lock().unwrap_or_else(|e| e.into_inner()).0.replace(batch);
-        self.ready.notify_one();
-        waiting
+    /// A queue for `jobs` instances, the walk's among them.
+    fn new(jobs: usize) -> Self {
+        Queue { state: Default::default(), ready: Default::default(), ahead: 2 * jobs.saturating_sub(1).max(1) }
     }
 
-    /// The next batch, waiting for one; `None` once the walk is over.
+    /// Leaves `batch` for an instance; the oldest batch waiting, if more
+    /// than `ahead` are, comes back (for the caller to search).
+    fn offer(&self, batch: T) -> Option<T> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.0.push_back(batch);
+        self.ready.notify_one();
+        if state.0.len() > self.ahead {
+            state.0.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// The oldest batch, waiting for one; `None` once the walk is over
+    /// and none is left.
     fn take(&self) -> Option<T> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            if let Some(batch) = state.0.take() {
+            if let Some(batch) = state.0.pop_front() {
                 return Some(batch);
             }
             if state.1 {
@@ -406,8 +414,9 @@ impl Sandbox {
 
     /// The refresh spread over `jobs` instances (the WIT's `index-walk`,
     /// `index-read`, `index-finish`): one walks and hands out batches of
-    /// files to read, reading a batch itself when no other instance took
-    /// the one before; then it merges what every instance read.
+    /// files to read, reading a batch itself when the other instances leave
+    /// too many waiting (see [`Queue`]); then it merges what every instance
+    /// read.
     fn refresh_spread(&self, dir: &Path, progress: Arc<Progress>) -> Result<Result<IndexReport, SearchError>, Error> {
         /// Bytes of files per batch: enough that a call costs little beside
         /// them, few enough that every instance starts at once.
@@ -416,7 +425,7 @@ impl Sandbox {
         type Read = wasmtime::Result<Result<IndexPart, SearchError>>;
         let p = &self.guest_policy;
         let long = Duration::from_secs(24 * 3600);
-        let queue: Queue<Vec<IndexFile>> = Queue::default();
+        let queue: Queue<Vec<IndexFile>> = Queue::new(self.jobs);
         let work = Some((dir, FsPerms::ReadWrite));
         let read = |i: &bindings::Sandgrep, s: &mut Store, batch: &[IndexFile], last: bool| -> Read {
             let part = i.sandgrep_search_index().call_index_read(&mut *s, p, batch, last)?;
@@ -578,9 +587,9 @@ impl Sandbox {
 
     /// A text search walked once and searched by `jobs` instances. This
     /// thread's instance walks and hands out batches of files in walk order
-    /// to the other instances, searching a batch itself when no instance
-    /// took it before the next was ready (and what is left once the walk is
-    /// over): each instance searches batches in walk order. Each instance searches its
+    /// to the other instances, searching the oldest batch itself when too
+    /// many wait (see [`Queue`]; and what is left once the walk is over):
+    /// each instance searches batches in walk order. Each instance searches its
     /// batches as its part of the page; once one stops (its part is full,
     /// or out of time), no batch after that one is searched — every batch
     /// before it still is, or the merge would miss its files. The events of
@@ -593,7 +602,7 @@ impl Sandbox {
         type Store = wasmtime::Store<engine::State>;
         let p = &self.guest_policy;
         let started = Instant::now();
-        let queue = Queue::default();
+        let queue = Queue::new(self.jobs);
         // The first batch an instance stopped in (none yet: MAX).
         let cut = AtomicUsize::new(usize::MAX);
         let empty = || ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None };
@@ -666,8 +675,8 @@ impl Sandbox {
                         walked.stopped = Some(ShardStop::TimedOut);
                     }
                     if !w.files.is_empty() {
-                        // No instance took the last batch: search it here
-                        // (every instance takes batches in walk order).
+                        // The instances are behind: search the oldest batch
+                        // here (every instance takes batches in walk order).
                         if let Some(older) = queue.offer((number, w.files)) {
                             if let Err(e) = search(i, s, &mut part, &mut begun, older)? {
                                 return Ok(Err(e));
