@@ -699,6 +699,8 @@ impl Narrowing {
                         break;
                     }
                     (files, last) = (files + 1, Some(end));
+                    // Where `unread` looks for the next file's record first.
+                    self.next.set(i + 1);
                 }
                 _ => break,
             }
