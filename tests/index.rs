@@ -296,6 +296,47 @@ fn workspaces(v: &Value, list: &str) -> Vec<String> {
 }
 
 #[test]
+fn a_delta_of_no_index_there_is_a_leftover_and_a_current_one_is_kept() {
+    let cache = tempfile::tempdir().unwrap();
+    let t = Tree::new();
+    for i in 0..20 {
+        t.write(&format!("f{i:02}.txt"), &format!("file {i} says hello\n"));
+    }
+    // Past the window in which the index trusts no file's times.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let (_, v) = in_cache(cache.path(), t.path(), &[], &["index", "--json"]);
+    let dir = PathBuf::from(v["index_dir"].as_str().unwrap());
+    // One file of twenty read again: a delta beside the index.
+    t.write("f07.txt", "file 7 now says goodbye, at more length\n");
+    in_cache(cache.path(), t.path(), &[], &["index", "--json"]);
+    let delta = dir.join("index.v1.delta");
+    assert!(delta.is_file(), "no delta written");
+    let leftovers = || {
+        let (_, v) = in_cache(cache.path(), t.path(), &[], &["index", "--list", "--json"]);
+        v["indexes"][0]["leftover_files"].as_u64().unwrap()
+    };
+    assert_eq!(leftovers(), 0);
+    let (_, v) = in_cache(cache.path(), t.path(), &[], &["index", "--prune", "--json"]);
+    assert_eq!(v["removed"], serde_json::json!([]), "{v}");
+    assert!(delta.is_file(), "--prune removed a delta in use");
+    // The delta now names another index (as one left by a refresh stopped
+    // between writing a new index and removing it).
+    let mut bytes = std::fs::read(&delta).unwrap();
+    bytes[16] ^= 0xff;
+    let sum = header_checksum(&bytes[..80]);
+    bytes[80..88].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&delta, &bytes).unwrap();
+    assert_eq!(leftovers(), 1);
+    // Searches pass it by (the index alone, and the files changed since read).
+    let (_, v) = in_cache(cache.path(), t.path(), &[], &["search", "--json-page", "goodbye"]);
+    assert_eq!((&v["stats"]["index"], v["matches"].as_array().map(Vec::len)), (&"served".into(), Some(1)), "{v}");
+    let (_, v) = in_cache(cache.path(), t.path(), &[], &["index", "--prune", "--json"]);
+    assert_eq!(v["removed"][0]["reason"], "leftovers", "{v}");
+    assert!(!delta.exists() && dir.join("index.v1").is_file());
+    assert_eq!(leftovers(), 0);
+}
+
+#[test]
 fn index_list_and_prune_manage_the_cache() {
     let cache = tempfile::tempdir().unwrap();
     let (kept, gone, old, busy) = (Tree::new(), Tree::new(), Tree::new(), Tree::new());

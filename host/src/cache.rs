@@ -15,7 +15,9 @@ use std::time::{Duration, SystemTime};
 
 use crate::{is_index_name, open_regular, read_owner, OWNER};
 
-use sandgrep_contract::index_file::{checksum, DELTA_NAME as DELTA, HEADER, MAGIC, NAME as INDEX, VERSION};
+use sandgrep_contract::index_file::{
+    checksum, DELTA_MAGIC, DELTA_NAME as DELTA, HEADER, MAGIC, NAME as INDEX, VERSION,
+};
 /// The file whose time says when searches last used an index.
 const USED: &str = "used";
 /// How stale the mark may get before a search writes it again.
@@ -58,7 +60,8 @@ pub struct IndexInfo {
     pub files: Option<u64>,
     /// Bytes on disk of the whole directory, leftovers included.
     pub bytes: u64,
-    /// Leftovers of interrupted builds among them: files, and their bytes.
+    /// Leftovers of interrupted builds among them (and a delta that belongs
+    /// to no index there): files, and their bytes.
     pub leftover_files: u64,
     pub leftover_bytes: u64,
     /// When it was built (from the header of a current index).
@@ -95,6 +98,26 @@ fn is_leftover_name(name: &str) -> bool {
     let Some((hash, tail)) = rest.split_at_checked(16) else { return false };
     let run = tail.strip_prefix(".run").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
     hash.bytes().all(|b| b.is_ascii_hexdigit()) && (tail == ".tmp" || run)
+}
+
+/// Whether the delta in `dir` belongs to no index there: its header names
+/// another index than the one beside it (or there is none of this
+/// format). Searches ignore such a delta and the next refresh replaces it;
+/// until then it is a leftover.
+fn stale_delta(dir: &Path) -> bool {
+    use std::io::Read;
+    let head = |name: &str, len: usize| {
+        let mut head = vec![0u8; len];
+        let f = open_regular(&dir.join(name), std::fs::OpenOptions::new().read(true));
+        f.and_then(|mut f| f.read_exact(&mut head)).ok().map(|_| head)
+    };
+    let Some(delta) = head(DELTA, 24) else { return false };
+    if &delta[..8] != DELTA_MAGIC || delta[8..12] != VERSION.to_le_bytes() {
+        return false;
+    }
+    // The index's header checksum is the id a delta names it by.
+    let index = head(INDEX, HEADER).filter(|h| &h[..8] == MAGIC && h[8..12] == VERSION.to_le_bytes());
+    index.is_none_or(|h| h[HEADER - 8..] != delta[16..24])
 }
 
 /// A file sandgrep makes in an index directory.
@@ -144,7 +167,7 @@ pub fn info(dir: &Path) -> IndexInfo {
         bytes += on_disk(&m);
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if m.is_file() && is_leftover_name(&name) {
+        if m.is_file() && (is_leftover_name(&name) || name == DELTA && stale_delta(dir)) {
             leftover_files += 1;
             leftover_bytes += on_disk(&m);
         }
@@ -196,7 +219,8 @@ pub enum Reason {
     WorkspaceGone,
     /// Its index has another format (rebuilt at the next build anyway).
     OldFormat,
-    /// Files an interrupted build left (the index itself stays).
+    /// Files an interrupted build left, or a delta of no index there (the
+    /// index itself stays).
     Leftovers,
     /// Least recently used, and the cache was over its cap.
     OverCap,
@@ -270,14 +294,16 @@ pub(crate) fn remove_dir(root: &Path, dir: &Path) -> Result<u64, Reason> {
     Ok(bytes)
 }
 
-/// Removes the leftovers of interrupted builds in `dir` (locked by the
-/// caller); bytes freed.
+/// Removes the leftovers of interrupted builds in `dir` and a stale delta
+/// ([`stale_delta`]), the caller holding its lock; bytes freed.
 pub(crate) fn remove_leftovers(dir: &Path) -> u64 {
     let mut freed = 0;
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name();
         let Ok(m) = std::fs::symlink_metadata(e.path()) else { continue };
-        if m.is_file() && is_leftover_name(&name.to_string_lossy()) && std::fs::remove_file(e.path()).is_ok() {
+        let name = name.to_string_lossy();
+        let leftover = is_leftover_name(&name) || name == DELTA && stale_delta(dir);
+        if m.is_file() && leftover && std::fs::remove_file(e.path()).is_ok() {
             freed += on_disk(&m);
         }
     }
