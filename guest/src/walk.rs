@@ -316,6 +316,10 @@ struct Level {
     exclude: Option<Gitignore>,
     /// The directory holds `.git` (or `.jj`): a repository root.
     has_git: bool,
+    /// Bytes of the workspace-relative path of an entry below this
+    /// directory before the part its ignore files match (`dir/`): their
+    /// globs are built from `.`, so `ignore` strips no prefix by components.
+    under: usize,
 }
 
 impl Level {
@@ -324,7 +328,7 @@ impl Level {
     }
 
     fn empty() -> Level {
-        Level { parent: None, rgignore: None, ignore: None, gitignore: None, exclude: None, has_git: false }
+        Level { parent: None, rgignore: None, ignore: None, gitignore: None, exclude: None, has_git: false, under: 0 }
     }
 }
 
@@ -588,7 +592,8 @@ impl Walker {
         problems: &mut Vec<WalkError>,
     ) -> Level {
         let case_insensitive = self.opts.ignore.case_insensitive;
-        let root = self.ws.fs_path(rel);
+        // (Matched with paths relative to this directory: see `Level::under`.)
+        let root = Path::new(".");
         let mut read = |name: &str| -> Option<Gitignore> {
             let kind = names.iter().find(|(n, _)| n == name)?.1;
             let shown = join(rel, name);
@@ -601,7 +606,7 @@ impl Walker {
                     return None;
                 }
             };
-            parse_ignore(&root, root.join(name), &text, &shown, case_insensitive, problems)
+            parse_ignore(root, self.ws.fs_path(&shown), &text, &shown, case_insensitive, problems)
         };
         let (rgignore, ignore) = if self.dot() { (read(".rgignore"), read(".ignore")) } else { (None, None) };
         let gitignore = if self.vcs() { read(".gitignore") } else { None };
@@ -612,8 +617,7 @@ impl Walker {
                     if *kind == Kind::Dir { self.read_git_exclude(dir) } else { Ok(self.read_worktree_exclude(dir)) };
                 match text {
                     Ok(Some(text)) => {
-                        let from = root.join(".git/info/exclude");
-                        parse_ignore(&root, from, &text, &shown, case_insensitive, problems)
+                        parse_ignore(root, self.ws.fs_path(&shown), &text, &shown, case_insensitive, problems)
                     }
                     Ok(None) => None,
                     Err(message) => {
@@ -624,7 +628,8 @@ impl Walker {
             }
             _ => None,
         };
-        Level { rgignore, ignore, gitignore, exclude, has_git: has_git(names), parent }
+        let under = if rel == "." { 0 } else { rel.len() + 1 };
+        Level { rgignore, ignore, gitignore, exclude, has_git: has_git(names), parent, under }
     }
 
     /// For a worktree (`dir`'s `.git` is a file, `gitdir: PATH`): the bytes
@@ -732,7 +737,15 @@ impl Walker {
     /// entry at `path` (named `name`) in a directory with `level`. What the
     /// ignore rules and the hidden rule leave out is counted; what the
     /// request's globs and types leave out, it asked for.
-    fn skipped(&self, level: Option<&Rc<Level>>, path: &Path, name: &str, is_dir: bool, counted: bool) -> bool {
+    fn skipped(
+        &self,
+        level: Option<&Rc<Level>>,
+        rel: &str,
+        path: &Path,
+        name: &str,
+        is_dir: bool,
+        counted: bool,
+    ) -> bool {
         let m = self.overrides.matched(path, is_dir);
         if !m.is_none() {
             return m.is_ignore();
@@ -740,7 +753,7 @@ impl Walker {
         let mut whitelisted = false;
         let mut ignored = false;
         if let Some(level) = level {
-            match self.ignore_match(level, path, is_dir) {
+            match self.ignore_match(level, rel, path, is_dir) {
                 Match::Ignore(_) => ignored = true,
                 Match::Whitelist(_) => whitelisted = true,
                 Match::None => {}
@@ -769,10 +782,12 @@ impl Walker {
     /// the deepest level's that matches; `.rgignore` over `.ignore` over
     /// `.gitignore` over `.git/info/exclude` (these two only in a git
     /// repository and not past its root, unless no-require-git) over the
-    /// request's files (the last given first).
+    /// request's files (the last given first). The entry's path: `rel`,
+    /// workspace-relative, and `path`.
     fn ignore_match<'l>(
         &'l self,
         level: &'l Rc<Level>,
+        rel: &str,
         path: &Path,
         is_dir: bool,
     ) -> Match<&'l ignore::gitignore::Glob> {
@@ -783,7 +798,9 @@ impl Walker {
         let (mut rg, mut ig, mut gi, mut ex) = (Match::None, Match::None, Match::None, Match::None);
         let mut saw_git = false;
         for l in level.chain() {
-            let matched = |g: &'l Option<Gitignore>| g.as_ref().map_or(Match::None, |g| g.matched(path, is_dir));
+            // (Below `l`'s directory: always, as the walk goes down from it.)
+            let below = Path::new(rel.get(l.under..).unwrap_or(rel));
+            let matched = |g: &'l Option<Gitignore>| g.as_ref().map_or(Match::None, |g| g.matched(below, is_dir));
             if rg.is_none() {
                 rg = matched(&l.rgignore);
             }
@@ -1165,7 +1182,7 @@ impl Iterator for Walk {
             // What a resumed walk passes before its cursor, an earlier page
             // counted already.
             let counted = !self.after.as_deref().is_some_and(|a| subtree_before(&rel, is_dir, a));
-            if walker.skipped(level, &path, &name, is_dir, counted) {
+            if walker.skipped(level, &rel, &path, &name, is_dir, counted) {
                 continue;
             }
             let deny_rel = if ws.deny.has_extra() { rel.as_str() } else { "" };

@@ -287,7 +287,9 @@ impl Build {
                 self.walked.skips.push((number, std::mem::take(&mut self.skipped)));
             }
             if let Some(old) = self.old.as_ref() {
-                if let Ok(i) = old.files.binary_search_by(|f| path_cmp(&f.path, &entry.rel)) {
+                // (Looked for first just after the last file kept as it was.)
+                let likely = self.kept.last().and_then(|k| k.1).map_or(0, |i| i + 1);
+                if let Some(i) = old.record(&entry.rel, likely) {
                     let rec = &old.files[i];
                     if rec.flags & (UNTRUSTED | LASTING) != UNTRUSTED && rec.same(&meta) {
                         self.kept.push((rec.clone(), Some(i)));
