@@ -147,31 +147,26 @@ fn scanned_together(f: &Format) -> bool {
     f.context.is_empty() && p.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '"' || c == '_')
 }
 
-/// Marker words, each with the rows it sends to be looked for.
-type Markers = Vec<(String, Vec<usize>)>;
+/// Marker words, whether ASCII case is ignored, and the rows each sends to
+/// be looked for.
+type Markers = Vec<(String, bool, Vec<usize>)>;
 
-/// The keywords of the rows not [`scanned_together`] (context words in
-/// three cases: `vault`, `Vault`, `VAULT`) as markers, each with the rows
-/// it sends to be looked for.
+/// The keywords of the rows not [`scanned_together`] as markers (a row's
+/// context words in any ASCII case, as its check reads them: `vAuLt` too),
+/// each with the rows it sends to be looked for.
 fn markers() -> &'static Markers {
     static M: OnceLock<Markers> = OnceLock::new();
     M.get_or_init(|| {
-        let mut markers: Vec<(String, Vec<usize>)> = Vec::new();
+        let mut markers: Markers = Vec::new();
         for (i, f) in FORMATS.iter().enumerate().filter(|(_, f)| !scanned_together(f)) {
-            let words: Vec<String> = match f.context {
-                [] => f.keywords.iter().map(|k| k.to_string()).collect(),
-                cx => cx
-                    .iter()
-                    .flat_map(|w| {
-                        let cap = w[..1].to_ascii_uppercase() + &w[1..].to_ascii_lowercase();
-                        [w.to_ascii_lowercase(), w.to_ascii_uppercase(), cap]
-                    })
-                    .collect(),
+            let words: Vec<(String, bool)> = match f.context {
+                [] => f.keywords.iter().map(|k| (k.to_string(), false)).collect(),
+                cx => cx.iter().map(|w| (w.to_ascii_lowercase(), true)).collect(),
             };
-            for w in words {
-                match markers.iter_mut().find(|(m, _)| *m == w) {
-                    Some((_, rows)) => rows.push(i),
-                    None => markers.push((w, vec![i])),
+            for (w, fold) in words {
+                match markers.iter_mut().find(|(m, f, _)| *m == w && *f == fold) {
+                    Some((_, _, rows)) => rows.push(i),
+                    None => markers.push((w, fold, vec![i])),
                 }
             }
         }
@@ -186,12 +181,14 @@ pub(super) fn formats_pattern() -> String {
     format!("(?-u){}", all.join("|"))
 }
 
-/// The literals one of which every match of [`formats_re`] holds, case as
-/// written: the keywords of the rows scanned together (every match of a
-/// row holds one of its keywords) and the markers.
-pub(super) fn format_gates() -> Vec<String> {
-    let rows = FORMATS.iter().filter(|f| scanned_together(f)).flat_map(|f| f.keywords.iter().map(|k| k.to_string()));
-    rows.chain(markers().iter().map(|(m, _)| m.clone())).collect()
+/// The literals one of which every match of [`formats_re`] holds, and
+/// whether ASCII case is ignored: the keywords of the rows scanned together
+/// (every match of a row holds one of its keywords, case as written) and
+/// the markers.
+pub(super) fn format_gates() -> Vec<(String, bool)> {
+    let rows =
+        FORMATS.iter().filter(|f| scanned_together(f)).flat_map(|f| f.keywords.iter().map(|k| (k.to_string(), false)));
+    rows.chain(markers().iter().map(|(m, fold, _)| (m.clone(), *fold))).collect()
 }
 
 /// The patterns of the rows [`scanned_together`] as one, so a text is
@@ -221,8 +218,13 @@ pub(super) fn format_edits(text: &[u8], lines: impl Iterator<Item = (usize, usiz
         // A marker anywhere in the line, inside a match of another row or
         // not (a token that fails its own row's checks may hold one that
         // passes this row's: `sk-glpat-…`).
-        for (w, rows) in markers() {
-            if memchr::memmem::find(line, w.as_bytes()).is_some() {
+        for (w, fold, rows) in markers() {
+            let found = if *fold {
+                contains_ci(line, w.as_bytes())
+            } else {
+                memchr::memmem::find(line, w.as_bytes()).is_some()
+            };
+            if found {
                 marked |= rows.iter().fold(0, |acc, &i| acc | 1 << i);
             }
         }
@@ -277,7 +279,7 @@ fn push_match(text: &[u8], f: &Format, a: usize, b: usize, edits: &mut Vec<Edit>
 /// Everything of the table that decides what is redacted, for
 /// [`super::table_fingerprint`].
 pub(super) fn table_text() -> String {
-    let mut out = String::new();
+    let mut out = format!("markers {:?}\n", markers());
     for f in FORMATS {
         out += &format!(
             "{} {:?} {} {} {} {:?} {}\n",

@@ -52,7 +52,7 @@ pub(super) fn gates() -> Vec<(u8, bool, String)> {
     // `(?i)\b(?:key|name)` starts every match.
     out.extend(["key", "name"].map(|w| (ATTR, true, w.to_string())));
     // The keywords of the rows scanned together, and the markers.
-    out.extend(format_gates().into_iter().map(|w| (FORMAT, false, w)));
+    out.extend(format_gates().into_iter().map(|(w, fold)| (FORMAT, fold, w)));
     out
 }
 

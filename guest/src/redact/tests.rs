@@ -251,6 +251,9 @@ fn formats_of_the_secret_scanners() {
         (format!("hdr hvs.{}", b64(95)), "vault-token"),
         (format!("x hvb.{}", b64(140)), "vault-token"),
         (format!("export VAULT_TOKEN_OLD s.{}", b64(24)), "vault-token"),
+        // The line says vault in any ASCII case (as the row's check reads it).
+        (format!("hashiVaUlT s.{}", b64(24)), "vault-token"),
+        (format!("x = s.{} # vAULT", b64(24)), "vault-token"),
         (format!("t glpat-{}", b64(20)), "gitlab-token"),
         (format!("t gldt-{}", b64(20)), "gitlab-token"),
         (format!("t glrt-{}", b64(20)), "gitlab-token"),
