@@ -381,6 +381,54 @@ impl Drop for Fuse {
 }
 
 #[test]
+fn a_shared_file_system_mounted_inside_a_workspace_later_is_checked_on_every_call() {
+    let t = Tree::new();
+    for i in 0..20 {
+        t.write(&format!("ws/src/f{i}.txt"), format!("file {i}\n"));
+    }
+    t.mkdir("ws/mnt");
+    t.write("back/there.txt", "a needle beneath the mount\n");
+    let token = "later-token-0123456789";
+    let config = format!(
+        "listen = \"127.0.0.1:0\"\nadmin_token = \"{ADMIN}\"\n\
+         [[tenant]]\nname = \"later\"\nworkspace = \"{}\"\ntokens = [\"{token}\"]\n",
+        t.path().join("ws").display(),
+    );
+    let s = start(t.path(), &config);
+    let search = || {
+        let (status, v) = post(&s.addr, "search-text", token, json!({"query": "needle"}));
+        assert_eq!(status, 200, "{v}");
+        v
+    };
+    let gauge = || {
+        let (_, metrics) = http(&s.addr, "GET", "/metrics", Some(ADMIN), b"");
+        metrics.as_str().unwrap().contains("sandgrep_index_checks_per_call{tenant=\"later\"} 1\n")
+    };
+    // Local: the watcher is trusted once the index serves.
+    let mut skipped = 0;
+    for _ in 0..300 {
+        skipped = search()["stats"]["files_skipped_by_index"].as_u64().unwrap();
+        if skipped == 20 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(skipped, 20, "the index never served");
+    assert!(!gauge());
+    let Some(_fuse) = Fuse::mount(&t.path().join("back"), &t.path().join("ws/mnt")) else {
+        eprintln!("NOTE: no FUSE mount allowed here: a mount made later is not tested");
+        return;
+    };
+    // Mounting makes no event in the directory it covers: only the mount
+    // table says the files beneath it are there, and may change unheard.
+    assert_eq!(paths(&search(), "matches"), ["mnt/there.txt"]);
+    assert!(gauge());
+    t.write("back/new.txt", "another needle\n");
+    assert_eq!(paths(&search(), "matches"), ["mnt/new.txt", "mnt/there.txt"]);
+    drop(s);
+}
+
+#[test]
 fn a_workspace_on_shared_storage_is_checked_on_every_call() {
     let t = Tree::new();
     for i in 0..20 {

@@ -26,7 +26,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::engine::dir_identity;
@@ -49,9 +49,6 @@ const SETTLE: Duration = Duration::from_millis(200);
 /// While alive, keeps the index of its sandbox's workspace fresh.
 pub struct IndexKeeper {
     watch: Arc<Watch>,
-    /// Why calls check the tree themselves (the workspace's shared file
-    /// system), when they always do.
-    per_call: Option<String>,
     /// The refresher stops when its channel closes: when this and the
     /// watcher's sender are gone.
     _alive: mpsc::Sender<()>,
@@ -64,7 +61,7 @@ impl IndexKeeper {
     /// (the type of the shared file system), if it does: said by the caller
     /// ([`SHARED_STORAGE`]).
     pub fn per_call_checks(&self) -> Option<&str> {
-        self.per_call.as_deref()
+        self.watch.shared.get().map(String::as_str)
     }
 }
 
@@ -93,6 +90,14 @@ struct Watch {
     /// workspace removed and made again is one the watcher no longer sees.
     root: PathBuf,
     root_id: Option<(u64, u64)>,
+    /// The shared file system the workspace lies on or holds (see
+    /// [`crate::shared`]), once known: from then on every call checks the
+    /// tree itself.
+    shared: OnceLock<String>,
+    /// Mounts to look at again when the mount table changes (unless the
+    /// operator said whether the workspace is shared), and who to tell.
+    mounts: Option<crate::shared::Mounts>,
+    on_shared: Box<dyn Fn(&str) + Send + Sync>,
 }
 
 #[derive(Default)]
@@ -107,7 +112,12 @@ struct Seen {
 }
 
 impl Watch {
-    fn new(dir: PathBuf, root: PathBuf) -> Watch {
+    fn new(
+        dir: PathBuf,
+        root: PathBuf,
+        mounts: Option<crate::shared::Mounts>,
+        on_shared: Box<dyn Fn(&str) + Send + Sync>,
+    ) -> Watch {
         use std::hash::{BuildHasher, Hasher};
         let nonce = std::collections::hash_map::RandomState::new().build_hasher().finish();
         Watch {
@@ -120,6 +130,30 @@ impl Watch {
             stopped: AtomicBool::new(false),
             root_id: dir_identity(&root),
             root,
+            shared: OnceLock::new(),
+            mounts,
+            on_shared,
+        }
+    }
+
+    /// The workspace is on shared storage (`fs`): said once, and from now
+    /// on calls check the tree themselves.
+    fn shared(&self, fs: String) {
+        self.exact.store(false, Ordering::Relaxed);
+        if self.shared.set(fs).is_ok() {
+            (self.on_shared)(self.shared.get().map_or("", String::as_str));
+        }
+    }
+
+    /// Looks at the mounts again if the mount table changed: a shared file
+    /// system mounted inside the workspace since is one whose writes the
+    /// watcher never hears of.
+    fn check_mounts(&self) {
+        let changed = self.mounts.as_ref().is_some_and(|m| m.changed());
+        if changed && self.shared.get().is_none() {
+            if let Some(fs) = crate::shared::shared_storage(&self.root) {
+                self.shared(fs);
+            }
         }
     }
 
@@ -139,6 +173,7 @@ impl Watch {
 
     /// Waits until every event queued before now has been handed over.
     fn settle(&self) -> bool {
+        self.check_mounts();
         if self.exact.load(Ordering::Relaxed) && dir_identity(&self.root) != self.root_id {
             self.exact.store(false, Ordering::Relaxed);
         }
@@ -216,8 +251,14 @@ fn retry_wait(failures: u32) -> Duration {
 }
 
 /// `shared_storage`: whether the workspace is on shared storage, as the
-/// operator says (`None`: as detected).
-pub fn keep_fresh(sandbox: Sandbox, shared_storage: Option<bool>) -> (Sandbox, Option<IndexKeeper>) {
+/// operator says (`None`: as detected, at the start and whenever the mount
+/// table changes). `on_shared` is told the shared file system's type when
+/// calls start checking the tree themselves (for [`SHARED_STORAGE`]).
+pub fn keep_fresh(
+    sandbox: Sandbox,
+    shared_storage: Option<bool>,
+    on_shared: impl Fn(&str) + Send + Sync + 'static,
+) -> (Sandbox, Option<IndexKeeper>) {
     // Indexing off: no index to keep fresh, nor one that could appear later
     // and find the kept instance made without it.
     let Some(dir) = sandbox.index_path().map(Path::to_path_buf) else { return (sandbox.with_kept_instance(), None) };
@@ -225,6 +266,8 @@ pub fn keep_fresh(sandbox: Sandbox, shared_storage: Option<bool>) -> (Sandbox, O
     if crate::lock_index_dir(&dir).is_err() {
         return (sandbox, None);
     }
+    // (Watched before the first look, so no mount between them is missed.)
+    let mounts = if shared_storage.is_none() { crate::shared::Mounts::watch() } else { None };
     let per_call = match shared_storage {
         Some(false) => None,
         Some(true) => {
@@ -232,17 +275,20 @@ pub fn keep_fresh(sandbox: Sandbox, shared_storage: Option<bool>) -> (Sandbox, O
         }
         None => crate::shared::shared_storage(sandbox.workspace()),
     };
-    let watch = Arc::new(Watch::new(dir.clone(), sandbox.workspace().to_path_buf()));
+    let watch = Arc::new(Watch::new(dir.clone(), sandbox.workspace().to_path_buf(), mounts, Box::new(on_shared)));
     let (tx, rx) = mpsc::channel::<()>();
     if let Some(tree) = tree::TreeWatch::start(sandbox.workspace(), &dir) {
         let (watching, tx) = (watch.clone(), tx.clone());
         let started = std::thread::Builder::new().name("sandgrep-watch".into()).spawn(move || tree.run(&watching, &tx));
         // Events of one inotify instance come out in the order they happened
         // (and cover every write only where no other machine writes).
-        watch.exact.store(started.is_ok() && per_call.is_none(), Ordering::Relaxed);
+        watch.exact.store(started.is_ok(), Ordering::Relaxed);
+    }
+    if let Some(fs) = per_call {
+        watch.shared(fs);
     }
     // Dropped, it stops the watcher (and the refresher, once both are gone).
-    let keeper = IndexKeeper { watch: watch.clone(), per_call, _alive: tx, _in_use: crate::cache::InUse::new(&dir) };
+    let keeper = IndexKeeper { watch: watch.clone(), _alive: tx, _in_use: crate::cache::InUse::new(&dir) };
     let refresher = sandbox.clone();
     let keeping = watch.clone();
     let started = std::thread::Builder::new().name("sandgrep-index".into()).spawn(move || {

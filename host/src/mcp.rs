@@ -155,10 +155,8 @@ impl ServerHandler for McpServer {
 /// Serves `sandbox` over MCP on stdin/stdout until the client goes away.
 pub fn serve_stdio(sandbox: Sandbox) -> std::io::Result<()> {
     // The index is built (when missing) and kept fresh beside the calls.
-    let (sandbox, keeper) = crate::keeper::keep_fresh(sandbox, None);
-    if let Some(fs) = keeper.as_ref().and_then(|k| k.per_call_checks()) {
-        eprintln!("sandgrep: {} ({fs})", crate::keeper::SHARED_STORAGE);
-    }
+    let (sandbox, _keeper) =
+        crate::keeper::keep_fresh(sandbox, None, |fs| eprintln!("sandgrep: {} ({fs})", crate::keeper::SHARED_STORAGE));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let service = McpServer::new(sandbox).serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;

@@ -41,6 +41,40 @@ pub fn shared_storage(root: &Path) -> Option<String> {
     from_mountinfo(&mountinfo, &root)
 }
 
+/// Tells when this process's mount table changed (a file system mounted
+/// inside a workspace after its host started: the watcher of the directory
+/// it covers hears nothing of the files beneath it). Linux: the kernel
+/// marks an open `/proc/self/mountinfo` at each mount or unmount; elsewhere
+/// it never tells.
+pub struct Mounts {
+    #[cfg(target_os = "linux")]
+    file: std::fs::File,
+}
+
+impl Mounts {
+    pub fn watch() -> Option<Mounts> {
+        #[cfg(target_os = "linux")]
+        return std::fs::File::open("/proc/self/mountinfo").ok().map(|file| Mounts { file });
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
+    /// Whether a mount or unmount happened since the last time it said so
+    /// (or since [`Mounts::watch`]). Never blocks.
+    pub fn changed(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let mut fd = libc::pollfd { fd: self.file.as_raw_fd(), events: libc::POLLPRI, revents: 0 };
+            // SAFETY: one valid pollfd, no wait.
+            let n = unsafe { libc::poll(&mut fd, 1, 0) };
+            n > 0 && fd.revents & (libc::POLLPRI | libc::POLLERR) != 0
+        }
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+}
+
 /// As [`shared_storage`], from the text of a mountinfo file: the mount
 /// `root` lies on (the last one listed at the longest mount point above
 /// it), and every mount below it.

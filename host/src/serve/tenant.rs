@@ -168,11 +168,11 @@ impl Tenant {
         let sandbox = Sandbox::open(&t.workspace, policy)
             .map_err(|e| format!("tenant {}: {e}", t.name))?
             .with_index(t.index.unwrap_or(true));
-        let (sandbox, index) = crate::keeper::keep_fresh(sandbox, t.shared_storage);
-        if let Some(fs) = index.as_ref().and_then(|k| k.per_call_checks()) {
+        let name = t.name.clone();
+        let (sandbox, index) = crate::keeper::keep_fresh(sandbox, t.shared_storage, move |fs| {
             let message = crate::keeper::SHARED_STORAGE;
-            super::log(serde_json::json!({"event": "shared_storage", "tenant": t.name, "fs": fs, "message": message}));
-        }
+            super::log(serde_json::json!({"event": "shared_storage", "tenant": name, "fs": fs, "message": message}));
+        });
         let rate = t.requests_per_second.unwrap_or(REQUESTS_PER_SECOND as f64);
         let sessions = Arc::new(LocalSessionManager::default());
         Ok(Arc::new_cyclic(|weak: &Weak<Tenant>| {
