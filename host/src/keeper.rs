@@ -507,7 +507,7 @@ mod tests {
         let (ws, index) = (t.path().join("ws"), t.path().join("index"));
         std::fs::create_dir_all(ws.join("src")).unwrap();
         std::fs::create_dir_all(&index).unwrap();
-        let watch = Arc::new(Watch::new(index.clone(), ws.clone()));
+        let watch = Arc::new(Watch::new(index.clone(), ws.clone(), None, Box::new(|_| {})));
         let tree = tree::TreeWatch::start(&ws, &index).unwrap();
         watch.exact.store(true, Ordering::Relaxed);
         let (tx, _rx) = mpsc::channel();
@@ -552,7 +552,7 @@ mod tests {
         let (t, ws, watch) = watching();
         // Another server on the same index directory, and a file named like
         // an old barrier: their tickets run ahead of this watch's.
-        let other = Watch::new(t.path().join("index"), ws);
+        let other = Watch::new(t.path().join("index"), ws, None, Box::new(|_| {}));
         for _ in 0..5 {
             other.mark();
         }
