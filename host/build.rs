@@ -2,7 +2,8 @@
 //! a nested `cargo build`, and compiles that component to this machine's code
 //! with wasmtime, so the host embeds both and the CLI ships as one file that
 //! never loads compiled code from disk. No hand-run prebuild step. Also
-//! builds the runaway test guest.
+//! builds the runaway test guest, and the `wasi:http` component (the front
+//! in http/ composed with sandgrep.wasm; see [`compose_http`]).
 
 use std::env;
 use std::path::PathBuf;
@@ -20,6 +21,12 @@ fn main() {
     for p in [
         "guest/src",
         "guest/Cargo.toml",
+        "http",
+        // Compiled into the wasi:http front too (http/src/tools.rs).
+        "host/src/tools/args.rs",
+        "host/src/tools/requests.rs",
+        "host/src/tools/schema.rs",
+        "host/src/json.rs",
         "contract",
         "tests/runaway",
         "wit",
@@ -33,8 +40,9 @@ fn main() {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&workspace)
-        // The runaway guest is only for the host's limit tests (not embedded).
-        .args(["build", "--release", "-p", "sandgrep-guest", "-p", "sandgrep-runaway"])
+        // The runaway guest is only for the host's limit tests (not embedded);
+        // the wasi:http front is composed with the component below.
+        .args(["build", "--release", "-p", "sandgrep-guest", "-p", "sandgrep-runaway", "-p", "sandgrep-http"])
         .args(["--target", "wasm32-wasip2", "--target-dir"])
         .arg(&target_dir);
     // The outer build's settings are not the guest's: drop what would leak.
@@ -110,7 +118,11 @@ fn main() {
              clang, lld and wasi-libc for the grammars)"
         );
     }
-    for (var, file) in [("SANDGREP_WASM", "sandgrep_guest.wasm"), ("SANDGREP_RUNAWAY_WASM", "sandgrep_runaway.wasm")] {
+    for (var, file) in [
+        ("SANDGREP_WASM", "sandgrep_guest.wasm"),
+        ("SANDGREP_RUNAWAY_WASM", "sandgrep_runaway.wasm"),
+        ("SANDGREP_HTTP_FRONT_WASM", "sandgrep_http.wasm"),
+    ] {
         let wasm = target_dir.join("wasm32-wasip2/release").join(file);
         assert!(wasm.exists(), "guest build produced no {}", wasm.display());
         println!("cargo:rustc-env={var}={}", wasm.display());
@@ -119,6 +131,7 @@ fn main() {
     // machine that builds (cranelift's default: this CPU's features). A
     // build for another target gets none: its host compiles in memory.
     let wasm = std::fs::read(target_dir.join("wasm32-wasip2/release/sandgrep_guest.wasm")).unwrap();
+    compose_http(&target_dir.join("wasm32-wasip2/release"), &out_dir, &wasm);
     let cwasm = out_dir.join("sandgrep.cwasm");
     let code = if env::var("TARGET").ok() == env::var("HOST").ok() {
         let engine = wasmtime::Engine::new(&engine_config::config()).expect("wasmtime engine");
@@ -128,4 +141,59 @@ fn main() {
     };
     std::fs::write(&cwasm, code).unwrap();
     println!("cargo:rustc-env=SANDGREP_CWASM={}", cwasm.display());
+}
+
+/// The `wasi:http` component (docs/deploy.md): the front (http/), which
+/// imports `sandgrep:search/search` and `files`, plugged with sandgrep.wasm's
+/// exports by wasm-compose. It exports `wasi:http/incoming-handler` alone
+/// (checked here): the search component's policy-taking functions are
+/// hidden inside. wasm-compose copies both components whole, so the binary
+/// keeps sandgrep.wasm once: `SANDGREP_HTTP_HEAD` and `SANDGREP_HTTP_TAIL`
+/// are the composition's bytes before and after it, which `sandgrep
+/// component --http` puts back around the embedded component.
+fn compose_http(release: &std::path::Path, out_dir: &std::path::Path, wasm: &[u8]) {
+    let dir = out_dir.join("compose");
+    std::fs::create_dir_all(&dir).unwrap();
+    // wasm-compose names components after their files, which must be kebab case.
+    let front = dir.join("sandgrep-http-front.wasm");
+    let search = dir.join("sandgrep.wasm");
+    std::fs::copy(release.join("sandgrep_http.wasm"), &front).unwrap();
+    std::fs::write(&search, wasm).unwrap();
+    let config = wasm_compose::config::Config { dir: dir.clone(), definitions: vec![search], ..Default::default() };
+    let composed = wasm_compose::composer::ComponentComposer::new(&front, &config)
+        .compose()
+        .unwrap_or_else(|e| panic!("composing the wasi:http component (http/ with sandgrep.wasm): {e:#}"));
+    let exports = component_exports(&composed);
+    assert!(
+        exports.len() == 1 && exports[0].starts_with("wasi:http/incoming-handler@0.2."),
+        "the wasi:http component must export the incoming handler alone, not {exports:?}"
+    );
+    let at = composed.windows(wasm.len()).position(|w| w == wasm);
+    let at = at.expect("wasm-compose copies sandgrep.wasm into the composition whole");
+    for (var, file, bytes) in [
+        ("SANDGREP_HTTP_HEAD", "sandgrep-http.head", &composed[..at]),
+        ("SANDGREP_HTTP_TAIL", "sandgrep-http.tail", &composed[at + wasm.len()..]),
+    ] {
+        std::fs::write(out_dir.join(file), bytes).unwrap();
+        println!("cargo:rustc-env={var}={}", out_dir.join(file).display());
+    }
+}
+
+/// The names a component exports (its own, not those of the components
+/// nested in it).
+fn component_exports(component: &[u8]) -> Vec<String> {
+    use wasmparser::{Parser, Payload};
+    let mut depth = 0usize;
+    let mut names = Vec::new();
+    for payload in Parser::new(0).parse_all(component) {
+        match payload.expect("a valid component") {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentExportSection(exports) if depth == 0 => {
+                names.extend(exports.into_iter().map(|e| e.expect("a valid export").name.name.to_string()));
+            }
+            _ => {}
+        }
+    }
+    names
 }

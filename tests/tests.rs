@@ -25,4 +25,5 @@ mod rg_output;
 mod rg_suite;
 mod serve;
 mod stdin;
+mod wasi_http;
 mod web;

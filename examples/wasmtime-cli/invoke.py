@@ -136,7 +136,7 @@ class Wave:
             self.eat("{")
             rec = {}
             while self.peek() != "}":
-                key = self.label()
+                key = self.label().lstrip("%")
                 self.eat(":")
                 rec[key.replace("-", "_")] = self.value()
                 if self.peek() == ",":
@@ -151,6 +151,16 @@ class Wave:
             text = self.s[j:self.i]
             return float(text) if "." in text else int(text)
         name = self.label()
+        if name.startswith("%"):
+            # A label that is a WAVE keyword, escaped (wasmtime 49 prints the
+            # enum case `none` as `%none`): a name, never the keyword.
+            escaped = name[1:]
+            if self.peek() == "(":
+                self.eat("(")
+                payload = self.value()
+                self.eat(")")
+                return {"__case": escaped, "val": payload}
+            return escaped
         if name in ("true", "false"):
             return name == "true"
         if name == "none":

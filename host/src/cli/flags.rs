@@ -93,9 +93,14 @@ pub(crate) enum Command {
     Man,
     /// Write the embedded component (sandgrep.wasm) for other hosts.
     Component {
-        /// Where to write it.
-        #[arg(long, value_name = "FILE", default_value = "sandgrep.wasm")]
-        out: PathBuf,
+        /// Where to write it (default: sandgrep.wasm, or sandgrep-http.wasm with --http).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Write the wasi:http/proxy component instead: the /v1 operations over
+        /// HTTP on its one preopened directory, for `wasmtime serve -S cli
+        /// --dir WORKSPACE::/` and the WebAssembly platforms (docs/deploy.md).
+        #[arg(long)]
+        http: bool,
     },
 }
 

@@ -206,9 +206,19 @@ pub(crate) fn run(cli: &Cli) -> io::Result<Outcome> {
             return Ok(Outcome::Found);
         }
     }
-    if let Command::Component { out } = &cli.command {
-        std::fs::write(out, sandgrep::component()).map_err(|e| io::Error::other(format!("{}: {e}", out.display())))?;
-        eprintln!("wrote {} ({} bytes)", out.display(), sandgrep::component().len());
+    if let Command::Component { out, http } = &cli.command {
+        let (bytes, default) = if *http {
+            // (build.rs: the composition's bytes around sandgrep.wasm, which
+            // the binary keeps once.)
+            let head: &[u8] = include_bytes!(env!("SANDGREP_HTTP_HEAD"));
+            let tail: &[u8] = include_bytes!(env!("SANDGREP_HTTP_TAIL"));
+            ([head, sandgrep::component(), tail].concat(), "sandgrep-http.wasm")
+        } else {
+            (sandgrep::component().to_vec(), "sandgrep.wasm")
+        };
+        let out = out.clone().unwrap_or_else(|| default.into());
+        std::fs::write(&out, &bytes).map_err(|e| io::Error::other(format!("{}: {e}", out.display())))?;
+        eprintln!("wrote {} ({} bytes)", out.display(), bytes.len());
         return Ok(Outcome::Found);
     }
     #[cfg(feature = "serve")]

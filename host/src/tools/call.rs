@@ -4,12 +4,9 @@
 use serde_json::{json, Map, Value};
 
 use super::args::Args;
-use super::{definitions, ToolError, ToolOutput};
+use super::{definitions, requests, ToolError, ToolOutput};
 use crate::json::to_value;
-use crate::{
-    render, CaseMode, ListFilesRequest, OutputMode, QueryMode, RangeType, ReadFileRequest, Sandbox, SearchAstRequest,
-    SearchTextRequest, TextMatch,
-};
+use crate::{render, OutputMode, QueryMode, Sandbox, TextMatch};
 
 /// The longest text rendering (bytes). Escaped again as JSON it is at most
 /// twice this (the renderer writes printable ASCII for anything unsafe), so
@@ -29,35 +26,7 @@ pub fn call(sandbox: &Sandbox, name: &str, args: &Map<String, Value>) -> Result<
 }
 
 fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
-    let query =
-        a.string("query")?.ok_or_else(|| ToolError::Arguments("query is required (the text to find)".into()))?;
-    let mut r = SearchTextRequest::new(query);
-    r.mode = a.choice("mode", &[("literal", QueryMode::Literal), ("regex", QueryMode::Regex)])?;
-    r.case = a.bool("case_sensitive")?.map(|s| if s { CaseMode::Sensitive } else { CaseMode::Insensitive });
-    r.paths = a.string("root")?.into_iter().collect();
-    r.include_globs = a.strings("include_globs")?;
-    r.exclude_globs = a.strings("exclude_globs")?;
-    r.max_results = a.u32("max_results")?;
-    let context = a.u32("context_lines")?;
-    (r.context_before, r.context_after) = (context, context);
-    r.skip = a.u32("skip")?;
-    r.cursor = a.string("cursor")?;
-    r.output = a.choice(
-        "output_mode",
-        &[
-            ("content", OutputMode::Content),
-            ("files_with_matches", OutputMode::FilesWithMatches),
-            ("count", OutputMode::Count),
-        ],
-    )?;
-    r.word = a.bool("word")?.unwrap_or(false);
-    r.multiline = a.bool("multiline")?.unwrap_or(false);
-    r.types = a.strings("types")?;
-    r.max_depth = a.u32("max_depth")?;
-    r.max_matches_per_file = a.u32("max_matches_per_file")?;
-    r.hidden = a.bool("hidden")?.unwrap_or(false);
-    r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
-    r.timeout_ms = a.u32("timeout_ms")?;
+    let r = requests::search_text(a)?;
     let response = sandbox.search_text(&r).map_err(ToolError::Failed)?;
 
     let empty = response.matches.is_empty() && response.files.is_empty();
@@ -108,19 +77,7 @@ fn search_text(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError>
 }
 
 fn search_ast(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
-    let pattern =
-        a.string("pattern")?.ok_or_else(|| ToolError::Arguments("pattern is required (an ast-grep pattern)".into()))?;
-    let mut r = SearchAstRequest::new(pattern);
-    r.language = a.string("language")?;
-    r.paths = a.string("root")?.into_iter().chain(a.strings("paths")?).collect();
-    r.include_globs = a.strings("include_globs")?;
-    r.exclude_globs = a.strings("exclude_globs")?;
-    r.max_results = a.u32("max_results")?;
-    r.skip = a.u32("skip")?;
-    r.cursor = a.string("cursor")?;
-    r.hidden = a.bool("hidden")?.unwrap_or(false);
-    r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
-    r.timeout_ms = a.u32("timeout_ms")?;
+    let r = requests::search_ast(a)?;
     let response = sandbox.search_ast(&r).map_err(ToolError::Failed)?;
     let nothing = match (response.matches.is_empty(), response.timed_out) {
         (false, _) => None,
@@ -144,19 +101,7 @@ fn submatches(m: &TextMatch) -> Value {
 }
 
 fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
-    let mut r = ListFilesRequest::new(a.string("root")?.unwrap_or_else(|| ".".into()));
-    r.recursive = a.bool("recursive")?;
-    r.include_globs = a.strings("include_globs")?;
-    r.exclude_globs = a.strings("exclude_globs")?;
-    r.max_results = a.u32("max_results")?;
-    r.include_dirs = a.bool("include_dirs")?.unwrap_or(false);
-    r.include_metadata = a.bool("include_metadata")?.unwrap_or(false);
-    r.skip = a.u32("skip")?;
-    r.cursor = a.string("cursor")?;
-    r.hidden = a.bool("hidden")?.unwrap_or(false);
-    r.no_ignore = a.bool("no_ignore")?.unwrap_or(false);
-    r.types = a.strings("types")?;
-    r.max_depth = a.u32("max_depth")?;
+    let r = requests::list_files(a)?;
     let response = sandbox.list_files(&r).map_err(ToolError::Failed)?;
     let nothing = match (response.entries.is_empty(), response.timed_out) {
         (false, _) => None,
@@ -179,15 +124,7 @@ fn list_files(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> 
 }
 
 fn read_file(sandbox: &Sandbox, a: &mut Args) -> Result<ToolOutput, ToolError> {
-    let path = a
-        .string("path")?
-        .ok_or_else(|| ToolError::Arguments("path is required (a file relative to the workspace)".into()))?;
-    let mut r = ReadFileRequest::new(path);
-    r.range_type = a.choice("range_type", &[("bytes", RangeType::Bytes), ("lines", RangeType::Lines)])?;
-    r.offset_bytes = a.u64("offset_bytes")?;
-    r.max_bytes = a.u64("max_bytes")?;
-    r.start_line = a.u64("start_line")?;
-    r.max_lines = a.u64("max_lines")?;
+    let r = requests::read_file(a)?;
     let response = sandbox.read_file(&r).map_err(ToolError::Failed)?;
     let go_on = render::read_continuation(&response, "start_line=", "offset_bytes=");
     let (text, notes) = rendered(|out| render::read(out, &response), None, &response.warnings, go_on);

@@ -11,8 +11,10 @@
 //!   list is expected), strict where a slip would silently change the answer
 //!   (unknown argument names and wrong types are errors that name the
 //!   argument);
-//! - `call`: a call — arguments to a typed request, the sandbox, and the
-//!   response reshaped to the tool guide's result and rendered as text.
+//! - `requests`: arguments to the operation's typed request (the
+//!   `wasi:http` component, `http/`, compiles the same file);
+//! - `call`: a call — the request, the sandbox, and the response reshaped
+//!   to the tool guide's result and rendered as text.
 
 use serde_json::Value;
 
@@ -20,6 +22,7 @@ use crate::Error;
 
 mod args;
 mod call;
+mod requests;
 mod schema;
 
 pub use call::call;

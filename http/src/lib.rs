@@ -1,0 +1,190 @@
+//! sandgrep's `/v1` JSON operations as a `wasi:http/proxy` component, for
+//! the WebAssembly platforms (`wasmtime serve`, Spin, wasmCloud, runwasi):
+//! `POST /v1/search-text`, `/v1/search-ast`, `/v1/list-files` and
+//! `/v1/read-file` take the same body and give the same answer, error JSON
+//! and status codes as `sandgrep serve` (host/src/serve), on one workspace:
+//! the directory the platform preopens (at `/`). There are no tenants and no
+//! tokens here: the platform routes and authenticates.
+//!
+//! This crate is only the front: it imports `sandgrep:search/search` and
+//! `sandgrep:search/files`, and host/build.rs plugs those imports with the
+//! exports of `sandgrep.wasm` (wasm-compose) into `sandgrep-http.wasm`,
+//! which exports `wasi:http/incoming-handler` alone — the policy-taking
+//! functions of the search component are not reachable from outside.
+//!
+//! One mapping, not two: the arguments are read by the tools' own parser and
+//! request builder (host/src/tools/args.rs, requests.rs and schema.rs) and
+//! answers are shaped by host/src/json.rs — the same files, compiled here
+//! against this crate's bindings of the same WIT. What is this crate's own
+//! is small: the routes, the error statuses (serve's `Refusal::status`), the
+//! policy, and the wasi:http plumbing. tests/wasi_http.rs compares the two
+//! servers' answers request by request.
+
+mod bindings {
+    wit_bindgen::generate!({
+        inline: r#"
+            package sandgrep:http-front;
+
+            world front {
+                import sandgrep:search/search@0.6.0;
+                import sandgrep:search/files@0.6.0;
+            }
+        "#,
+        path: "../wit",
+        additional_derives: [serde::Serialize],
+        generate_all,
+    });
+}
+
+#[path = "../../host/src/json.rs"]
+mod json;
+mod route;
+mod tools;
+#[cfg(target_arch = "wasm32")]
+mod wasi;
+
+pub use bindings::sandgrep::search::files::{
+    FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
+};
+pub use bindings::sandgrep::search::search::{
+    CaseMode, OutputMode, QueryMode, SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse,
+};
+pub use bindings::sandgrep::search::types::{Policy, SearchError};
+pub use route::{answer, Answer, Body, Operations};
+
+/// The policy of every call: `sandgrep serve`'s defaults (redaction on, the
+/// built-in denylist, every redaction rule). Nothing in a request reaches
+/// it. The workspace's surroundings are out of sight here: its own name
+/// (`sandgrep serve` denies more in a workspace that is a `.ssh` or `.aws`
+/// directory) and whether a git repository lies above it (`.gitignore`
+/// files then apply) — docs/deploy.md says so.
+pub fn policy() -> Policy {
+    Policy {
+        redact: true,
+        extra_deny: Vec::new(),
+        inside_git_repository: false,
+        cursor_key: String::new(),
+        disabled_redaction_rules: Vec::new(),
+    }
+}
+
+// The requests with every field at its default, as the host's library
+// makes them (host/src/lib.rs): the shared request builder starts there.
+
+impl ListFilesRequest {
+    pub fn new(root: impl Into<String>) -> ListFilesRequest {
+        ListFilesRequest {
+            root: Some(root.into()),
+            recursive: None,
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            include_dirs: false,
+            include_metadata: false,
+            hidden: false,
+            no_ignore: false,
+            follow_symlinks: false,
+            types: Vec::new(),
+            max_depth: None,
+            max_results: None,
+            skip: None,
+            cursor: None,
+            no_total: false,
+            ignore: None,
+            type_changes: Vec::new(),
+            max_filesize: None,
+        }
+    }
+}
+
+impl ReadFileRequest {
+    pub fn new(path: impl Into<String>) -> ReadFileRequest {
+        ReadFileRequest {
+            path: path.into(),
+            range_type: None,
+            offset_bytes: None,
+            max_bytes: None,
+            start_line: None,
+            max_lines: None,
+        }
+    }
+}
+
+impl SearchAstRequest {
+    pub fn new(pattern: impl Into<String>) -> SearchAstRequest {
+        SearchAstRequest {
+            pattern: pattern.into(),
+            language: None,
+            paths: Vec::new(),
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            hidden: false,
+            no_ignore: false,
+            follow_symlinks: false,
+            max_results: None,
+            max_filesize: None,
+            timeout_ms: None,
+            cursor: None,
+            skip: None,
+        }
+    }
+}
+
+impl SearchTextRequest {
+    pub fn new(query: impl Into<String>) -> SearchTextRequest {
+        SearchTextRequest {
+            query: query.into(),
+            mode: None,
+            case: None,
+            word: false,
+            multiline: false,
+            paths: Vec::new(),
+            include_globs: Vec::new(),
+            exclude_globs: Vec::new(),
+            types: Vec::new(),
+            hidden: false,
+            no_ignore: false,
+            follow_symlinks: false,
+            max_depth: None,
+            context_before: None,
+            context_after: None,
+            output: None,
+            max_results: None,
+            max_matches_per_file: None,
+            max_columns: None,
+            max_filesize: None,
+            timeout_ms: None,
+            cursor: None,
+            skip: None,
+            invert_match: false,
+            count_matches: false,
+            replace: None,
+            streaming: false,
+            binary: None,
+            crlf: false,
+            null_data: false,
+            encoding: None,
+            passthru: false,
+            ignore: None,
+            type_changes: Vec::new(),
+            stop_on_nonmatch: false,
+            engine: None,
+            search_zip: false,
+            mmap: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_is_serves_default_and_fixed() {
+        // What `sandgrep serve` gives a tenant with no policy keys: redaction
+        // on, every rule, the built-in denylist alone.
+        let p = policy();
+        assert!(p.redact);
+        assert!(p.extra_deny.is_empty() && p.disabled_redaction_rules.is_empty());
+        assert!(!p.inside_git_repository && p.cursor_key.is_empty());
+    }
+}
