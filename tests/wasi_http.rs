@@ -426,6 +426,29 @@ fn http_answers_are_sandgrep_serves() {
 }
 
 #[test]
+fn a_workspace_named_as_a_credentials_directory_keeps_its_files_denied() {
+    let Some(wasmtime) = wasmtime_cli() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    // The preopen hides the directory's name: the operator gives it.
+    let t = Tree::new();
+    t.write("credentials", "[default]\n# needle\naws_secret_access_key = q8Zr3xL0vT7mN2pW5kJ9aB4cD6eF1gH3iJ5kL7mN\n");
+    t.write("notes.txt", "a needle\n");
+    let wasm = component(scratch.path());
+    let named = serve(&wasmtime, &wasm, t.path(), &["--env", "SANDGREP_WORKSPACE_NAME=.aws", "-W", "timeout=10s"]);
+    let (status, v) = post(&named.addr, "read-file", None, &json!({"path": "credentials"}));
+    assert_eq!(status, 403, "{v}");
+    let (status, v) = post(&named.addr, "search-text", None, &json!({"query": "needle"}));
+    assert_eq!(status, 200, "{v}");
+    let hits: Vec<&str> = v["matches"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert_eq!(hits, ["notes.txt"], "{v}");
+    // Unnamed, the file is only what it looks like: shown, its secret redacted.
+    let unnamed = serve(&wasmtime, &wasm, t.path(), &["-W", "timeout=10s"]);
+    let (status, v) = post(&unnamed.addr, "read-file", None, &json!({"path": "credentials"}));
+    assert_eq!(status, 200, "{v}");
+    assert!(!v.to_string().contains("q8Zr3xL0vT7mN2pW5kJ9"), "{v}");
+}
+
+#[test]
 fn a_hostile_workspace_neither_holds_nor_leaks() {
     let Some(wasmtime) = wasmtime_cli() else { return };
     let scratch = tempfile::tempdir().unwrap();

@@ -55,13 +55,20 @@ pub use route::{answer, Answer, Body, Operations};
 /// The policy of every call: `sandgrep serve`'s defaults (redaction on, the
 /// built-in denylist, every redaction rule). Nothing in a request reaches
 /// it. The workspace's surroundings are out of sight here: its own name
-/// (`sandgrep serve` denies more in a workspace that is a `.ssh` or `.aws`
-/// directory) and whether a git repository lies above it (`.gitignore`
-/// files then apply) — docs/deploy.md says so.
+/// (`sandgrep serve` denies more in a workspace that is a `.ssh`, `.git`,
+/// `.aws`, `.docker` or `.kube` directory), which the operator gives as
+/// `SANDGREP_WORKSPACE_NAME` (the platform's environment, as `wasmtime serve
+/// --env`), and whether a git repository lies above it (`.gitignore` files
+/// then apply) — docs/deploy.md says so.
 pub fn policy() -> Policy {
+    policy_for(std::env::var("SANDGREP_WORKSPACE_NAME").ok().as_deref())
+}
+
+/// [`policy`] for a workspace directory named `name`, when known.
+fn policy_for(name: Option<&str>) -> Policy {
     Policy {
         redact: true,
-        extra_deny: Vec::new(),
+        extra_deny: name.map(sandgrep_contract::deny::inside).unwrap_or_default(),
         inside_git_repository: false,
         cursor_key: String::new(),
         disabled_redaction_rules: Vec::new(),
@@ -182,9 +189,14 @@ mod tests {
     fn the_policy_is_serves_default_and_fixed() {
         // What `sandgrep serve` gives a tenant with no policy keys: redaction
         // on, every rule, the built-in denylist alone.
-        let p = policy();
+        let p = policy_for(None);
         assert!(p.redact);
         assert!(p.extra_deny.is_empty() && p.disabled_redaction_rules.is_empty());
         assert!(!p.inside_git_repository && p.cursor_key.is_empty());
+        // A workspace the operator names as a credentials directory: its
+        // files denied, as `sandgrep serve` denies them there.
+        assert_eq!(policy_for(Some(".aws")).extra_deny, ["/credentials"]);
+        assert_eq!(policy_for(Some(".SSH")).extra_deny, ["*"]);
+        assert!(policy_for(Some("src")).extra_deny.is_empty());
     }
 }
