@@ -27,6 +27,7 @@ fn main() {
         "host/src/tools/requests.rs",
         "host/src/tools/schema.rs",
         "host/src/json.rs",
+        "host/src/defaults.rs",
         "contract",
         "tests/runaway",
         "wit",

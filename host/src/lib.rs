@@ -30,6 +30,7 @@
 //! on stdio) and `serve` (the multi-tenant HTTP server); all on by default.
 
 pub mod cache;
+mod defaults;
 mod engine;
 mod engine_config;
 pub mod json;
@@ -1006,113 +1007,6 @@ fn index_dir(workspace: &Path, policy: &GuestPolicy) -> Option<PathBuf> {
 fn guest_timeout(ms: Option<u32>) -> Duration {
     // The guest's own timeout, as it clamps it; the host deadline sits behind.
     Duration::from_millis(ms.map_or(TIMEOUT_MS.default, u64::from).clamp(TIMEOUT_MS.min, TIMEOUT_MS.max))
-}
-
-impl ListFilesRequest {
-    /// A request listing `root` with every other field at its default.
-    pub fn new(root: impl Into<String>) -> ListFilesRequest {
-        ListFilesRequest {
-            root: Some(root.into()),
-            recursive: None,
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            include_dirs: false,
-            include_metadata: false,
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            types: Vec::new(),
-            max_depth: None,
-            max_results: None,
-            skip: None,
-            cursor: None,
-            no_total: false,
-            ignore: None,
-            type_changes: Vec::new(),
-            max_filesize: None,
-        }
-    }
-}
-
-impl ReadFileRequest {
-    /// A request for the start of `path` (the first 64 KiB).
-    pub fn new(path: impl Into<String>) -> ReadFileRequest {
-        ReadFileRequest {
-            path: path.into(),
-            range_type: None,
-            offset_bytes: None,
-            max_bytes: None,
-            start_line: None,
-            max_lines: None,
-        }
-    }
-}
-
-impl SearchAstRequest {
-    /// A request for `pattern` with every other field at its default.
-    pub fn new(pattern: impl Into<String>) -> SearchAstRequest {
-        SearchAstRequest {
-            pattern: pattern.into(),
-            language: None,
-            paths: Vec::new(),
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            max_results: None,
-            max_filesize: None,
-            timeout_ms: None,
-            cursor: None,
-            skip: None,
-        }
-    }
-}
-
-impl SearchTextRequest {
-    /// A request for `query` with every other field at its default.
-    pub fn new(query: impl Into<String>) -> SearchTextRequest {
-        SearchTextRequest {
-            query: query.into(),
-            mode: None,
-            case: None,
-            word: false,
-            multiline: false,
-            paths: Vec::new(),
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            types: Vec::new(),
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            max_depth: None,
-            context_before: None,
-            context_after: None,
-            output: None,
-            max_results: None,
-            max_matches_per_file: None,
-            max_columns: None,
-            max_filesize: None,
-            timeout_ms: None,
-            cursor: None,
-            skip: None,
-            invert_match: false,
-            count_matches: false,
-            replace: None,
-            streaming: false,
-            binary: None,
-            crlf: false,
-            null_data: false,
-            encoding: None,
-            passthru: false,
-            ignore: None,
-            type_changes: Vec::new(),
-            stop_on_nonmatch: false,
-            engine: None,
-            search_zip: false,
-            mmap: false,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,8 @@ mod bindings {
     });
 }
 
+#[path = "../../host/src/defaults.rs"]
+mod defaults;
 #[path = "../../host/src/json.rs"]
 mod json;
 mod route;
@@ -72,112 +74,6 @@ fn policy_for(name: Option<&str>) -> Policy {
         inside_git_repository: false,
         cursor_key: String::new(),
         disabled_redaction_rules: Vec::new(),
-    }
-}
-
-// The requests with every field at its default, as the host's library
-// makes them (host/src/lib.rs): the shared request builder starts there.
-
-impl ListFilesRequest {
-    pub fn new(root: impl Into<String>) -> ListFilesRequest {
-        ListFilesRequest {
-            root: Some(root.into()),
-            recursive: None,
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            include_dirs: false,
-            include_metadata: false,
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            types: Vec::new(),
-            max_depth: None,
-            max_results: None,
-            skip: None,
-            cursor: None,
-            no_total: false,
-            ignore: None,
-            type_changes: Vec::new(),
-            max_filesize: None,
-        }
-    }
-}
-
-impl ReadFileRequest {
-    pub fn new(path: impl Into<String>) -> ReadFileRequest {
-        ReadFileRequest {
-            path: path.into(),
-            range_type: None,
-            offset_bytes: None,
-            max_bytes: None,
-            start_line: None,
-            max_lines: None,
-        }
-    }
-}
-
-impl SearchAstRequest {
-    pub fn new(pattern: impl Into<String>) -> SearchAstRequest {
-        SearchAstRequest {
-            pattern: pattern.into(),
-            language: None,
-            paths: Vec::new(),
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            max_results: None,
-            max_filesize: None,
-            timeout_ms: None,
-            cursor: None,
-            skip: None,
-        }
-    }
-}
-
-impl SearchTextRequest {
-    pub fn new(query: impl Into<String>) -> SearchTextRequest {
-        SearchTextRequest {
-            query: query.into(),
-            mode: None,
-            case: None,
-            word: false,
-            multiline: false,
-            paths: Vec::new(),
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            types: Vec::new(),
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            max_depth: None,
-            context_before: None,
-            context_after: None,
-            output: None,
-            max_results: None,
-            max_matches_per_file: None,
-            max_columns: None,
-            max_filesize: None,
-            timeout_ms: None,
-            cursor: None,
-            skip: None,
-            invert_match: false,
-            count_matches: false,
-            replace: None,
-            streaming: false,
-            binary: None,
-            crlf: false,
-            null_data: false,
-            encoding: None,
-            passthru: false,
-            ignore: None,
-            type_changes: Vec::new(),
-            stop_on_nonmatch: false,
-            engine: None,
-            search_zip: false,
-            mmap: false,
-        }
     }
 }
 

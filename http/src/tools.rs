@@ -15,28 +15,6 @@ mod requests;
 #[path = "../../host/src/tools/schema.rs"]
 mod schema;
 
-/// A tool as `tools/list` describes it (host/src/tools/mod.rs).
-pub struct ToolDef {
-    pub name: &'static str,
-    #[allow(dead_code)]
-    pub title: &'static str,
-    #[allow(dead_code)]
-    pub description: String,
-    pub input_schema: Value,
-    #[allow(dead_code)]
-    pub output_schema: Value,
-}
-
-impl ToolDef {
-    /// The names of the tool's arguments, in the schema's order.
-    fn arguments(&self) -> Vec<&str> {
-        self.input_schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map_or_else(Vec::new, |properties| properties.keys().map(String::as_str).collect())
-    }
-}
-
 /// Why a call got no answer: its arguments, or the operation (the host's
 /// `ToolError`, less what only a host meets: its deadline, memory cap and
 /// crashes, which a platform answers in its own way here).

@@ -26,26 +26,7 @@ mod requests;
 mod schema;
 
 pub use call::call;
-pub use schema::{definitions, INSTRUCTIONS};
-
-/// A tool as `tools/list` describes it.
-pub struct ToolDef {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub description: String,
-    pub input_schema: Value,
-    pub output_schema: Value,
-}
-
-impl ToolDef {
-    /// The names of the tool's arguments, in the schema's order.
-    fn arguments(&self) -> Vec<&str> {
-        self.input_schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map_or_else(Vec::new, |properties| properties.keys().map(String::as_str).collect())
-    }
-}
+pub use schema::{definitions, ToolDef, INSTRUCTIONS};
 
 /// A tool's answer: the structured result (the tool guide's shape), its text
 /// rendering, the notes on it (warnings, where to go on) — apart, so that no

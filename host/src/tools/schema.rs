@@ -7,8 +7,6 @@ use sandgrep_contract::limits::{
 };
 use serde_json::{json, Value};
 
-use super::ToolDef;
-
 /// An integer argument bounded by `limit`, described by `description`.
 fn int(limit: Limit, description: &str) -> Value {
     let mut v = json!({"type": "integer", "minimum": limit.min, "maximum": limit.max, "default": limit.default});
@@ -255,4 +253,23 @@ next_line / next_offset say where.",
 
 pub fn definitions() -> Vec<ToolDef> {
     vec![search_text_def(), search_ast_def(), list_files_def(), read_file_def()]
+}
+
+/// A tool as `tools/list` describes it.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: String,
+    pub input_schema: Value,
+    pub output_schema: Value,
+}
+
+impl ToolDef {
+    /// The names of the tool's arguments, in the schema's order.
+    pub(super) fn arguments(&self) -> Vec<&str> {
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map_or_else(Vec::new, |properties| properties.keys().map(String::as_str).collect())
+    }
 }
