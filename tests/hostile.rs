@@ -1511,6 +1511,59 @@ fn a_path_that_cannot_be_read_spares_the_paths_after_it() {
 }
 
 #[test]
+fn binary_file_matches_is_no_oracle_for_a_secret() {
+    // A file searched on past its NUL (named, or --binary) stops at its
+    // first result there, unprinted, with rg's "binary file matches": a
+    // match only inside a secret is no result, or the notice (and its
+    // exit status, its --stats count) would tell a guess right.
+    let t = Tree::new();
+    let text = "head\0er\nkey = \"AKIAIOSFODNN7EXAMPLE\"\nplain line\n";
+    t.write("s.bin", text);
+    for (flags, right, wrong) in [
+        (vec!["s.bin"], "AKIAIOSFODNN7E", "AKIAIOSFODNN7X"),
+        (vec!["--binary"], "AKIAIOSFODNN7E", "AKIAIOSFODNN7X"),
+        (vec!["--stats", "s.bin"], "AKIAIOSFODNN7E", "AKIAIOSFODNN7X"),
+        (vec!["--json", "s.bin"], "AKIAIOSFODNN7E", "AKIAIOSFODNN7X"),
+        (vec!["-c", "s.bin"], "AKIAIOSFODNN7E", "AKIAIOSFODNN7X"),
+        // Inverted: the secret's line is a result unless the guess is right.
+        (vec!["-v", "-e", "head|plain", "s.bin"], "AKIAIOSFODNN7E", "AKIAIOSFODNN7X"),
+        (vec!["--stats", "-v", "-e", "head|plain", "s.bin"], "AKIAIOSFODNN7E", "AKIAIOSFODNN7X"),
+    ] {
+        let answer = |pattern: &str| {
+            let mut args = vec!["search", "-e", pattern];
+            args.extend(&flags);
+            let out = quick(t.path(), &args);
+            let text: Vec<String> = stdout(&out)
+                .lines()
+                .filter(|l| !l.contains("seconds") && !l.contains("elapsed"))
+                .map(String::from)
+                .collect();
+            (text, out.status.code())
+        };
+        assert_eq!(answer(right), answer(wrong), "{flags:?}");
+    }
+    // What shows clear of the redaction still says the file matches.
+    let out = quick(t.path(), &["search", "key = ", "s.bin"]);
+    assert!(stdout(&out).starts_with("binary file matches"), "{}", stdout(&out));
+    // Also from stdin.
+    let piped = |pattern: &str| {
+        let mut child = command(t.path())
+            .args(["search", "--stats", "-e", pattern])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text: Vec<String> = stdout(&out).lines().filter(|l| !l.contains("seconds")).map(String::from).collect();
+        (text, out.status.code())
+    };
+    assert_eq!(piped("AKIAIOSFODNN7E"), piped("AKIAIOSFODNN7X"));
+}
+
+#[test]
 fn stop_on_nonmatch_is_no_oracle_for_a_secret() {
     // Whether the search goes on past a line with a secret must not depend
     // on whether the pattern matched inside the secret.

@@ -166,6 +166,52 @@ fn json_lines_are_rgs_message_for_message() {
     }
 }
 
+/// Files with NUL bytes: a file named (searched on past its NUL: every
+/// match, the lines as rg splits them, `end` with its `binary_offset`),
+/// one the walk found (stopped at the buffer with its NUL), --binary, -v,
+/// context, -m, --no-mmap; and a stream on stdin.
+#[test]
+fn json_lines_of_binary_files_are_rgs() {
+    let t = Tree::new();
+    t.write("b.dat", b"hello\nworld\0bin\nhello again\n");
+    t.write("n.dat", b"hello\n\0\nhello two\nhello three\n");
+    // (The NUL past rg's first buffer: what comes before it stands.)
+    let mut late = b"hello\n".to_vec();
+    late.extend((0..8000).flat_map(|_| b"filler line of text\n".iter().copied()));
+    late.extend_from_slice(b"x\0y\nhello again\n");
+    t.write("w.txt", &late);
+    t.write("plain.txt", "hello plain\n");
+    let sets: &[&[&str]] = &[
+        &["hello"],
+        &["hello", "b.dat"],
+        &["hello", "n.dat", "w.txt"],
+        &["--binary", "hello"],
+        &["-v", "hello", "b.dat"],
+        &["-C", "1", "hello", "n.dat"],
+        &["-m", "1", "hello", "n.dat"],
+        &["--no-mmap", "hello", "n.dat", "w.txt"],
+        &["--binary", "-v", "hello", "b.dat", "n.dat"],
+        &["-a", "hello", "b.dat"],
+    ];
+    for args in sets {
+        compare(t.path(), &[], args);
+    }
+    let piped = |cmd: &mut std::process::Command| {
+        let input = std::fs::File::open(t.path().join("b.dat")).unwrap();
+        let out = cmd.current_dir(t.path()).stdin(input).output().unwrap();
+        (messages(&out.stdout), out.status.code())
+    };
+    for args in [&["--json", "hello"][..], &["--json", "-v", "hello"]] {
+        let theirs = piped(crate::util::rg_command().args(args));
+        let ours = piped(
+            std::process::Command::new(env!("CARGO_BIN_EXE_sandgrep"))
+                .env("SANDGREP_CACHE_DIR", crate::util::cache_dir())
+                .args(args),
+        );
+        assert_eq!(ours, theirs, "stdin {args:?}");
+    }
+}
+
 /// Files with more matching lines than a page are printed whole, each
 /// line once, and counted once.
 #[test]

@@ -386,6 +386,11 @@ fn stats_count_as_rgs_do() {
         &["--stats", "bar", "missing.txt", "src"],
         &["--stats", "--files-without-match", "qux", "src"],
         &["--stats", "-c", "--include-zero", "qux", "src", "last.txt"],
+        // A binary file named, or --binary: rg counts the match it stops
+        // at past the NUL (unprinted), inverted or not.
+        &["--stats", "foo", "bin.dat"],
+        &["--stats", "-v", "foo", "bin.dat"],
+        &["--stats", "--binary", "foo", "-g", "bin.dat"],
     ];
     for args in sets {
         let (theirs, ours) = both(t.path(), args);
@@ -684,6 +689,10 @@ fn files_are_read_as_rg_reads_them() {
         &["-uuu", "foo"],
         &["--no-mmap", "foo", "small.bin"],
         &["--no-mmap", "-c", "foo", "small.bin"],
+        // Inverted, a named binary file's first result past its NUL.
+        &["-v", "foo", "small.bin"],
+        &["-v", "needle", "hay"],
+        &["--binary", "-v", "-n", "foo"],
         &["--crlf", "-n", "foo$"],
         &["--crlf", "-o", "foo$"],
         &["--crlf", "--no-crlf", "foo$"],

@@ -19,7 +19,7 @@ const DEFAULTS = {
   'search-text': { query: '', word: false, multiline: false, paths: [], include_globs: [], exclude_globs: [],
     types: [], hidden: false, no_ignore: false, follow_symlinks: false, invert_match: false, count_matches: false,
     streaming: false, crlf: false, null_data: false, passthru: false, type_changes: [], stop_on_nonmatch: false,
-    search_zip: false, mmap: false },
+    search_zip: false, mmap: false, binary_results: false },
   'search-ast': { pattern: '', paths: [], include_globs: [], exclude_globs: [], hidden: false, no_ignore: false,
     follow_symlinks: false },
   'list-files': { include_globs: [], exclude_globs: [], include_dirs: false, include_metadata: false,

@@ -27,7 +27,7 @@ FIELDS = {
         "max_results": None, "max_matches_per_file": None, "max_columns": None, "max_filesize": None,
         "timeout_ms": None, "cursor": None, "skip": None, "invert_match": False, "count_matches": False, "replace": None, "streaming": False,
         "binary": None, "crlf": False, "null_data": False, "encoding": None, "passthru": False,
-        "ignore": None, "type_changes": [], "stop_on_nonmatch": False, "engine": None, "search_zip": False, "mmap": False,
+        "ignore": None, "type_changes": [], "stop_on_nonmatch": False, "engine": None, "search_zip": False, "mmap": False, "binary_results": False,
     },
     "search-ast": {
         "pattern": "", "language": None, "paths": [], "include_globs": [], "exclude_globs": [], "hidden": False,

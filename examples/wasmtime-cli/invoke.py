@@ -24,7 +24,7 @@ FIELDS = {
                     ("max_filesize", "opt"), ("timeout_ms", "opt"), ("cursor", "opt"), ("skip", "opt"),
                     ("invert_match", "bool"), ("count_matches", "bool"), ("replace", "opt"), ("streaming", "bool"),
                     ("binary", "opt-enum"), ("crlf", "bool"), ("null_data", "bool"), ("encoding", "opt"),
-                    ("passthru", "bool"), ("ignore", "opt"), ("type_changes", "strs"), ("stop_on_nonmatch", "bool"), ("engine", "opt-enum"), ("search_zip", "bool"), ("mmap", "bool")],
+                    ("passthru", "bool"), ("ignore", "opt"), ("type_changes", "strs"), ("stop_on_nonmatch", "bool"), ("engine", "opt-enum"), ("search_zip", "bool"), ("mmap", "bool"), ("binary_results", "bool")],
     "search-ast": [("pattern", "str"), ("language", "opt"), ("paths", "strs"), ("include_globs", "strs"),
                    ("exclude_globs", "strs"), ("hidden", "bool"), ("no_ignore", "bool"), ("follow_symlinks", "bool"),
                    ("max_results", "opt"), ("max_filesize", "opt"), ("timeout_ms", "opt"), ("cursor", "opt"),

@@ -63,6 +63,9 @@ pub struct TextQuery {
     /// Each file is searched as one slice (rg's `--mmap`): NUL bytes are
     /// looked for only near its start and in the lines returned.
     pub mmap: bool,
+    /// Content output goes on past binary data in a file searched on past
+    /// it (rg's JSON), not only to its first result there (rg's text).
+    pub binary_results: bool,
     /// The files' encoding (rg's `-E`): `None` UTF-8 with BOM sniffing.
     /// (`none`: the bytes as they are, no BOM sniffing.)
     pub encoding: Option<String>,
@@ -257,6 +260,7 @@ impl TextQuery {
             engine: r.engine.unwrap_or(RegexEngine::Default),
             search_zip: r.search_zip,
             mmap: r.mmap,
+            binary_results: r.binary_results,
             encoding,
             max_filesize: clamp("max-filesize", r.max_filesize, MAX_FILESIZE, warnings),
             timeout: timeout(r.timeout_ms, warnings),
@@ -475,6 +479,7 @@ pub(crate) fn text_request(query: &str) -> SearchTextRequest {
         engine: None,
         search_zip: false,
         mmap: false,
+        binary_results: false,
     }
 }
 

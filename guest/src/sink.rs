@@ -58,8 +58,8 @@ pub struct FileResults {
     pub binary_offset: Option<u64>,
     /// A result came after binary data in a file searched on past it:
     /// the search stopped there, the result not taken (rg's "binary file
-    /// matches").
-    pub binary_hit: bool,
+    /// matches"), its (matches, lines) counted as rg's `--stats` counts them.
+    pub binary_hit: Option<(u64, u64)>,
     /// That line came after a break in the context (rg's `--` before its
     /// message).
     pub binary_break: bool,
@@ -118,8 +118,10 @@ pub struct FileSink<'a, 'm> {
     selected: bool,
     passed_over: bool,
     /// The searcher goes on past binary data (rg's convert): content output
-    /// stops at the first line after it, as rg's printer does.
+    /// stops at the first line after it, as rg's printer does, unless
+    /// `binary_results` (rg's JSON printer, which goes on).
     pub convert_binary: bool,
+    pub binary_results: bool,
     /// Results collected (lines; `results.count` may count matches).
     taken: u64,
     /// When to stop early with what was found, if at all.
@@ -192,6 +194,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             selected: false,
             passed_over: false,
             convert_binary: false,
+            binary_results: false,
             taken: 0,
             deadline,
             budget,
@@ -527,11 +530,7 @@ impl Sink for FileSink<'_, '_> {
         let block = mat.bytes();
         self.break_pending = false;
         if self.past_binary() {
-            // (Inverted, every line comes here: a result is one that does not match.)
-            self.results.binary_hit |=
-                !self.cfg.invert || !self.cfg.matcher.is_match(self.body(block)).unwrap_or(false);
-            self.stopped_at_binary();
-            return Ok(false);
+            return Ok(self.past_binary_line(searcher, mat));
         }
         self.before_run.clear();
         if self.cfg.invert && searcher.stop_on_nonmatch() {
@@ -795,9 +794,39 @@ impl FileSink<'_, '_> {
         }
     }
 
-    /// Content output of a file searched on past binary data, once there.
+    /// Content output of a file searched on past binary data, once there
+    /// (and only to its first result there: rg's text).
     fn past_binary(&self) -> bool {
-        self.convert_binary && self.results.binary_offset.is_some() && self.cfg.output == OutputMode::Content
+        self.convert_binary
+            && !self.binary_results
+            && self.results.binary_offset.is_some()
+            && self.cfg.output == OutputMode::Content
+    }
+
+    /// A line the searcher matched past binary data, where rg's printer
+    /// prints nothing more: the search stops at the first result, counted
+    /// but not taken, or at a line rg shows as context; any other line is
+    /// passed over (inverted, the searcher hands over every line). A result
+    /// is one as callers see it: a match hidden in a secret is none, or
+    /// "binary file matches" would tell a guess at the secret right.
+    /// Whether to go on.
+    fn past_binary_line(&mut self, searcher: &Searcher, mat: &SinkMatch<'_>) -> bool {
+        let (block, offset) = (mat.bytes(), mat.absolute_byte_offset());
+        let (shown, edits) =
+            self.redacted(self.body(block), offset, Some((mat.buffer(), mat.bytes_range_in_buffer().start)));
+        let raw_hit = !self.cfg.invert || self.cfg.matcher.is_match(self.body(block)).unwrap_or(false);
+        let hit = raw_hit && (edits.is_empty() || clear_match(self.cfg.matcher, &shown, &marks(&edits)));
+        if hit != self.cfg.invert {
+            let matches = if self.cfg.invert { 0 } else { self.matches_in(searcher, mat, u64::MAX).0 };
+            self.results.binary_hit = Some((matches, mat.lines().count().max(1) as u64));
+        } else if self.owed.is_empty() && self.cfg.before == 0 && !self.cfg.passthru {
+            // (No context asked for around it: rg's searcher never shows it.
+            // With before-context, it is taken for the next result's, which
+            // rg would show if one comes within reach.)
+            return true;
+        }
+        self.stopped_at_binary();
+        false
     }
 }
 

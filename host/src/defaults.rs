@@ -107,6 +107,7 @@ impl SearchTextRequest {
             engine: None,
             search_zip: false,
             mmap: false,
+            binary_results: false,
         }
     }
 }

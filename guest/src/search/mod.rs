@@ -313,6 +313,7 @@ fn search_file(
     sink.capped = capped;
     sink.hit_cap = hit_cap;
     sink.convert_binary = detect.convert_byte().is_some();
+    sink.binary_results = q.binary_results;
     literal::set_deadline(deadline);
     let outcome =
         if cfg.redact && (searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch || cfg.matcher.is_pcre2()) {
@@ -408,8 +409,14 @@ fn search_file(
                 return ShardEventKind::Searched(out);
             }
             if q.output == OutputMode::Content && (r.count > 0 || taken_before > 0) {
-                out.binary_notice =
-                    Some(BinaryNotice { path: rel.to_string(), offset, stopped: true, separated: false });
+                out.binary_notice = Some(BinaryNotice {
+                    path: rel.to_string(),
+                    offset,
+                    stopped: true,
+                    separated: false,
+                    hit_lines: 0,
+                    hit_matches: 0,
+                });
             }
         }
         // Searched on: rg says it matched when it did.
@@ -417,9 +424,16 @@ fn search_file(
             // (An earlier page's passthru lines are no results: rg's
             // notice needs a match.)
             let earlier = min_line > 0 && (!q.passthru || taken_before > 0);
-            if q.output == OutputMode::Content && (r.count > 0 || r.binary_hit || earlier) {
-                out.binary_notice =
-                    Some(BinaryNotice { path: rel.to_string(), offset, stopped: false, separated: r.binary_break });
+            if q.output == OutputMode::Content && (r.count > 0 || r.binary_hit.is_some() || earlier) {
+                let (matches, lines) = r.binary_hit.unwrap_or_default();
+                out.binary_notice = Some(BinaryNotice {
+                    path: rel.to_string(),
+                    offset,
+                    stopped: false,
+                    separated: r.binary_break,
+                    hit_lines: lines as u32,
+                    hit_matches: matches as u32,
+                });
             }
         }
     }
@@ -959,6 +973,7 @@ mod tests {
             engine: None,
             search_zip: false,
             mmap: false,
+            binary_results: false,
         }
     }
 

@@ -38,6 +38,8 @@ struct File {
     matches: u64,
     /// A match was printed (not only passthru's lines of context).
     matched: bool,
+    /// Where its search met a NUL byte.
+    binary_offset: Option<u64>,
     /// The last line printed.
     last: Option<u64>,
     pending: BTreeMap<u64, Line>,
@@ -124,6 +126,7 @@ impl<W: Write> Printer<W> {
                 matched_lines: 0,
                 matches: 0,
                 matched: false,
+                binary_offset: None,
                 last: None,
                 pending: BTreeMap::new(),
             });
@@ -254,6 +257,14 @@ impl<W: Write> Printer<W> {
         }
     }
 
+    /// The current file's search met a NUL byte (its notice follows its
+    /// last result).
+    pub fn binary_notice(&mut self, n: &sandgrep::BinaryNotice) {
+        if let Some(f) = self.file.as_mut().filter(|f| f.path == n.path) {
+            f.binary_offset = Some(n.offset);
+        }
+    }
+
     /// Prints what is queued of the current file, and its `end`.
     fn end_file(&mut self) -> io::Result<()> {
         self.flush_before(u64::MAX)?;
@@ -264,7 +275,7 @@ impl<W: Write> Printer<W> {
         let elapsed = f.started.elapsed();
         let message = json!({"type": "end", "data": {
         "path": {"text": f.name},
-        "binary_offset": null,
+        "binary_offset": f.binary_offset,
         "stats": {
             "elapsed": duration(elapsed, false),
             "searches": 1,

@@ -715,7 +715,15 @@ impl<W: Write> Printer<W> {
     /// rg's line after the results of a file whose search met a NUL byte:
     /// it `stopped` there (a file the walk found), or went on (one named,
     /// or `--binary`) and found a match past it.
-    pub fn binary_notice(&mut self, path: &str, offset: u64, stopped: bool, separated: bool) -> io::Result<()> {
+    pub fn binary_notice(&mut self, n: &sandgrep::BinaryNotice) -> io::Result<()> {
+        let (path, offset, stopped, separated) = (n.path.as_str(), n.offset, n.stopped, n.separated);
+        // (rg counts the result it stopped at, which it does not print.)
+        self.totals.matches += u64::from(n.hit_matches);
+        self.totals.matched_lines += u64::from(n.hit_lines);
+        let matched_here = self.matched && self.file.as_ref().is_some_and(|(p, _)| p == path);
+        if n.hit_lines > 0 && !matched_here {
+            self.totals.files_matched += 1;
+        }
         if let Some(sep) = self.style.context_separator.clone().filter(|_| self.style.context && separated) {
             self.end_file()?;
             self.write(&format!("{sep}\n"))?;

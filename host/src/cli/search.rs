@@ -76,7 +76,7 @@ impl<W: Write> Results for printer::Printer<W> {
     }
 
     fn binary_notice(&mut self, n: &sandgrep::BinaryNotice) -> io::Result<()> {
-        printer::Printer::binary_notice(self, &n.path, n.offset, n.stopped, n.separated)
+        printer::Printer::binary_notice(self, n)
     }
 }
 
@@ -104,6 +104,11 @@ impl<W: Write> Results for jsonl::Printer<W> {
 
     fn broken(&mut self, path: &str) {
         jsonl::Printer::broken(self, path)
+    }
+
+    fn binary_notice(&mut self, n: &sandgrep::BinaryNotice) -> io::Result<()> {
+        jsonl::Printer::binary_notice(self, n);
+        Ok(())
     }
 }
 
@@ -162,6 +167,9 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         // (rg's JSON shows the lines as they are, and each match's
         // replacement beside it.)
         let replacement = request.replace.take();
+        // (As rg's JSON printer: a file searched on past a NUL byte shows
+        // every result there, its `end` where the NUL was.)
+        request.binary_results = true;
         let mut printer = jsonl::Printer::new(&mut *out, args.quiet, &args.given, &args.paths, replacement);
         printer.null_data = args.null_data;
         let (timed_out, ending) = stream_paths(sandbox, &mut request, args, &mut printer, &mut run)?;

@@ -597,7 +597,8 @@ pub(crate) fn stream(
                     Some(m) if owed_to < line => m.saturating_sub(before as u64).max(shown_to + 1),
                     _ => line,
                 };
-                found |= first == Some(next) && owed_to < line;
+                let hit = r.matches.first().filter(|_| first == Some(next) && owed_to < line);
+                found |= hit.is_some();
                 if found {
                     run.found = true;
                     let separated = shown_to > 0 && next > shown_to + 1;
@@ -606,6 +607,14 @@ pub(crate) fn stream(
                         offset: input.nul.unwrap_or(0),
                         stopped: false,
                         separated,
+                        hit_lines: hit.map_or(0, |m| (m.end_line.max(m.line) - m.line + 1) as u32),
+                        hit_matches: hit.map_or(0, |m| {
+                            if request.invert_match {
+                                0
+                            } else {
+                                m.submatches.len().max(1) as u32
+                            }
+                        }),
                     };
                     printer.binary_notice(&notice)?;
                 }
@@ -693,9 +702,20 @@ pub(crate) fn stream(
             format!("{SHOWN}: line {line} is longer than {LINE_MAX} bytes: only its first {LINE_MAX} were searched");
         run.warnings.push(w);
     }
-    if content && !text && !binary_said && found && printer.stops_at_binary() {
-        if let Some(at) = input.nul {
-            printer.binary_matches(NAME, at)?;
+    if let Some(offset) = input.nul.filter(|_| content && !text && !binary_said) {
+        if !printer.stops_at_binary() {
+            // (rg's JSON says where the NUL was, in the stream's `end`.)
+            let notice = sandgrep::BinaryNotice {
+                path: NAME.to_string(),
+                offset,
+                stopped: false,
+                separated: false,
+                hit_lines: 0,
+                hit_matches: 0,
+            };
+            printer.binary_notice(&notice)?;
+        } else if found {
+            printer.binary_matches(NAME, offset)?;
         }
     }
     match output {
