@@ -64,7 +64,8 @@ fn one_instance(
         }
     }
     let runs = reader.runs.take();
-    build.finish(runs, &mut reader.pairs, reader.files_read, reader.bytes_read)
+    reader.sort();
+    build.finish(runs, &reader.pairs, reader.files_read, reader.bytes_read)
 }
 
 /// `index-walk`: the next files to read of the build this instance walks
@@ -102,8 +103,7 @@ pub fn read_batch(ws: &Workspace, files: Vec<IndexFile>, last: bool) -> Result<I
         if last {
             let mut r = reader.take().expect("just made");
             if !r.pairs.is_empty() {
-                let mut pairs = std::mem::take(&mut r.pairs);
-                r.runs.write(&mut pairs)?;
+                r.write_run()?;
             }
             let names = r.runs.take().into_iter().filter_map(|p| Some(p.file_name()?.to_str()?.to_string()));
             read.runs = names.collect();
@@ -136,7 +136,7 @@ pub fn finish(ws: &Workspace, reads: Vec<IndexPart>) -> Result<IndexReport, Sear
         bytes_read += read.bytes_read;
     }
     let elapsed = build.started.elapsed();
-    let report = match build.finish(runs.take(), &mut Vec::new(), files_read, bytes_read)? {
+    let report = match build.finish(runs.take(), &[], files_read, bytes_read)? {
         Ok(report) => report,
         // The old index was corrupt: built again, here, from scratch.
         Err(why) => one_instance(ws, None, Some(why))?.map_err(SearchError::Io)?,
@@ -335,12 +335,13 @@ impl Build {
         }
     }
 
-    /// The index written from the table, `runs`, the pairs in `memory` and
-    /// the old index: `Ok(Err(why))` when the old one turned out corrupt.
+    /// The index written from the table, `runs`, the pairs in `memory`
+    /// (sorted) and the old index: `Ok(Err(why))` when the old one turned
+    /// out corrupt.
     fn finish(
         mut self,
         runs: Vec<PathBuf>,
-        memory: &mut Vec<u64>,
+        memory: &[u64],
         files_read: u64,
         bytes_read: u64,
     ) -> Result<Result<IndexReport, String>, SearchError> {
@@ -376,8 +377,6 @@ impl Build {
             report.index_bytes = old.bytes;
             return Ok(Ok(report));
         }
-        memory.sort_unstable();
-        memory.dedup();
         // Each kept file's number in the old index's own lists (u32::MAX:
         // read now, or read since that index and in its delta's lists).
         let in_base: Vec<u32> = match &self.old {
@@ -433,6 +432,11 @@ impl Build {
 struct Reader {
     runs: Runs,
     pairs: Vec<u64>,
+    /// The files whose pairs are in `pairs` came in their numbers' order
+    /// (as the walk hands them out), after `last`.
+    in_order: bool,
+    last: Option<u32>,
+    scratch: Vec<u64>,
     seen: Vec<u64>,
     tris: Vec<u32>,
     bytes: Vec<u8>,
@@ -447,6 +451,9 @@ impl Reader {
         Reader {
             runs: Runs::new(dir),
             pairs: Vec::new(),
+            in_order: true,
+            last: None,
+            scratch: Vec::new(),
             seen: vec![0u64; 1 << 18],
             tris: Vec::new(),
             bytes: Vec::new(),
@@ -490,11 +497,25 @@ impl Reader {
         let edits = if ws.redact { redact::edits(&self.bytes) } else { Vec::new() };
         let shown = (!edits.is_empty()).then(|| redact::apply(&self.bytes, &edits));
         trigrams(shown.as_deref().unwrap_or(&self.bytes), &mut self.seen, &mut self.tris);
+        self.in_order &= self.last.is_none_or(|last| last < file.number);
+        self.last = Some(file.number);
         let number = u64::from(file.number);
         self.pairs.extend(self.tris.iter().map(|&t| u64::from(t) << 32 | number));
         if self.pairs.len() >= RUN_PAIRS {
-            self.runs.write(&mut self.pairs)?;
+            self.write_run()?;
         }
         Ok(Outcome::Text)
+    }
+
+    /// Its pairs sorted (see [`sort_pairs`]).
+    fn sort(&mut self) {
+        sort_pairs(&mut self.pairs, &mut self.scratch, self.in_order);
+        (self.in_order, self.last) = (true, None);
+    }
+
+    /// Its pairs written out as a run.
+    fn write_run(&mut self) -> Result<(), SearchError> {
+        self.sort();
+        self.runs.write(&mut self.pairs)
     }
 }

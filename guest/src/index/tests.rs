@@ -259,6 +259,47 @@ fn multiline_searches_read_binary_files_and_files_with_secrets_are_indexed_as_sh
 }
 
 #[test]
+fn pairs_sort_as_a_comparison_sort_sorts_them() {
+    let mut seed = 11u64;
+    let mut next = move |n: u64| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut scratch = Vec::new();
+    // Files in order, each with its trigrams once (some in every file, some
+    // spread over the whole range and some sharing a byte): the radix sort;
+    // then the same out of order, and repeated, for the comparison sort.
+    for in_order in [true, false] {
+        let mut pairs = Vec::new();
+        for file in 0..300u64 {
+            let mut tris: Vec<u64> = (0..next(40)).map(|_| next(1 << 24)).collect();
+            tris.extend([0x616263, 0x616264, 0x000001, 0xffffff]);
+            tris.extend((0..next(8)).map(|i| 0x20_2000 | i));
+            tris.sort_unstable();
+            tris.dedup();
+            let number = if in_order { file } else { (file * 7919) % 300 };
+            pairs.extend(tris.iter().map(|&t| t << 32 | number));
+            if !in_order && file % 50 == 0 {
+                pairs.extend(tris.iter().map(|&t| t << 32 | number));
+            }
+        }
+        let mut want = pairs.clone();
+        want.sort_unstable();
+        want.dedup();
+        sort_pairs(&mut pairs, &mut scratch, in_order);
+        assert_eq!(pairs, want, "in order: {in_order}");
+    }
+    // All of one trigram, and none.
+    let mut one: Vec<u64> = (0..10).map(|f| 0x414243 << 32 | f).collect();
+    let want = one.clone();
+    sort_pairs(&mut one, &mut scratch, true);
+    assert_eq!(one, want);
+    let mut none = Vec::new();
+    sort_pairs(&mut none, &mut scratch, true);
+    assert!(none.is_empty());
+}
+
+#[test]
 fn smart_case_is_planned_without_case() {
     // `\W` holds an upper-case letter, yet the matcher ignores case: the
     // KELVIN SIGN line must be found indexed as scanned.
