@@ -62,9 +62,9 @@ use sandgrep_contract::limits::INDEX_FILESIZE;
 pub const PREOPEN: &str = "/sandgrep-index";
 const FILE: &str = index_file::NAME;
 /// (trigram, file) pairs a build holds before writing them out as a run:
-/// 128 MiB of them (in tests, a few: every build merges runs). The last
-/// ones are merged from memory.
-const RUN_PAIRS: usize = if cfg!(test) { 100 } else { 16 << 20 };
+/// 64 MiB of them, and as much again to sort them (in tests, a few: every
+/// build merges runs). The last ones are merged from memory.
+const RUN_PAIRS: usize = if cfg!(test) { 100 } else { 8 << 20 };
 /// A refresh writes a delta beside the index (not a new index) while the
 /// files read since that index are at most one in this many of the table:
 /// a refresh after a few changes writes the table, not every list.
@@ -922,32 +922,39 @@ impl Source<'_> {
 }
 
 impl RunReader {
-    /// Bytes read at a time.
-    const CHUNK: usize = 256 << 10;
+    /// Bytes read at a time (in tests, a few: numbers across reads).
+    const CHUNK: usize = if cfg!(test) { 16 } else { 256 << 10 };
 
     fn open(path: &Path) -> std::io::Result<RunReader> {
         Ok(RunReader { file: std::fs::File::open(path)?, buf: Vec::new(), at: 0, eof: false, next_tri: 0 })
     }
 
-    /// The next number, `None` at the run's end.
-    fn varint(&mut self) -> std::io::Result<Option<u64>> {
-        // (A number takes at most 10 bytes.)
-        if self.buf.len() - self.at < 10 && !self.eof {
-            self.buf.drain(..self.at);
-            self.at = 0;
-            let had = self.buf.len();
-            self.buf.resize(Self::CHUNK, 0);
-            let mut filled = had;
-            while filled < Self::CHUNK {
-                match self.file.read(&mut self.buf[filled..])? {
-                    0 => {
-                        self.eof = true;
-                        break;
-                    }
-                    n => filled += n,
+    /// At least 10 bytes (a number's most) left in the buffer, unless the
+    /// run ends first.
+    #[cold]
+    fn refill(&mut self) -> std::io::Result<()> {
+        self.buf.drain(..self.at);
+        self.at = 0;
+        let mut filled = self.buf.len();
+        self.buf.resize(Self::CHUNK, 0);
+        while filled < Self::CHUNK {
+            match self.file.read(&mut self.buf[filled..])? {
+                0 => {
+                    self.eof = true;
+                    break;
                 }
+                n => filled += n,
             }
-            self.buf.truncate(filled);
+        }
+        self.buf.truncate(filled);
+        Ok(())
+    }
+
+    /// The next number, `None` at the run's end.
+    #[inline]
+    fn varint(&mut self) -> std::io::Result<Option<u64>> {
+        if self.buf.len() - self.at < 10 && !self.eof {
+            self.refill()?;
         }
         match self.buf.get(self.at) {
             None => Ok(None),
@@ -968,12 +975,30 @@ impl RunReader {
         let bad = || std::io::Error::from(std::io::ErrorKind::InvalidData);
         let tri = u64::from(self.next_tri) + delta;
         self.next_tri = u32::try_from(tri + 1).map_err(|_| bad())?;
-        let n = self.varint()?.ok_or_else(bad)?;
+        let mut left = self.varint()?.ok_or_else(bad)?;
         let mut id = 0u64;
-        for _ in 0..n {
-            id += self.varint()?.ok_or_else(bad)?;
-            ids.push(u32::try_from(id).map_err(|_| bad())?);
-            id += 1;
+        while left > 0 {
+            if self.buf.len() - self.at < 10 && !self.eof {
+                self.refill()?;
+            }
+            // (A number that starts 10 bytes or more before the end is whole.)
+            let whole = if self.eof { self.buf.len() } else { self.buf.len() - 9 };
+            if self.at >= whole {
+                return Err(bad());
+            }
+            while left > 0 && self.at < whole {
+                let b = self.buf[self.at];
+                let step = if b < 0x80 {
+                    self.at += 1;
+                    u64::from(b)
+                } else {
+                    read_varint(&self.buf, &mut self.at).ok_or_else(bad)?
+                };
+                id += step;
+                ids.push(u32::try_from(id).map_err(|_| bad())?);
+                id += 1;
+                left -= 1;
+            }
         }
         Ok(Some(tri as u32))
     }
@@ -1043,7 +1068,9 @@ impl Output {
             if ids.is_empty() {
                 continue;
             }
-            ids.sort_unstable();
+            // (Each source's files come in order: a merge of those runs,
+            // which a stable sort finds and merges, not a sort of them all.)
+            ids.sort();
             ids.dedup();
             list.clear();
             let mut next = 0u32;
