@@ -179,6 +179,28 @@ fn cursor_paging_yields_every_result_exactly_once_in_order() {
 }
 
 #[test]
+fn flags_that_would_run_a_program_are_refused_by_name() {
+    // rg's --pre runs a program on each file, --hostname-bin one for the
+    // hyperlinks' host: sandgrep runs none, and says so before any search
+    // (an empty value, rg's way to turn them off, is accepted).
+    let t = Tree::new();
+    t.write("a.txt", "foo\n");
+    for (args, flag) in [
+        (&["--pre", "cat", "foo"][..], "--pre"),
+        (&["--hostname-bin", "hostname", "foo"], "--hostname-bin"),
+        (&["--one-file-system", "foo"], "--one-file-system"),
+    ] {
+        let out = run(t.path(), &[&["search"][..], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stdout(&out).is_empty() && stderr(&out).contains(flag), "{args:?}: {}", stderr(&out));
+    }
+    for args in [&["--pre", "", "foo"][..], &["--pre", "cat", "--no-pre", "foo"], &["--no-one-file-system", "foo"]] {
+        let out = run(t.path(), &[&["search"][..], args].concat());
+        assert_eq!((out.status.code(), stdout(&out).as_str()), (Some(0), "a.txt:foo\n"), "{args:?}");
+    }
+}
+
+#[test]
 fn a_cursor_from_another_request_is_refused() {
     let t = Tree::new();
     t.write("a.txt", "foo\n".repeat(10));

@@ -140,6 +140,15 @@ fn json_lines_are_rgs_message_for_message() {
         &["-c", "foo"],
         &["-l", "foo"],
         &["--count-matches", "foo"],
+        // … unless --json comes after them: the last given wins.
+        &["-c", "--json", "foo"],
+        &["-l", "--json", "foo"],
+        &["--files-without-match", "--json", "qux"],
+        &["--json", "--no-json", "-c", "foo"],
+        // -N: no line numbers.
+        &["-N", "-C", "1", "qux"],
+        // A path that cannot be searched: the summary still comes.
+        &["foo", "missing.txt"],
         // VS Code's text search (its ripgrep engine's argument list).
         &[
             "--hidden",

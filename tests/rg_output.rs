@@ -35,6 +35,7 @@ fn tree() -> Tree {
     t.write("ignored.txt", "foo ignored\n");
     t.write(".hidden.txt", "foo hidden\n");
     t.write("bin.dat", b"foo\0binary\n");
+    t.write("-dash.txt", "foo dash\n");
     // Empty matches fall inside `ſ` (two bytes) with `x|`.
     t.write("utf8.txt", "ſkip foo\né\n");
     // Links: followed with -L only.
@@ -304,6 +305,31 @@ fn piped_output_is_rgs_byte_for_byte() {
         // The last of --context-separator and --no-context-separator wins.
         &["-A1", "--no-context-separator", "--context-separator", "AAA", "qux"],
         &["-A1", "--context-separator", "AAA", "--no-context-separator", "qux"],
+        // rg's negations: the last given wins.
+        &["--hidden", "--no-hidden", "-l", "foo"],
+        &["--no-hidden", "--hidden", "-l", "foo"],
+        &["-L", "--no-follow", "-l", "foo"],
+        &["-F", "--no-fixed-strings", "-c", "f.o"],
+        &["-v", "--no-invert-match", "-c", "foo"],
+        &["-U", "--no-multiline", "-c", "foo$"],
+        &["--multiline-dotall", "--no-multiline-dotall", "-U", "-c", "foo."],
+        &["--trim", "--no-trim", "baz"],
+        &["-c", "--include-zero", "--no-include-zero", "qux"],
+        &["--glob-case-insensitive", "--no-glob-case-insensitive", "-g", "*.TXT", "-l", "foo"],
+        &["--line-buffered", "--no-line-buffered", "--block-buffered", "--no-block-buffered", "-c", "foo"],
+        &["--no-pcre2-unicode", "-c", "\\w+ foo"],
+        &["--no-pre", "--pre-glob", "*.gz", "--debug", "-c", "foo"],
+        // (Empty: rg's way to turn them off; sandgrep refuses a program.)
+        &["--pre", "", "--hostname-bin", "", "--trace", "--no-one-file-system", "-c", "foo"],
+        &["--stats", "--no-stats", "-c", "foo"],
+        // A glob that starts with a dash.
+        &["-g", "-dash*", "--files"],
+        &["--iglob", "-DASH*", "-c", "foo"],
+        // Inverted, with --crlf (its matcher and searcher end lines alike).
+        &["--crlf", "-v", "-n", "foo", "crlf.txt", "last.txt"],
+        // -m 0 searches nothing, whatever the output.
+        &["-m", "0", "--files-without-match", "qux"],
+        &["-m", "0", "-c", "--include-zero", "foo"],
     ];
     all_as_rgs(t.path(), sets);
 }
@@ -384,6 +410,7 @@ fn stats_count_as_rgs_do() {
         &["--stats", "-U", "bar\\n"],
         &["--stats", "--color", "always", "bar", "src"],
         &["--stats", "bar", "missing.txt", "src"],
+        &["--stats", "bar", "missing.txt"],
         &["--stats", "--files-without-match", "qux", "src"],
         &["--stats", "-c", "--include-zero", "qux", "src", "last.txt"],
         // A binary file named, or --binary: rg counts the match it stops

@@ -26,7 +26,7 @@ pub fn search_bytes(
     let mut warnings = Vec::new();
     let q = TextQuery::from_request(request, &mut warnings)?;
     let matcher = build_matcher(&q)?;
-    let every_line = if q.invert { Some(every_line_matcher(q.null_data)?) } else { None };
+    let every_line = if q.invert { Some(every_line_matcher(q.crlf, q.null_data)?) } else { None };
     let scan = every_line.as_ref().unwrap_or(&matcher);
     let content = q.output == OutputMode::Content;
     let ByteChunk { name, mut data, first_line, offset, seen_lines, taken } = chunk;

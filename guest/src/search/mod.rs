@@ -160,7 +160,7 @@ impl Searching {
         let stream_key = ws.stream_key(q.stream_key());
         let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
         let matcher = build_matcher(&q)?;
-        let every_line = if q.invert { Some(every_line_matcher(q.null_data)?) } else { None };
+        let every_line = if q.invert { Some(every_line_matcher(q.crlf, q.null_data)?) } else { None };
         let searcher = build_searcher(&q);
         let (index_use, narrowing) =
             if indexed { Narrowing::open(ws, &q, matcher.is_pcre2()) } else { (IndexUse::None, None) };
@@ -638,9 +638,11 @@ fn rust_matcher(q: &TextQuery) -> Result<SearchMatcher, SearchError> {
 
 /// A matcher of every line (the empty pattern); with `null_data`, of
 /// every NUL-terminated record.
-fn every_line_matcher(null_data: bool) -> Result<SearchMatcher, SearchError> {
-    let regex = RegexMatcherBuilder::new()
-        .line_terminator(Some(if null_data { b'\0' } else { b'\n' }))
+fn every_line_matcher(crlf: bool, null_data: bool) -> Result<SearchMatcher, SearchError> {
+    // (Lines end as the searcher's do: see `searcher_with`.)
+    let mut b = RegexMatcherBuilder::new();
+    b.line_terminator(Some(if null_data && !crlf { b'\0' } else { b'\n' })).crlf(crlf);
+    let regex = b
         .build("")
         .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     Ok(SearchMatcher::new(regex, "", QueryKind { literal: false, ignore_case: false, multiline: false, word: false }))

@@ -85,6 +85,18 @@ pub(crate) fn split_globs(globs: &[String]) -> (Vec<String>, Vec<String>) {
 impl SearchArgs {
     /// With `-e` (or `--files`), every positional argument is a path.
     pub(crate) fn settle(&mut self) -> io::Result<()> {
+        let refused = |message: &str| Err(io::Error::new(io::ErrorKind::InvalidInput, message.to_string()));
+        if self.pre.as_deref().is_some_and(|p| !p.is_empty()) {
+            return refused("--pre: sandgrep runs no program (a preprocessor would run outside the sandbox, on files anyone may have written)");
+        }
+        if self.hostname_bin.as_deref().is_some_and(|p| !p.is_empty()) {
+            return refused("--hostname-bin: sandgrep runs no program (and writes no hyperlinks)");
+        }
+        if self.one_file_system {
+            return refused(
+                "--one-file-system is not supported: the component's walk cannot tell one file system from another",
+            );
+        }
         if self.hyperlink_format.as_deref().is_some_and(|f| !matches!(f, "" | "none")) {
             let message = "--hyperlink-format: sandgrep writes no hyperlinks (they would carry the host's paths)";
             return Err(io::Error::new(io::ErrorKind::InvalidInput, message));

@@ -269,14 +269,20 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Search options", short = 's', long, overrides_with_all = ["ignore_case", "smart_case"])]
     pub(crate) case_sensitive: bool,
     /// Treat the pattern as a literal string.
-    #[arg(help_heading = "Search options", short = 'F', long)]
+    #[arg(help_heading = "Search options", short = 'F', long, overrides_with = "no_fixed_strings")]
     pub(crate) fixed_strings: bool,
+    /// Undoes --fixed-strings.
+    #[arg(help_heading = "Search options", long, overrides_with = "fixed_strings")]
+    pub(crate) no_fixed_strings: bool,
     /// Case-insensitive.
     #[arg(help_heading = "Search options", short = 'i', long, overrides_with_all = ["case_sensitive", "smart_case"])]
     pub(crate) ignore_case: bool,
     /// Select the lines that do not match.
-    #[arg(help_heading = "Search options", short = 'v', long)]
+    #[arg(help_heading = "Search options", short = 'v', long, overrides_with = "no_invert_match")]
     pub(crate) invert_match: bool,
+    /// Undoes --invert-match.
+    #[arg(help_heading = "Search options", long, overrides_with = "invert_match")]
+    pub(crate) no_invert_match: bool,
     /// Only lines the pattern matches whole.
     #[arg(help_heading = "Search options", short = 'x', long, overrides_with = "word_regexp")]
     pub(crate) line_regexp: bool,
@@ -284,11 +290,17 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Search options", short = 'm', long = "max-count", value_name = "PER_FILE")]
     pub(crate) max_count: Option<u64>,
     /// Let matches span lines.
-    #[arg(help_heading = "Search options", short = 'U', long)]
+    #[arg(help_heading = "Search options", short = 'U', long, overrides_with = "no_multiline")]
     pub(crate) multiline: bool,
+    /// Undoes --multiline.
+    #[arg(help_heading = "Search options", long, overrides_with = "multiline")]
+    pub(crate) no_multiline: bool,
     /// With -U, `.` matches line ends too.
-    #[arg(help_heading = "Search options", long)]
+    #[arg(help_heading = "Search options", long, overrides_with = "no_multiline_dotall")]
     pub(crate) multiline_dotall: bool,
+    /// Undoes --multiline-dotall.
+    #[arg(help_heading = "Search options", long, overrides_with = "multiline_dotall")]
+    pub(crate) no_multiline_dotall: bool,
     /// Case-insensitive unless the pattern has an upper-case letter.
     #[arg(help_heading = "Search options", short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
     pub(crate) smart_case: bool,
@@ -365,25 +377,50 @@ pub(crate) struct SearchArgs {
     pub(crate) no_mmap: bool,
     /// The pattern without Unicode: `\w`, `\d`, `\s`, `\b` and case
     /// folding are ASCII's, `.` any byte (rg's `(?-u)`).
-    #[arg(help_heading = "Search options", long, overrides_with = "unicode")]
+    #[arg(help_heading = "Search options", long, alias = "no-pcre2-unicode", overrides_with = "unicode")]
     pub(crate) no_unicode: bool,
     /// Undoes --no-unicode (the default).
-    #[arg(help_heading = "Search options", long, overrides_with = "no_unicode")]
+    #[arg(help_heading = "Search options", long, alias = "pcre2-unicode", overrides_with = "no_unicode")]
     pub(crate) unicode: bool,
+    /// Refused: sandgrep runs no program, and rg's preprocessor would run
+    /// COMMAND outside the sandbox on files anyone may have written.
+    #[arg(help_heading = "Search options", long, value_name = "COMMAND", overrides_with = "no_pre")]
+    pub(crate) pre: Option<String>,
+    /// No preprocessor (the default).
+    #[arg(help_heading = "Search options", long, overrides_with = "pre")]
+    pub(crate) no_pre: bool,
+    /// Accepted as rg's (the files a preprocessor would read: none).
+    #[arg(help_heading = "Search options", long, value_name = "GLOB", allow_hyphen_values = true)]
+    pub(crate) pre_glob: Vec<String>,
     /// Follow symbolic links (escapes are still refused).
-    #[arg(help_heading = "Filter options", short = 'L', long)]
+    #[arg(help_heading = "Filter options", short = 'L', long, overrides_with = "no_follow")]
     pub(crate) follow: bool,
+    /// Undoes --follow.
+    #[arg(help_heading = "Filter options", long, overrides_with = "follow")]
+    pub(crate) no_follow: bool,
     /// Include files matching GLOB; `!GLOB` excludes.
-    #[arg(help_heading = "Filter options", short = 'g', long = "glob", value_name = "GLOB")]
+    #[arg(
+        help_heading = "Filter options",
+        short = 'g',
+        long = "glob",
+        value_name = "GLOB",
+        allow_hyphen_values = true
+    )]
     pub(crate) globs: Vec<String>,
     /// Every -g glob matches either case.
-    #[arg(help_heading = "Filter options", long)]
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_glob_case_insensitive")]
     pub(crate) glob_case_insensitive: bool,
+    /// Undoes --glob-case-insensitive.
+    #[arg(help_heading = "Filter options", long, overrides_with = "glob_case_insensitive")]
+    pub(crate) no_glob_case_insensitive: bool,
     /// Search hidden files and directories.
-    #[arg(help_heading = "Filter options", long = "hidden", short = '.')]
+    #[arg(help_heading = "Filter options", long = "hidden", short = '.', overrides_with = "no_hidden")]
     pub(crate) hidden: bool,
+    /// Undoes --hidden.
+    #[arg(help_heading = "Filter options", long, overrides_with = "hidden")]
+    pub(crate) no_hidden: bool,
     /// As -g, matching either case.
-    #[arg(help_heading = "Filter options", long = "iglob", value_name = "GLOB")]
+    #[arg(help_heading = "Filter options", long = "iglob", value_name = "GLOB", allow_hyphen_values = true)]
     pub(crate) iglobs: Vec<String>,
     /// Descend at most NUM directories below each path (0: only the paths named).
     #[arg(help_heading = "Filter options", short = 'd', long, alias = "maxdepth", value_name = "NUM")]
@@ -485,8 +522,11 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Output options", short = 'B', long, value_name = "N")]
     pub(crate) before_context: Option<u64>,
     /// Accepted as rg's (output is written in blocks when piped).
-    #[arg(help_heading = "Output options", long)]
+    #[arg(help_heading = "Output options", long, overrides_with = "no_block_buffered")]
     pub(crate) block_buffered: bool,
+    /// Undoes --block-buffered.
+    #[arg(help_heading = "Output options", long, overrides_with = "block_buffered")]
+    pub(crate) no_block_buffered: bool,
     /// Each line's byte offset in its file (with -o, each match's), after
     /// its line and column.
     #[arg(help_heading = "Output options", short = 'b', long, overrides_with = "no_byte_offset")]
@@ -544,11 +584,17 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Output options", long, overrides_with = "heading")]
     pub(crate) no_heading: bool,
     /// With -c, files without a match too (count 0).
-    #[arg(help_heading = "Output options", long)]
+    #[arg(help_heading = "Output options", long, overrides_with = "no_include_zero")]
     pub(crate) include_zero: bool,
+    /// Undoes --include-zero.
+    #[arg(help_heading = "Output options", long, overrides_with = "include_zero")]
+    pub(crate) no_include_zero: bool,
     /// Accepted as rg's (each line is written whole).
-    #[arg(help_heading = "Output options", long)]
+    #[arg(help_heading = "Output options", long, overrides_with = "no_line_buffered")]
     pub(crate) line_buffered: bool,
+    /// Undoes --line-buffered.
+    #[arg(help_heading = "Output options", long, overrides_with = "line_buffered")]
+    pub(crate) no_line_buffered: bool,
     /// Show line numbers (the default on a terminal).
     #[arg(help_heading = "Output options", short = 'n', long, overrides_with = "no_line_number")]
     pub(crate) line_number: bool,
@@ -616,8 +662,11 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Output options", long, overrides_with_all = ["sort_files", "sort", "sortr"])]
     pub(crate) no_sort_files: bool,
     /// Leave out leading whitespace of printed lines.
-    #[arg(help_heading = "Output options", long)]
+    #[arg(help_heading = "Output options", long, overrides_with = "no_trim")]
     pub(crate) trim: bool,
+    /// Undoes --trim.
+    #[arg(help_heading = "Output options", long, overrides_with = "trim")]
+    pub(crate) no_trim: bool,
     /// Each match as `path:line:column:line` (vim's format).
     #[arg(help_heading = "Output options", long)]
     pub(crate) vimgrep: bool,
@@ -628,26 +677,46 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Output options", short = 'I', long, overrides_with = "with_filename")]
     pub(crate) no_filename: bool,
     /// Print the number of matching lines per file (with -U or -o, of matches).
-    #[arg(help_heading = "Output modes", short = 'c', long, overrides_with_all = ["count_matches", "files_with_matches", "files_without_match"])]
+    #[arg(help_heading = "Output modes", short = 'c', long, overrides_with_all = ["count_matches", "files_with_matches", "files_without_match", "json"])]
     pub(crate) count: bool,
     /// Print the number of matches per file.
-    #[arg(help_heading = "Output modes", long, overrides_with_all = ["count", "files_with_matches", "files_without_match"])]
+    #[arg(help_heading = "Output modes", long, overrides_with_all = ["count", "files_with_matches", "files_without_match", "json"])]
     pub(crate) count_matches: bool,
     /// Print only the paths of files with matches.
-    // (Of -l, -c, --count-matches and --files-without-match, the last given
-    // wins, as in rg 15.)
-    #[arg(help_heading = "Output modes", short = 'l', long, overrides_with_all = ["files_without_match", "count", "count_matches"])]
+    // (Of -l, -c, --count-matches, --files-without-match and --json, the
+    // last given wins, as in rg 15.)
+    #[arg(help_heading = "Output modes", short = 'l', long, overrides_with_all = ["files_without_match", "count", "count_matches", "json"])]
     pub(crate) files_with_matches: bool,
     /// Print only the paths of files searched without a match.
-    #[arg(help_heading = "Output modes", long, overrides_with_all = ["files_with_matches", "count", "count_matches"])]
+    #[arg(help_heading = "Output modes", long, overrides_with_all = ["files_with_matches", "count", "count_matches", "json"])]
     pub(crate) files_without_match: bool,
     /// Print JSON Lines as `rg --json` does (begin, match, context, end,
     /// summary messages), every result.
-    #[arg(help_heading = "Output modes", long, overrides_with = "json_page")]
+    #[arg(help_heading = "Output modes", long, overrides_with_all = ["no_json", "json_page", "count", "count_matches", "files_with_matches", "files_without_match"])]
     pub(crate) json: bool,
+    /// Undoes --json.
+    #[arg(help_heading = "Output modes", long, overrides_with = "json")]
+    pub(crate) no_json: bool,
     /// No warnings about files that could not be searched.
     #[arg(help_heading = "Logging options", long)]
     pub(crate) no_messages: bool,
+    /// Accepted as rg's (sandgrep writes no debug messages).
+    #[arg(help_heading = "Logging options", long)]
+    pub(crate) debug: bool,
+    /// Accepted as rg's (sandgrep writes no trace messages).
+    #[arg(help_heading = "Logging options", long)]
+    pub(crate) trace: bool,
+    /// Refused: sandgrep runs no program (rg's finds the host name of
+    /// hyperlinks, which sandgrep does not write).
+    #[arg(help_heading = "Output options", long, value_name = "COMMAND")]
+    pub(crate) hostname_bin: Option<String>,
+    /// Refused, for now: the walk cannot tell one file system from another
+    /// (WASI has no device numbers).
+    #[arg(help_heading = "Filter options", long, overrides_with = "no_one_file_system")]
+    pub(crate) one_file_system: bool,
+    /// Directories on other file systems are searched too (the default).
+    #[arg(help_heading = "Filter options", long, overrides_with = "one_file_system")]
+    pub(crate) no_one_file_system: bool,
     /// Accepted as rg's: sandgrep says nothing of ignore files it cannot parse.
     #[arg(help_heading = "Logging options", long, overrides_with = "ignore_messages")]
     pub(crate) no_ignore_messages: bool,
@@ -655,8 +724,11 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Logging options", long, overrides_with = "no_ignore_messages")]
     pub(crate) ignore_messages: bool,
     /// After the results, what was searched and found (as `rg --stats`).
-    #[arg(help_heading = "Logging options", long)]
+    #[arg(help_heading = "Logging options", long, overrides_with = "no_stats")]
     pub(crate) stats: bool,
+    /// Undoes --stats.
+    #[arg(help_heading = "Logging options", long, overrides_with = "stats")]
+    pub(crate) no_stats: bool,
     /// List the files that would be searched (as `rg --files`), no search.
     #[arg(help_heading = "Other behaviors", long)]
     pub(crate) files: bool,
@@ -758,7 +830,8 @@ mod tests {
         let mut missing = Vec::new();
         for arg in search.get_arguments().filter(|a| !a.is_positional()) {
             let Some(long) = arg.get_long() else { continue };
-            if arg.get_help_heading() == Some(SANDGREP_ONLY) {
+            // (Refused by name, with why: `cli::flags_that_would_run_a_program_are_refused_by_name`.)
+            if arg.get_help_heading() == Some(SANDGREP_ONLY) || long == "one-file-system" {
                 continue;
             }
             let mut spellings = vec![format!("\"--{long}\""), format!("\"--{long}=")];

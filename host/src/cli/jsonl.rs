@@ -57,6 +57,8 @@ pub struct Printer<W: Write> {
     replacement: Option<String>,
     /// `--null-data`: lines end at NUL bytes.
     pub null_data: bool,
+    /// `-N`: no line numbers (`null`).
+    pub line_numbers: bool,
     file: Option<File>,
     pub totals: Totals,
     bytes_printed: u64,
@@ -81,6 +83,7 @@ impl<W: Write> Printer<W> {
             paths: paths.to_vec(),
             replacement,
             null_data: false,
+            line_numbers: true,
             file: None,
             totals: Totals::default(),
             bytes_printed: 0,
@@ -200,11 +203,12 @@ impl<W: Write> Printer<W> {
                 continue;
             }
             let name = file.name.clone();
+            let number_shown = if self.line_numbers { json!(number) } else { Value::Null };
             let message = match line {
                 Line::Context { lines, offset } => {
                     file.last = Some(number);
                     json!({"type": "context", "data": {
-                        "path": {"text": name}, "lines": {"text": lines}, "line_number": number,
+                        "path": {"text": name}, "lines": {"text": lines}, "line_number": number_shown,
                         "absolute_offset": offset, "submatches": []}})
                 }
                 Line::Match { lines, offset, spans, last } => {
@@ -230,7 +234,7 @@ impl<W: Write> Printer<W> {
                         })
                         .collect();
                     json!({"type": "match", "data": {
-                        "path": {"text": name}, "lines": {"text": lines}, "line_number": number,
+                        "path": {"text": name}, "lines": {"text": lines}, "line_number": number_shown,
                         "absolute_offset": offset, "submatches": submatches}})
                 }
             };

@@ -136,6 +136,10 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     if args.files {
         return files(sandbox, args, &mut shown);
     }
+    // As rg: a per-file limit of none searches nothing, whatever the output.
+    if args.max_count == Some(0) {
+        return Ok(Outcome::Nothing);
+    }
     let counting = args.count || args.count_matches;
     let unmatched = args.files_without_match && !counting || args.include_zero && counting;
     if !args.json_page && unmatched && !super::stdin::searched(args) {
@@ -152,9 +156,8 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     // As rg: --json prints rg's JSON Lines, but for -c, -l and
     // --files-without-match, which print their text.
     let json = args.json && !(counting || args.files_with_matches || args.files_without_match);
-    // As rg: a per-file limit of none finds nothing, nor do no patterns
-    // (an empty -f file) but with -v.
-    if args.max_count == Some(0) || args.regexp.is_empty() && !args.pattern_files.is_empty() && !args.invert_match {
+    // As rg: no patterns (an empty -f file) find nothing but with -v.
+    if args.regexp.is_empty() && !args.pattern_files.is_empty() && !args.invert_match {
         return Ok(Outcome::Nothing);
     }
     let started = std::time::Instant::now();
@@ -172,6 +175,7 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         request.binary_results = true;
         let mut printer = jsonl::Printer::new(&mut *out, args.quiet, &args.given, &args.paths, replacement);
         printer.null_data = args.null_data;
+        printer.line_numbers = !args.no_line_number;
         let (timed_out, ending) = stream_paths(sandbox, &mut request, args, &mut printer, &mut run)?;
         let searching = std::time::Duration::from_millis(run.searching);
         let totals = printer.finish(searching, started.elapsed())?;
@@ -343,7 +347,8 @@ pub(crate) fn stream_paths(
             _ => stream(sandbox, request, args, printer, run),
         };
         let (cut, cursor, stats) = match streamed {
-            Err(e) if one_by_one && unsearchable(args, &e) => {
+            // (A path alone too: rg still prints its --stats and summary.)
+            Err(e) if unsearchable(args, &e) => {
                 run.errored = true;
                 continue;
             }
