@@ -716,6 +716,11 @@ fn files_are_read_as_rg_reads_them() {
         &["-uuu", "foo"],
         &["--no-mmap", "foo", "small.bin"],
         &["--no-mmap", "-c", "foo", "small.bin"],
+        // Files without a match are read to their end: a NUL past the first
+        // buffer makes one the walk found binary (left out), not one named.
+        &["--files-without-match", "zzz"],
+        &["-c", "--include-zero", "zzz"],
+        &["--files-without-match", "zzz", "hay", "./small.bin", "text.txt"],
         // Inverted, a named binary file's first result past its NUL.
         &["-v", "foo", "small.bin"],
         &["-v", "needle", "hay"],

@@ -553,9 +553,17 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     let (mut errored, mut listed) = (false, false);
     for (i, root) in roots.iter().enumerate() {
         printer.next_root(i)?;
-        let counted = file_counts(sandbox, &mut request, root)
-            .and_then(|counts| Ok((counts, file_counts(sandbox, &mut every_line, root)?)));
-        let (counts, text) = match counted {
+        // The files searched as text: as rg reads a file without a match to
+        // its end, one the walk found is binary with a NUL anywhere (not
+        // only before its first line); one named is searched on.
+        let counted = file_counts(sandbox, &mut request, root).and_then(|counts| {
+            let named = file_counts(sandbox, &mut every_line, root)?;
+            every_line.binary = Some(sandgrep::BinaryMode::Skip);
+            let whole = file_counts(sandbox, &mut every_line, root);
+            every_line.binary = request.binary;
+            Ok((counts, named, whole?))
+        });
+        let (counts, named, text) = match counted {
             Err(e) if unsearchable(args, &e) => {
                 errored = true;
                 continue;
@@ -567,7 +575,15 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
         list.include_metadata = true;
         loop {
             let response = sandbox.list_files(&list).map_err(by_path)?;
-            let searched = |e: &sandgrep::FileEntry| e.size == Some(0) || text.contains_key(&e.path);
+            let root_file: std::path::PathBuf = std::path::Path::new(root)
+                .components()
+                .filter(|c| !matches!(c, std::path::Component::CurDir))
+                .collect();
+            let searched = |e: &sandgrep::FileEntry| {
+                e.size == Some(0)
+                    || text.contains_key(&e.path)
+                    || std::path::Path::new(&e.path) == root_file && named.contains_key(&e.path)
+            };
             for e in response.entries.into_iter().filter(searched) {
                 listed = true;
                 let count = counts.get(&e.path).copied();
