@@ -573,12 +573,10 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
         found |= !counts.is_empty();
         let mut list = listing(args, root);
         list.include_metadata = true;
+        let root_file: std::path::PathBuf =
+            std::path::Path::new(root).components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
         loop {
             let response = sandbox.list_files(&list).map_err(by_path)?;
-            let root_file: std::path::PathBuf = std::path::Path::new(root)
-                .components()
-                .filter(|c| !matches!(c, std::path::Component::CurDir))
-                .collect();
             let searched = |e: &sandgrep::FileEntry| {
                 e.size == Some(0)
                     || text.contains_key(&e.path)
