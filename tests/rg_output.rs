@@ -287,6 +287,13 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--sortr", "path", "-c", "foo", "./src", "docs"],
         &["--sortr", "path", "--files"],
         &["--sortr", "path", "--heading", "-n", "qux", "src"],
+        // The files a sorted search's walk found are searched as found (a
+        // binary one stops at its NUL, unnamed), one named as named.
+        &["--sortr", "path", "foo"],
+        &["--sortr", "path", "foo", "bin.dat", "src"],
+        &["--sortr", "path", "--files-without-match", "zzz"],
+        &["--sortr", "path", "-c", "--include-zero", "zzz", "bin.dat", "."],
+        &["--sortr", "path", "foo", "./twice.txt"],
         // rg's type `all`: every type defined.
         &["-t", "all", "-c", "foo"],
         &["-T", "all", "--files"],
@@ -721,6 +728,8 @@ fn files_are_read_as_rg_reads_them() {
         &["--files-without-match", "zzz"],
         &["-c", "--include-zero", "zzz"],
         &["--files-without-match", "zzz", "hay", "./small.bin", "text.txt"],
+        &["--sortr", "path", "-n", "late"],
+        &["--sortr", "path", "-n", "late", "hay"],
         // Inverted, a named binary file's first result past its NUL.
         &["-v", "foo", "small.bin"],
         &["-v", "needle", "hay"],

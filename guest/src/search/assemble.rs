@@ -29,6 +29,8 @@ pub(super) struct Page {
 
 impl Page {
     pub(super) fn new(q: Rc<TextQuery>, resume: Option<Position>, warnings: Vec<String>, named: Vec<String>) -> Page {
+        // (Files a caller's own walk found: none named, see `as-rg-walked`.)
+        let named = if q.binary == crate::BinaryMode::AsRgWalked { Vec::new() } else { named };
         Page {
             paging: Paging::new(resume, q.skip, q.max_results),
             q,

@@ -457,7 +457,7 @@ fn binary_detection(mode: BinaryMode, named: bool) -> BinaryDetection {
         BinaryMode::Text => BinaryDetection::none(),
         BinaryMode::Search => BinaryDetection::convert(b'\x00'),
         BinaryMode::AsRg if named => BinaryDetection::convert(b'\x00'),
-        BinaryMode::Skip | BinaryMode::AsRg => BinaryDetection::quit(b'\x00'),
+        BinaryMode::Skip | BinaryMode::AsRg | BinaryMode::AsRgWalked => BinaryDetection::quit(b'\x00'),
     }
 }
 
@@ -642,9 +642,7 @@ fn every_line_matcher(crlf: bool, null_data: bool) -> Result<SearchMatcher, Sear
     // (Lines end as the searcher's do: see `searcher_with`.)
     let mut b = RegexMatcherBuilder::new();
     b.line_terminator(Some(if null_data && !crlf { b'\0' } else { b'\n' })).crlf(crlf);
-    let regex = b
-        .build("")
-        .map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
+    let regex = b.build("").map_err(|e| SearchError::InvalidPattern(e.to_string()))?;
     Ok(SearchMatcher::new(regex, "", QueryKind { literal: false, ignore_case: false, multiline: false, word: false }))
 }
 

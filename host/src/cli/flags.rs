@@ -760,6 +760,10 @@ pub(crate) struct SearchArgs {
     /// The paths as given (results are shown under these names, as rg does).
     #[arg(skip)]
     pub(crate) given: Vec<String>,
+    /// Of each path, whether a walk found it, not named (a sorted search
+    /// names each file it listed): searched as the walk's files are.
+    #[arg(skip)]
+    pub(crate) walked: Vec<bool>,
     /// --type-add and --type-clear in the order given.
     #[arg(skip)]
     pub(crate) type_changes: Vec<sandgrep::TypeChange>,

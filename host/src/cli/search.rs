@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use sandgrep::limits::{LIST_RESULTS, MAX_RESULTS};
 use sandgrep::{
-    render, FileCount, ListFilesRequest, OutputMode, QueryMode, Sandbox, SearchError, SearchTextRequest,
+    render, BinaryMode, FileCount, ListFilesRequest, OutputMode, QueryMode, Sandbox, SearchError, SearchTextRequest,
     SearchTextResponse, TextMatch,
 };
 
@@ -332,12 +332,19 @@ pub(crate) fn stream_paths(
     };
     let (mut timed_out, mut ending) = (false, None);
     let one_by_one = each.len() > 1;
+    // (A sorted search names the files its walk found: searched as found.)
+    let as_rg = matches!(request.binary, Some(BinaryMode::AsRg | BinaryMode::AsRgWalked));
     for (i, paths) in each.into_iter().enumerate() {
         if run.left == 0 || timed_out {
             break;
         }
         if one_by_one {
             printer.next_root(i)?;
+        }
+        if as_rg {
+            let first = if one_by_one { i } else { 0 };
+            let walked = !paths.is_empty() && (first..first + paths.len()).all(|k| args.walked.get(k) == Some(&true));
+            request.binary = Some(if walked { BinaryMode::AsRgWalked } else { BinaryMode::AsRg });
         }
         request.paths = paths;
         request.cursor = args.cursor.clone();
@@ -573,14 +580,15 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
         found |= !counts.is_empty();
         let mut list = listing(args, root);
         list.include_metadata = true;
-        let root_file: std::path::PathBuf =
-            std::path::Path::new(root).components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
+        let root_file = as_listed(root);
         loop {
             let response = sandbox.list_files(&list).map_err(by_path)?;
             let searched = |e: &sandgrep::FileEntry| {
                 e.size == Some(0)
                     || text.contains_key(&e.path)
-                    || std::path::Path::new(&e.path) == root_file && named.contains_key(&e.path)
+                    || std::path::Path::new(&e.path) == root_file
+                        && args.walked.get(i) != Some(&true)
+                        && named.contains_key(&e.path)
             };
             for e in response.entries.into_iter().filter(searched) {
                 listed = true;
@@ -700,8 +708,8 @@ fn sorted_files(sandbox: &Sandbox, args: &SearchArgs) -> io::Result<Option<Searc
         return Ok(None);
     }
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
-    // (path, shown as, time in nanoseconds)
-    let mut files: Vec<(String, String, Option<u64>)> = Vec::new();
+    // (path, shown as, time in nanoseconds, found by the walk of a directory)
+    let mut files: Vec<(String, String, Option<u64>, bool)> = Vec::new();
     for (i, root) in roots.iter().enumerate() {
         let names = match args.given.get(i) {
             Some(given) => printer::Names::new(std::slice::from_ref(given), std::slice::from_ref(root)),
@@ -713,12 +721,13 @@ fn sorted_files(sandbox: &Sandbox, args: &SearchArgs) -> io::Result<Option<Searc
             // (A path that cannot be listed is searched as named: the
             // search says why, as rg, and it sorts last.)
             let Ok(response) = sandbox.list_files(&r) else {
-                files.push((root.clone(), args.given.get(i).unwrap_or(root).clone(), None));
+                files.push((root.clone(), args.given.get(i).unwrap_or(root).clone(), None, false));
                 break;
             };
             for e in response.entries.into_iter().filter(|e| !e.is_dir) {
                 let time = if kind == "accessed" { e.accessed_ns } else { e.modified_ns };
-                files.push((e.path.clone(), names.show(&e.path), time));
+                let walked = std::path::Path::new(&e.path) != as_listed(root);
+                files.push((e.path.clone(), names.show(&e.path), time, walked));
             }
             match response.next_cursor {
                 Some(c) => r.cursor = Some(c),
@@ -747,13 +756,23 @@ fn sorted_files(sandbox: &Sandbox, args: &SearchArgs) -> io::Result<Option<Searc
             }
         });
     }
-    let one_file_named = matches!((args.paths.as_slice(), files.as_slice()), ([p], [(f, _, _)]) if p == f);
+    let named: Vec<std::path::PathBuf> = roots.iter().map(|r| as_listed(r)).collect();
+    let one_file_named =
+        matches!((named.as_slice(), files.as_slice()), ([p], [(f, ..)]) if p == std::path::Path::new(f));
     let mut sorted = args.clone();
     if !one_file_named && !args.with_filename && !args.no_filename {
         sorted.with_filename = true;
     }
-    (sorted.paths, sorted.given) = files.into_iter().map(|(path, shown, _)| (path, shown)).unzip();
+    // (A file the walk found stops at its NUL byte, as rg's; one named
+    // is searched on.)
+    sorted.walked = files.iter().map(|f| f.3).collect();
+    (sorted.paths, sorted.given) = files.into_iter().map(|(path, shown, ..)| (path, shown)).unzip();
     Ok(Some(sorted))
+}
+
+/// A path as given, as the listing names it when it is a file (`./a` as `a`).
+fn as_listed(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(path).components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
 }
 
 /// The listing of what a search of `root` reads: its filters, all entries a page.
