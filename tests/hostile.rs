@@ -1542,6 +1542,45 @@ fn binary_file_matches_is_no_oracle_for_a_secret() {
         };
         assert_eq!(answer(right), answer(wrong), "{flags:?}");
     }
+    // With context: a line the searcher matched only inside a secret would
+    // make the next line context (or one before a result), where the
+    // search stops short of its notice, or changes the bytes it searched.
+    let mut late = String::from("head\n");
+    late.push_str(&"filler line of text\n".repeat(5000));
+    late.push_str("x\0y\nkey = \"AKIAIOSFODNN7EXAMPLE\"\nplain line\n");
+    t.write("late.bin", &late);
+    t.write("a.bin", "head\nkey = \"AKIAIOSFODNN7EXAMPLE\"\nmid\0x\nplain line\n");
+    for flags in [
+        vec!["-e", "plain", "-A1", "a.bin"],
+        vec!["-e", "plain", "-A1", "--binary"],
+        vec!["--stats", "-C1", "s.bin"],
+        vec!["-e", "head", "-B1", "late.bin"],
+        vec!["--json", "-C1", "late.bin"],
+        vec!["--passthru", "s.bin"],
+    ] {
+        let answer = |pattern: &str| {
+            let mut args = vec!["search", "-e", pattern];
+            args.extend(&flags);
+            let out = quick(t.path(), &args);
+            let text = stdout(&out);
+            let text: Vec<&str> = text.lines().filter(|l| !l.contains("seconds")).collect();
+            let text = text.join("\n");
+            // (Timings aside.)
+            let text = text.split("\"elapsed").map(|p| p.split_once('}').map_or(p, |x| x.1)).collect::<String>();
+            (text, out.status.code())
+        };
+        assert_eq!(answer("AKIAIOSFODNN7E"), answer("AKIAIOSFODNN7X"), "{flags:?}");
+    }
+    // A key block with a NUL inside goes on past it (the lines after a
+    // named binary file's NUL are shown with --json).
+    t.write(
+        "k.bin",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nQyNTUxOQAAACDx\0AAAAAAAAAAAAAAAA\nZZZZAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n-----END OPENSSH PRIVATE KEY-----\n",
+    );
+    for flags in [&["--json", "ZZZZ", "k.bin"][..], &["-a", "ZZZZ", "k.bin"]] {
+        let out = quick(t.path(), &[&["search"][..], flags].concat());
+        assert!(!stdout(&out).contains("ZZZZ"), "{flags:?}: {}", stdout(&out));
+    }
     // What shows clear of the redaction still says the file matches.
     let out = quick(t.path(), &["search", "key = ", "s.bin"]);
     assert!(stdout(&out).starts_with("binary file matches"), "{}", stdout(&out));

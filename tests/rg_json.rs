@@ -205,12 +205,23 @@ fn json_lines_of_binary_files_are_rgs() {
     for args in sets {
         compare(t.path(), &[], args);
     }
-    let piped = |cmd: &mut std::process::Command| {
-        let input = std::fs::File::open(t.path().join("b.dat")).unwrap();
+    // (A stream read whole, --stop-on-nonmatch, in many reads: its NUL
+    // where it is in all of it.)
+    let mut big = "head\n".to_string();
+    big.push_str(&"filler line of text\n".repeat(5000));
+    big.push_str("x\0y\nplain hello\n");
+    t.write("big.in", &big);
+    let piped = |cmd: &mut std::process::Command, file: &str| {
+        let input = std::fs::File::open(t.path().join(file)).unwrap();
         let out = cmd.current_dir(t.path()).stdin(input).output().unwrap();
         (messages(&out.stdout), out.status.code())
     };
-    for args in [&["--json", "hello"][..], &["--json", "-v", "hello"]] {
+    for (file, args) in [
+        ("b.dat", &["--json", "hello"][..]),
+        ("b.dat", &["--json", "-v", "hello"]),
+        ("big.in", &["--json", "--stop-on-nonmatch", "hello"]),
+    ] {
+        let piped = |cmd: &mut std::process::Command| piped(cmd, file);
         let theirs = piped(crate::util::rg_command().args(args));
         let ours = piped(
             std::process::Command::new(env!("CARGO_BIN_EXE_sandgrep"))

@@ -91,12 +91,14 @@ pub(super) fn string_prefix(s: &[u8]) -> Option<usize> {
     (n > 0 && n <= 2 && matches!(s.get(n), Some(b'"' | b'\''))).then_some(n)
 }
 
-/// Base64 (with escaped newlines between pieces), as a key body is.
+/// Base64 (with escaped newlines between pieces), as a key body is. (A NUL
+/// byte too: binary data inside a block ends nothing, and a file searched
+/// on past its NUL shows the lines after it.)
 pub(super) fn body_shaped(c: &[u8]) -> bool {
     let mut i = 0;
     while i < c.len() {
         match c[i] {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' | b'=' => i += 1,
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' | b'=' | b'\0' => i += 1,
             b'\\' if matches!(c.get(i + 1), Some(b'n' | b'r')) => i += 2,
             _ => return false,
         }

@@ -315,59 +315,69 @@ fn search_file(
     sink.convert_binary = detect.convert_byte().is_some();
     sink.binary_results = q.binary_results;
     literal::set_deadline(deadline);
-    let outcome =
-        if cfg.redact && (searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch || cfg.matcher.is_pcre2()) {
-            // Matches that may span lines decide which lines join one block
-            // from the whole text: on the raw text, a secret a guess matched
-            // would join (or split) the block around it, and show. So the file
-            // is redacted whole and searched as callers see it (the file is
-            // held whole for a multi-line search anyway). So too where a
-            // search ends at the first line that does not match
-            // (stop-on-nonmatch): on the raw text, a line matched only inside
-            // its secret would let the search go on (or, first, end it early),
-            // and the lines shown after it would tell a guess right. So too
-            // with PCRE2, whose matches look around them as far as they like:
-            // on the raw text, `x(?=guess)` tells a guess at the secret after
-            // `x` right, however far from it the match itself stays.
-            match at.text_range(0, HEAP_LIMIT as u64 + 1) {
-                Ok(text) if text.len() > HEAP_LIMIT => {
-                    out.too_long = true;
-                    return ShardEventKind::Searched(out);
-                }
-                Ok(text) => {
-                    let shown = sink.redact_whole(&text);
-                    let shown = shown.as_deref().unwrap_or(&text);
-                    // A UTF-16 file's text is the UTF-8 it transcodes to:
-                    // not to be decoded again as the encoding asked for.
-                    let mut utf8;
-                    let searcher = if at.is_utf16() && q.encoding.is_some() {
-                        utf8 = searcher_with(q, None);
-                        utf8.set_binary_detection(detect.clone());
-                        &mut utf8
-                    } else {
-                        searcher
-                    };
-                    if slice || searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch {
-                        searcher.search_slice(cfg.scan, shown, &mut sink)
-                    } else {
-                        // (PCRE2 line by line: read as a file is, a buffer at a
-                        // time, so binary data is found where rg finds it.)
-                        searcher.search_reader(cfg.scan, shown, &mut sink)
-                    }
-                }
-                Err(e) => Err(e),
+    // (Context around lines past a NUL byte: see below.)
+    let context = q.output == OutputMode::Content && (q.before > 0 || q.after > 0 || q.passthru);
+    let outcome = if cfg.redact
+        && (searcher.multi_line_with_matcher(cfg.scan)
+            || q.stop_on_nonmatch
+            || cfg.matcher.is_pcre2()
+            || sink.convert_binary && context)
+    {
+        // Matches that may span lines decide which lines join one block
+        // from the whole text: on the raw text, a secret a guess matched
+        // would join (or split) the block around it, and show. So the file
+        // is redacted whole and searched as callers see it (the file is
+        // held whole for a multi-line search anyway). So too where a
+        // search ends at the first line that does not match
+        // (stop-on-nonmatch): on the raw text, a line matched only inside
+        // its secret would let the search go on (or, first, end it early),
+        // and the lines shown after it would tell a guess right. So too
+        // with PCRE2, whose matches look around them as far as they like:
+        // on the raw text, `x(?=guess)` tells a guess at the secret after
+        // `x` right, however far from it the match itself stays. So too
+        // with context in a file searched on past a NUL byte, which stops
+        // at the first line rg would show there: on the raw text, a match
+        // only inside a secret would make the next line context (or a
+        // line before a result context), and stop it short of its notice.
+        match at.text_range(0, HEAP_LIMIT as u64 + 1) {
+            Ok(text) if text.len() > HEAP_LIMIT => {
+                out.too_long = true;
+                return ShardEventKind::Searched(out);
             }
-        } else if slice {
-            // (As a memory map holds what the file held when it was
-            // opened: no more than its size then.)
-            let mut whole = Vec::new();
-            match (&mut file).take(size).read_to_end(&mut whole) {
-                Ok(_) => searcher.search_slice(cfg.scan, &whole, &mut sink),
-                Err(e) => Err(e),
+            Ok(text) => {
+                let shown = sink.redact_whole(&text);
+                let shown = shown.as_deref().unwrap_or(&text);
+                // A UTF-16 file's text is the UTF-8 it transcodes to:
+                // not to be decoded again as the encoding asked for.
+                let mut utf8;
+                let searcher = if at.is_utf16() && q.encoding.is_some() {
+                    utf8 = searcher_with(q, None);
+                    utf8.set_binary_detection(detect.clone());
+                    &mut utf8
+                } else {
+                    searcher
+                };
+                if slice || searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch {
+                    searcher.search_slice(cfg.scan, shown, &mut sink)
+                } else {
+                    // (PCRE2 line by line: read as a file is, a buffer at a
+                    // time, so binary data is found where rg finds it.)
+                    searcher.search_reader(cfg.scan, shown, &mut sink)
+                }
             }
-        } else {
-            searcher.search_reader(cfg.scan, &mut file, &mut sink)
-        };
+            Err(e) => Err(e),
+        }
+    } else if slice {
+        // (As a memory map holds what the file held when it was
+        // opened: no more than its size then.)
+        let mut whole = Vec::new();
+        match (&mut file).take(size).read_to_end(&mut whole) {
+            Ok(_) => searcher.search_slice(cfg.scan, &whole, &mut sink),
+            Err(e) => Err(e),
+        }
+    } else {
+        searcher.search_reader(cfg.scan, &mut file, &mut sink)
+    };
     let mut r = sink.results;
     out.bytes_searched = r.bytes_searched;
     // (PCRE2 stopped by the deadline: what was found, as the sink's own stop.)

@@ -534,6 +534,8 @@ pub(crate) fn stream(
         input.convert = !(request.multiline || request.null_data);
         while !input.eof && all.len() <= LINE_MAX {
             input.fill()?;
+            // (So that a NUL the next read holds is placed in the whole.)
+            input.offset += input.pending.len() as u64;
             all.append(&mut input.pending);
         }
         if all.starts_with(BOM) {
