@@ -425,6 +425,10 @@ fn stats_count_as_rgs_do() {
         &["--stats", "foo", "bin.dat"],
         &["--stats", "-v", "foo", "bin.dat"],
         &["--stats", "--binary", "foo", "-g", "bin.dat"],
+        // … and with -c, -l, -q every match, past the NUL too.
+        &["--stats", "-c", "o", "bin.dat"],
+        &["--stats", "-l", "o", "bin.dat"],
+        &["--stats", "-q", "o", "bin.dat"],
     ];
     for args in sets {
         let (theirs, ours) = both(t.path(), args);

@@ -973,8 +973,8 @@ impl RunReader {
     fn next(&mut self, ids: &mut Vec<u32>) -> std::io::Result<Option<u32>> {
         let Some(delta) = self.varint()? else { return Ok(None) };
         let bad = || std::io::Error::from(std::io::ErrorKind::InvalidData);
-        let tri = u64::from(self.next_tri) + delta;
-        self.next_tri = u32::try_from(tri + 1).map_err(|_| bad())?;
+        let tri = u64::from(self.next_tri).checked_add(delta).and_then(|t| u32::try_from(t).ok()).ok_or_else(bad)?;
+        self.next_tri = tri.checked_add(1).ok_or_else(bad)?;
         let mut left = self.varint()?.ok_or_else(bad)?;
         let mut id = 0u64;
         while left > 0 {
@@ -994,13 +994,13 @@ impl RunReader {
                 } else {
                     read_varint(&self.buf, &mut self.at).ok_or_else(bad)?
                 };
-                id += step;
+                id = id.checked_add(step).ok_or_else(bad)?;
                 ids.push(u32::try_from(id).map_err(|_| bad())?);
                 id += 1;
                 left -= 1;
             }
         }
-        Ok(Some(tri as u32))
+        Ok(Some(tri))
     }
 }
 

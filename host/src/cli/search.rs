@@ -182,6 +182,8 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         return ended(args, &request, run, totals, timed_out, ending);
     }
     let mut printer = printer::Printer::new(shown, style(args), printer::Names::new(&args.given, &args.paths));
+    // (-q prints nothing: rg's quiet printer counts every match, past a NUL too.)
+    request.binary_results |= args.quiet;
     if args.quiet && !args.stats {
         // The first file with a match answers.
         request.output = Some(OutputMode::FilesWithMatches);
@@ -256,6 +258,8 @@ pub(crate) fn counted(
 ) -> io::Result<printer::Totals> {
     let mut counter = printer::Printer::new(io::sink(), style(args), printer::Names::new(&args.given, &args.paths));
     (request.output, request.count_matches, request.streaming) = (Some(OutputMode::Content), false, true);
+    // (rg's counting printers go on past a NUL byte: every match counts.)
+    request.binary_results = true;
     let mut run = Run { left: u64::MAX, searching: *searching, ..Run::default() };
     stream_paths(sandbox, request, args, &mut counter, &mut run)?;
     *searching = run.searching;
