@@ -622,7 +622,9 @@ mod tests {
         (dir, ws)
     }
 
-    use crate::request::ast_request as req;
+    fn req(pattern: &str) -> SearchAstRequest {
+        SearchAstRequest::new(pattern)
+    }
 
     fn spots(r: &SearchAstResponse) -> Vec<(String, u64, u64)> {
         r.matches.iter().map(|m| (m.path.clone(), m.line, m.column)).collect()

@@ -19,8 +19,12 @@ mod bindings {
 
 mod ast;
 mod confine;
+// The requests' defaults, the host's own (for tests: callers send every field).
 mod cursor;
 mod decompress;
+#[cfg(test)]
+#[path = "../../host/src/defaults.rs"]
+mod defaults;
 mod deny;
 mod error;
 mod fs;

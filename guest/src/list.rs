@@ -178,26 +178,7 @@ mod tests {
     use super::*;
 
     fn req() -> ListFilesRequest {
-        ListFilesRequest {
-            root: None,
-            recursive: None,
-            include_globs: vec![],
-            exclude_globs: vec![],
-            include_dirs: false,
-            include_metadata: false,
-            hidden: false,
-            no_ignore: false,
-            follow_symlinks: false,
-            types: vec![],
-            max_depth: None,
-            max_results: None,
-            skip: None,
-            cursor: None,
-            no_total: false,
-            ignore: None,
-            type_changes: vec![],
-            max_filesize: None,
-        }
+        ListFilesRequest { root: None, ..ListFilesRequest::new("") }
     }
 
     fn paths(r: &ListFilesResponse) -> Vec<&str> {

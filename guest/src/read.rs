@@ -296,14 +296,7 @@ mod tests {
     }
 
     fn req(path: &str) -> ReadFileRequest {
-        ReadFileRequest {
-            path: path.into(),
-            range_type: None,
-            offset_bytes: None,
-            max_bytes: None,
-            start_line: None,
-            max_lines: None,
-        }
+        ReadFileRequest::new(path)
     }
 
     fn lines(ws: &Workspace, path: &str, start: u64, max: u64) -> ReadFileResponse {

@@ -437,58 +437,12 @@ impl ReadPlan {
     }
 }
 
-/// A request for `query` with every other field absent.
-#[cfg(test)]
-pub(crate) fn text_request(query: &str) -> SearchTextRequest {
-    SearchTextRequest {
-        query: query.into(),
-        mode: None,
-        case: None,
-        word: false,
-        multiline: false,
-        paths: vec![],
-        include_globs: vec![],
-        exclude_globs: vec![],
-        types: vec![],
-        hidden: false,
-        no_ignore: false,
-        follow_symlinks: false,
-        max_depth: None,
-        context_before: None,
-        context_after: None,
-        output: None,
-        max_results: None,
-        max_matches_per_file: None,
-        max_columns: None,
-        max_filesize: None,
-        timeout_ms: None,
-        cursor: None,
-        skip: None,
-        invert_match: false,
-        count_matches: false,
-        replace: None,
-        streaming: false,
-        binary: None,
-        crlf: false,
-        null_data: false,
-        encoding: None,
-        passthru: false,
-        ignore: None,
-        type_changes: vec![],
-        stop_on_nonmatch: false,
-        engine: None,
-        search_zip: false,
-        mmap: false,
-        binary_results: false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn req(query: &str) -> SearchTextRequest {
-        text_request(query)
+        SearchTextRequest::new(query)
     }
 
     #[test]
@@ -601,25 +555,5 @@ mod tests {
         let mut r = req("x");
         r.paths = vec![".".into(); MAX_PATHS + 1];
         assert!(TextQuery::from_request(r, &mut w).is_err());
-    }
-}
-
-/// A structural request for `pattern` with every other field absent.
-#[cfg(test)]
-pub(crate) fn ast_request(pattern: &str) -> crate::SearchAstRequest {
-    crate::SearchAstRequest {
-        pattern: pattern.into(),
-        language: None,
-        paths: vec![],
-        include_globs: vec![],
-        exclude_globs: vec![],
-        hidden: false,
-        no_ignore: false,
-        follow_symlinks: false,
-        max_results: None,
-        max_filesize: None,
-        timeout_ms: None,
-        cursor: None,
-        skip: None,
     }
 }

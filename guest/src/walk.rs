@@ -1248,7 +1248,7 @@ mod tests {
         std::fs::create_dir_all(root.join("v/x")).unwrap();
         std::fs::write(root.join("v/x/config"), "nothing here\n").unwrap();
         let ws = Workspace::new(root);
-        let search = || ws.search_text(crate::request::text_request("needle_word")).unwrap();
+        let search = || ws.search_text(crate::SearchTextRequest::new("needle_word")).unwrap();
         // The host vouches for an unchanged tree: the walk is kept...
         crate::session::unchanged_since(Some(1));
         assert!(search().matches.is_empty());
@@ -1588,7 +1588,7 @@ mod tests {
         std::fs::write(dir.path().join("rules"), "a.txt\n").unwrap();
         let ws = Workspace::new(dir.path());
         let list = |files: Vec<String>| {
-            let mut r = crate::request::text_request("^x$");
+            let mut r = crate::SearchTextRequest::new("^x$");
             r.mode = Some(crate::QueryMode::Regex);
             r.ignore = Some(crate::IgnoreOptions {
                 no_vcs: false,

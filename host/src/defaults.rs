@@ -1,6 +1,7 @@
 //! The requests with every field at its default, which callers fill in
-//! from: the library's (host/src/lib.rs) and the wasi:http front's
-//! (http/src/lib.rs), each for its own bindings of the same WIT types.
+//! from: the library's (host/src/lib.rs), the wasi:http front's
+//! (http/src/lib.rs) and the component's own tests (guest/src/lib.rs), each
+//! for its own bindings of the same WIT types.
 
 use crate::{ListFilesRequest, ReadFileRequest, SearchAstRequest, SearchTextRequest};
 

@@ -330,7 +330,7 @@ mod tests {
     use crate::request::TextQuery;
 
     fn q(query: &str, mode: QueryMode, case: CaseMode) -> TextQuery {
-        let mut r = crate::request::text_request(query);
+        let mut r = crate::SearchTextRequest::new(query);
         r.mode = Some(mode);
         r.case = Some(case);
         TextQuery::from_request(r, &mut Vec::new()).unwrap()

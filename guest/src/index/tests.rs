@@ -1,5 +1,4 @@
 use super::*;
-use crate::request::text_request;
 use crate::{BinaryMode, QueryMode, SearchTextRequest, SearchTextResponse};
 
 /// A workspace of `files` whose times are past the racy window, and an
@@ -26,7 +25,7 @@ fn answer(r: &SearchTextResponse) -> String {
 }
 
 fn regex(query: &str) -> SearchTextRequest {
-    SearchTextRequest { mode: Some(QueryMode::Regex), ..text_request(query) }
+    SearchTextRequest { mode: Some(QueryMode::Regex), ..SearchTextRequest::new(query) }
 }
 
 #[test]
@@ -45,12 +44,12 @@ fn an_indexed_search_reads_only_candidates_and_answers_as_a_scan() {
     assert_eq!((report.files, report.files_read), (5, 5));
     assert!(report.rebuilt.as_deref().is_some_and(|r| r.contains("there was none")), "{report:?}");
     for request in [
-        text_request("needle"),
-        text_request("filler"),
+        SearchTextRequest::new("needle"),
+        SearchTextRequest::new("filler"),
         regex("need(le|xx)"),
         regex("line [0-9]+ of"),
         regex("e"),
-        SearchTextRequest { max_results: Some(1), ..text_request("needle") },
+        SearchTextRequest { max_results: Some(1), ..SearchTextRequest::new("needle") },
     ] {
         let a = scan.search_text(request.clone()).unwrap();
         let b = indexed.search_text(request.clone()).unwrap();
@@ -62,14 +61,14 @@ fn an_indexed_search_reads_only_candidates_and_answers_as_a_scan() {
     // A search that does not leave binary files out (rg's way, -a,
     // --binary) reads them: the index knows of a NUL, not where it is.
     for binary in [BinaryMode::AsRg, BinaryMode::Text, BinaryMode::Search] {
-        let request = SearchTextRequest { binary: Some(binary), ..text_request("needle") };
+        let request = SearchTextRequest { binary: Some(binary), ..SearchTextRequest::new("needle") };
         let (a, b) = (scan.search_text(request.clone()).unwrap(), indexed.search_text(request).unwrap());
         assert_eq!(answer(&a), answer(&b), "{binary:?}");
         assert_eq!(a.stats.skipped, b.stats.skipped, "{binary:?}");
     }
     // `needle` (either case) is in a, c/d and e (binary): b and f are left unread,
     // and e is skipped as binary without being read.
-    let r = indexed.search_text(text_request("needle")).unwrap();
+    let r = indexed.search_text(SearchTextRequest::new("needle")).unwrap();
     assert_eq!((r.stats.files_skipped_by_index, r.stats.files_scanned, r.stats.skipped.binary), (3, 2, 1));
 }
 
@@ -85,7 +84,7 @@ fn changes_after_the_index_was_built_are_in_the_answer() {
     std::fs::remove_file(root.path().join("gone.txt")).unwrap();
     write(root.path(), ".ignore", b"b.txt\n");
     let found = |ws: &Workspace, q: &str| -> Vec<String> {
-        ws.search_text(text_request(q)).unwrap().matches.iter().map(|m| m.path.clone()).collect()
+        ws.search_text(SearchTextRequest::new(q)).unwrap().matches.iter().map(|m| m.path.clone()).collect()
     };
     assert_eq!(found(&ws, "delta"), ["a.txt", "new.txt"]);
     assert!(found(&ws, "gamma").is_empty());
@@ -95,7 +94,7 @@ fn changes_after_the_index_was_built_are_in_the_answer() {
     let report = ws.refresh_index().unwrap();
     assert_eq!((report.files, report.files_read, report.files_removed, report.rebuilt), (3, 2, 2, None));
     // (a.txt and new.txt read, c.txt kept; b.txt ignored now, gone.txt gone.)
-    let r = ws.search_text(text_request("delta")).unwrap();
+    let r = ws.search_text(SearchTextRequest::new("delta")).unwrap();
     assert_eq!((r.stats.files_scanned, r.stats.files_skipped_by_index), (2, 1));
 }
 
@@ -108,7 +107,7 @@ fn files_written_within_the_racy_window_are_always_read() {
     ws.refresh_index().unwrap();
     // Rewritten at once, same size: the times may not have moved.
     write(root.path(), "a.txt", b"two\n");
-    let r = ws.search_text(text_request("two")).unwrap();
+    let r = ws.search_text(SearchTextRequest::new("two")).unwrap();
     assert_eq!((r.matches.len(), r.stats.files_skipped_by_index), (1, 0));
 }
 
@@ -141,12 +140,12 @@ fn a_damaged_index_is_not_used_and_is_rebuilt() {
     ];
     for (what, bytes) in damaged {
         std::fs::write(&path, &bytes).unwrap();
-        let r = ws.search_text(text_request("needle")).unwrap();
+        let r = ws.search_text(SearchTextRequest::new("needle")).unwrap();
         assert_eq!(r.matches.len(), 1, "{what}");
         let report = ws.refresh_index().unwrap();
         assert!(report.rebuilt.is_some(), "{what}: {report:?}");
         assert_eq!(report.files, 2, "{what}");
-        let r = ws.search_text(text_request("needle")).unwrap();
+        let r = ws.search_text(SearchTextRequest::new("needle")).unwrap();
         assert_eq!((r.matches.len(), r.stats.index), (1, IndexUse::Served), "{what}");
     }
     // Built under another denylist: not used.
@@ -160,7 +159,7 @@ fn a_damaged_index_is_not_used_and_is_rebuilt() {
         })
         .unwrap()
         .with_index_dir(idx.path());
-    assert_eq!(other.search_text(text_request("needle")).unwrap().stats.index, IndexUse::None);
+    assert_eq!(other.search_text(SearchTextRequest::new("needle")).unwrap().stats.index, IndexUse::None);
 }
 
 #[test]
@@ -177,7 +176,7 @@ fn a_damaged_delta_is_not_used_and_one_of_another_index_is_ignored() {
     ws.refresh_index().unwrap();
     let path = idx.path().join(DELTA_NAME);
     let served = |what: &str| {
-        let r = ws.search_text(text_request("needle")).unwrap();
+        let r = ws.search_text(SearchTextRequest::new("needle")).unwrap();
         assert_eq!((r.matches.len(), r.stats.index, r.stats.files_scanned), (1, IndexUse::Served, 1), "{what}");
     };
     served("a delta");
@@ -195,7 +194,7 @@ fn a_damaged_delta_is_not_used_and_one_of_another_index_is_ignored() {
         damage(&mut bytes);
         std::fs::write(&path, &bytes).unwrap();
         // (A list the query does not read is not checked.)
-        let r = ws.search_text(text_request("needle")).unwrap();
+        let r = ws.search_text(SearchTextRequest::new("needle")).unwrap();
         assert_eq!(r.matches.len(), 1, "{what}");
         let report = ws.refresh_index().unwrap();
         assert!(report.rebuilt.is_some(), "{what}: {report:?}");
@@ -218,9 +217,9 @@ fn a_damaged_delta_is_not_used_and_one_of_another_index_is_ignored() {
     ws.refresh_index().unwrap();
     assert!(!path.exists());
     std::fs::write(&path, &stale).unwrap();
-    let r = ws.search_text(text_request("rewritten")).unwrap();
+    let r = ws.search_text(SearchTextRequest::new("rewritten")).unwrap();
     assert_eq!((r.matches.len(), r.stats.index, r.stats.files_scanned), (10, IndexUse::Served, 10));
-    assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 0);
+    assert_eq!(ws.search_text(SearchTextRequest::new("needle")).unwrap().matches.len(), 0);
 }
 
 #[test]
@@ -251,7 +250,7 @@ fn multiline_searches_read_binary_files_and_files_with_secrets_are_indexed_as_sh
     // the secret is skipped right or wrong (the skip count is no oracle), and
     // every answer is a scan's.
     for q in ["AKIZZZ", "AKIAIOSFODNN7", "aws_key", "REDACTED"] {
-        let r = SearchTextRequest { paths: vec!["keys.env.txt".into()], ..text_request(q) };
+        let r = SearchTextRequest { paths: vec!["keys.env.txt".into()], ..SearchTextRequest::new(q) };
         assert_eq!(answer(&scan.search_text(r.clone()).unwrap()), answer(&ws.search_text(r.clone()).unwrap()), "{q}");
         let skipped = ws.search_text(r).unwrap().stats.files_skipped_by_index;
         assert_eq!(skipped, u64::from(q.starts_with("AKI")), "{q}");
@@ -322,7 +321,7 @@ fn case_decides_which_files_are_read() {
     let scan = Workspace::new(root.path());
     let ws = Workspace::new(root.path()).with_index_dir(idx.path());
     ws.refresh_index().unwrap();
-    let with = |query: &str, case| SearchTextRequest { case: Some(case), ..text_request(query) };
+    let with = |query: &str, case| SearchTextRequest { case: Some(case), ..SearchTextRequest::new(query) };
     use crate::CaseMode::{Insensitive, Sensitive, Smart};
     // (request, files read: the rest are skipped)
     for (r, read) in [
@@ -348,8 +347,9 @@ fn a_kept_instance_reuses_its_walk_while_the_host_vouches_for_the_tree() {
     let scan = Workspace::new(root.path());
     let ws = Workspace::new(root.path()).with_index_dir(idx.path());
     ws.refresh_index().unwrap();
-    let first = SearchTextRequest { max_results: Some(1), ..text_request("needle") };
-    let cases = [text_request("needle"), text_request("hay"), first, regex("ne+dle|zzz"), regex("\\w+")];
+    let first = SearchTextRequest { max_results: Some(1), ..SearchTextRequest::new("needle") };
+    let cases =
+        [SearchTextRequest::new("needle"), SearchTextRequest::new("hay"), first, regex("ne+dle|zzz"), regex("\\w+")];
     crate::session::unchanged_since(Some(7));
     for _ in 0..2 {
         for r in &cases {
@@ -359,9 +359,9 @@ fn a_kept_instance_reuses_its_walk_while_the_host_vouches_for_the_tree() {
     // What it kept stands for the tree until the host says otherwise: a
     // file added behind the host's back is not seen, and is once it does.
     write(root.path(), "e.txt", b"needle three\n");
-    assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 2);
+    assert_eq!(ws.search_text(SearchTextRequest::new("needle")).unwrap().matches.len(), 2);
     crate::session::unchanged_since(None);
-    assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 3);
+    assert_eq!(ws.search_text(SearchTextRequest::new("needle")).unwrap().matches.len(), 3);
 }
 
 #[test]
@@ -373,7 +373,7 @@ fn a_file_with_another_name_is_always_read() {
     std::fs::hard_link(root.path().join("b.txt"), outside.path().join("b.txt")).unwrap();
     let ws = Workspace::new(root.path()).with_index_dir(idx.path());
     ws.refresh_index().unwrap();
-    let r = ws.search_text(text_request("nothing")).unwrap();
+    let r = ws.search_text(SearchTextRequest::new("nothing")).unwrap();
     assert_eq!((r.stats.files_skipped_by_index, r.stats.files_scanned), (1, 1));
 }
 
@@ -409,7 +409,7 @@ fn a_build_in_runs_and_a_refresh_merged_from_them_answer_as_a_scan() {
     check("built");
     assert_eq!(left(), [FILE]);
     let index = inode();
-    let skipped = ws.search_text(text_request("word3")).unwrap().stats.files_skipped_by_index;
+    let skipped = ws.search_text(SearchTextRequest::new("word3")).unwrap().stats.files_skipped_by_index;
     assert!(skipped > 40, "{skipped}");
     for i in (0..60).step_by(9) {
         std::fs::remove_file(root.path().join(&names[i])).unwrap();
@@ -480,7 +480,7 @@ fn a_refresh_with_nothing_changed_rewrites_nothing() {
     let changed = ws.refresh_index().unwrap();
     assert_eq!(changed.files_read, 1);
     assert_ne!(inode(), written);
-    let r = ws.search_text(text_request("nothing")).unwrap();
+    let r = ws.search_text(SearchTextRequest::new("nothing")).unwrap();
     assert_eq!(r.stats.files_skipped_by_index, 1);
 }
 
@@ -496,7 +496,7 @@ fn structural_searches_read_only_files_with_the_patterns_words() {
     let scan = Workspace::new(root.path());
     let ws = Workspace::new(root.path()).with_index_dir(idx.path());
     ws.refresh_index().unwrap();
-    let request = crate::request::ast_request;
+    let request = |pattern: &str| crate::SearchAstRequest::new(pattern);
     let without_stats = |mut r: crate::SearchAstResponse| {
         let stats = std::mem::replace(&mut r.stats, crate::page::empty_stats());
         (format!("{r:?}"), stats)
@@ -543,7 +543,8 @@ fn the_table_of_files_is_in_path_order_and_an_index_of_the_old_order_is_rebuilt(
     for max in [None, Some(1), Some(5)] {
         let mut cursor = None;
         loop {
-            let request = SearchTextRequest { max_results: max, cursor: cursor.clone(), ..text_request("needle") };
+            let request =
+                SearchTextRequest { max_results: max, cursor: cursor.clone(), ..SearchTextRequest::new("needle") };
             let (a, b) = (scan.search_text(request.clone()).unwrap(), indexed.search_text(request).unwrap());
             assert_eq!(answer(&a), answer(&b), "{max:?} {cursor:?}");
             assert_eq!(b.stats.index, IndexUse::Served);
@@ -553,7 +554,7 @@ fn the_table_of_files_is_in_path_order_and_an_index_of_the_old_order_is_rebuilt(
             }
         }
     }
-    let all = scan.search_text(text_request("needle")).unwrap();
+    let all = scan.search_text(SearchTextRequest::new("needle")).unwrap();
     assert_eq!(all.matches.iter().map(|m| m.path.as_str()).collect::<Vec<_>>(), want);
     // An index of format 3 (the table bytewise by whole path), checksums
     // and all, is another format: not used, rebuilt.
@@ -576,10 +577,10 @@ fn the_table_of_files_is_in_path_order_and_an_index_of_the_old_order_is_rebuilt(
         format!("it was written by a newer sandgrep (index format {}; this one reads {VERSION})", VERSION + 1)
     );
     std::fs::write(&path, &old).unwrap();
-    assert_eq!(indexed.search_text(text_request("needle")).unwrap().stats.index, IndexUse::None);
+    assert_eq!(indexed.search_text(SearchTextRequest::new("needle")).unwrap().stats.index, IndexUse::None);
     let report = indexed.refresh_index().unwrap();
     assert!(report.rebuilt.as_deref().is_some_and(|r| r.contains("another format")), "{report:?}");
-    assert_eq!(indexed.search_text(text_request("needle")).unwrap().stats.index, IndexUse::Served);
+    assert_eq!(indexed.search_text(SearchTextRequest::new("needle")).unwrap().stats.index, IndexUse::Served);
 }
 
 #[test]
@@ -600,8 +601,9 @@ fn a_vouched_first_page_replays_the_walk_the_index_recorded() {
     ws.refresh_index().unwrap();
     let loaded = Loaded::open(idx.path(), ws.index_policy()).unwrap();
     assert!(loaded.walk.whole && loaded.walk.tail == Skips { denied: 1, ..Skips::default() }, "{:?}", loaded.walk);
-    let first = SearchTextRequest { max_results: Some(1), ..text_request("needle") };
-    let cases = [text_request("needle"), text_request("hay"), first, regex("ne+dle|zzz"), regex("\\w+")];
+    let first = SearchTextRequest { max_results: Some(1), ..SearchTextRequest::new("needle") };
+    let cases =
+        [SearchTextRequest::new("needle"), SearchTextRequest::new("hay"), first, regex("ne+dle|zzz"), regex("\\w+")];
     for generation in [11, 12] {
         crate::session::unchanged_since(Some(generation));
         for r in &cases {
@@ -614,13 +616,13 @@ fn a_vouched_first_page_replays_the_walk_the_index_recorded() {
     // the host's back is not seen (it is, once the host no longer vouches).
     crate::session::unchanged_since(Some(13));
     write(root.path(), "new.txt", b"needle three\n");
-    let r = ws.search_text(text_request("needle")).unwrap();
+    let r = ws.search_text(SearchTextRequest::new("needle")).unwrap();
     assert_eq!((r.matches.len(), r.stats.files_scanned), (2, 2));
     // Other walks than the index's are walked (hidden files too here).
-    let hidden = SearchTextRequest { hidden: true, ..text_request("needle") };
+    let hidden = SearchTextRequest { hidden: true, ..SearchTextRequest::new("needle") };
     assert_eq!(ws.search_text(hidden).unwrap().matches.len(), 4);
     crate::session::unchanged_since(None);
-    assert_eq!(ws.search_text(text_request("needle")).unwrap().matches.len(), 3);
+    assert_eq!(ws.search_text(SearchTextRequest::new("needle")).unwrap().matches.len(), 3);
 }
 
 /// PCRE2 (asked for, or chosen by `auto`) reads a syntax the plan's parser
@@ -710,7 +712,7 @@ fn a_build_spread_over_instances_writes_the_index_one_instance_writes() {
     assert_eq!((again.files, again.files_read, again.rebuilt), (63, 1, None));
     let ws = Workspace::new(root.path()).with_index_dir(two.path());
     // (and the UTF-16 file, which no index holds).
-    assert_eq!(ws.search_text(text_request("changed")).unwrap().stats.files_scanned, 2);
+    assert_eq!(ws.search_text(SearchTextRequest::new("changed")).unwrap().stats.files_scanned, 2);
 }
 
 #[test]
@@ -731,7 +733,10 @@ fn a_build_stopped_early_is_an_index_a_refresh_goes_on_from() {
     assert!(stopped.warnings.iter().any(|w| w.starts_with("stopped:")), "{:?}", stopped.warnings);
     // A search answers as a scan; the refresh reads what was not read.
     let scan = Workspace::new(root.path());
-    let (a, b) = (scan.search_text(text_request("needle")).unwrap(), ws.search_text(text_request("needle")).unwrap());
+    let (a, b) = (
+        scan.search_text(SearchTextRequest::new("needle")).unwrap(),
+        ws.search_text(SearchTextRequest::new("needle")).unwrap(),
+    );
     assert_eq!(answer(&a), answer(&b));
     let resumed = ws.refresh_index().unwrap();
     assert_eq!((resumed.files, resumed.files_read), (40, 40 - first.len() as u64));

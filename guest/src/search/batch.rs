@@ -368,11 +368,8 @@ mod tests {
         std::fs::write(root.join(".env"), "needle\n").unwrap();
         std::os::unix::fs::symlink("real", root.join("link")).unwrap();
         let ws = Workspace::new(root);
-        let request = SearchTextRequest {
-            hidden: true,
-            output: Some(OutputMode::Count),
-            ..crate::request::text_request("needle")
-        };
+        let request =
+            SearchTextRequest { hidden: true, output: Some(OutputMode::Count), ..SearchTextRequest::new("needle") };
         let mut batches = Batches::new(&ws, request).unwrap();
         let file = |path: &str, real: Option<&str>| WalkedFile { path: path.into(), real: real.map(str::to_string) };
         let files = vec![

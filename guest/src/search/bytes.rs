@@ -159,7 +159,6 @@ pub fn search_bytes(
 
 #[cfg(test)]
 mod tests {
-    use crate::request::text_request;
     use crate::{ByteChunk, OutputMode, QueryMode, SearchTextRequest, Workspace};
     use std::collections::BTreeMap;
 
@@ -171,7 +170,7 @@ mod tests {
             output: Some(output),
             max_results: Some(5000),
             streaming: true,
-            ..text_request(query)
+            ..SearchTextRequest::new(query)
         }
     }
 

@@ -740,7 +740,7 @@ mod tests {
                 mode: Some(crate::QueryMode::Regex),
                 multiline: true,
                 output: Some(crate::OutputMode::Count),
-                ..crate::request::text_request("E\\nx")
+                ..SearchTextRequest::new("E\\nx")
             };
             ws.search_text(request).unwrap().files.iter().map(|f| f.count).sum::<u64>()
         };
@@ -771,7 +771,7 @@ mod tests {
                     mode: Some(crate::QueryMode::Regex),
                     multiline: true,
                     output: Some(output),
-                    ..crate::request::text_request(q)
+                    ..SearchTextRequest::new(q)
                 })
                 .unwrap();
             let m: Vec<_> = r.matches.iter().map(|m| (m.path.clone(), m.line, m.end_line, m.text.clone())).collect();
@@ -791,7 +791,7 @@ mod tests {
             .search_text(crate::SearchTextRequest {
                 mode: Some(crate::QueryMode::Regex),
                 multiline: true,
-                ..crate::request::text_request("Q marker[^\\n]*\\npassword")
+                ..SearchTextRequest::new("Q marker[^\\n]*\\npassword")
             })
             .unwrap();
         assert_eq!((r.matches.len(), r.stats.lines_redacted), (1, 1), "{r:?}");
@@ -820,7 +820,7 @@ mod tests {
                 context_before: Some(0),
                 context_after: Some(0),
                 replace: Some(replace.into()),
-                ..crate::request::text_request(query)
+                ..SearchTextRequest::new(query)
             };
             let r = ws.search_text(request).unwrap();
             r.matches
@@ -855,7 +855,7 @@ mod tests {
                 passthru: true,
                 max_results: Some(8),
                 max_matches_per_file: per_file,
-                ..crate::request::text_request("foo")
+                ..SearchTextRequest::new("foo")
             };
             let (mut lines, mut results, mut redacted) = (Vec::new(), 0, 0);
             loop {
@@ -886,7 +886,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "x\nfoo 1\nfoo 2\nbar\nfoo 3\n").unwrap();
         let ws = Workspace::new(dir.path());
-        let r = crate::SearchTextRequest { stop_on_nonmatch: true, ..crate::request::text_request("foo") };
+        let r = crate::SearchTextRequest { stop_on_nonmatch: true, ..SearchTextRequest::new("foo") };
         let lines: Vec<u64> = ws.search_text(r).unwrap().matches.iter().map(|m| m.line).collect();
         assert_eq!(lines, [2, 3]);
     }
@@ -899,7 +899,7 @@ mod tests {
         let r = crate::SearchTextRequest {
             null_data: true,
             mode: Some(crate::QueryMode::Regex),
-            ..crate::request::text_request("^bar$|baz")
+            ..SearchTextRequest::new("^bar$|baz")
         };
         let found: Vec<(u64, String)> =
             ws.search_text(r).unwrap().matches.iter().map(|m| (m.line, m.text.clone())).collect();
@@ -945,45 +945,15 @@ mod tests {
 
     fn request(output: OutputMode, max: u32, per_file: Option<u32>, context: u32, skip: u32) -> SearchTextRequest {
         SearchTextRequest {
-            query: "foo".into(),
-            mode: None,
-            case: None,
-            word: false,
-            multiline: false,
-            paths: Vec::new(),
-            include_globs: Vec::new(),
-            exclude_globs: Vec::new(),
-            types: Vec::new(),
             hidden: true,
-            no_ignore: false,
-            follow_symlinks: false,
-            max_depth: None,
             context_before: Some(context),
             context_after: Some(context),
             output: Some(output),
             max_results: Some(max),
             max_matches_per_file: per_file,
-            max_columns: None,
             max_filesize: Some(1000),
-            timeout_ms: None,
-            cursor: None,
             skip: Some(skip),
-            invert_match: false,
-            count_matches: false,
-            replace: None,
-            streaming: false,
-            binary: None,
-            crlf: false,
-            null_data: false,
-            encoding: None,
-            passthru: false,
-            ignore: None,
-            type_changes: vec![],
-            stop_on_nonmatch: false,
-            engine: None,
-            search_zip: false,
-            mmap: false,
-            binary_results: false,
+            ..SearchTextRequest::new("foo")
         }
     }
 
