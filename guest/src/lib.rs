@@ -44,7 +44,9 @@ mod walk;
 pub use bindings::exports::sandgrep::search::files::{
     FileEntry, ListFilesRequest, ListFilesResponse, RangeType, ReadFileRequest, ReadFileResponse, ReadRange,
 };
-pub use bindings::exports::sandgrep::search::index::{IndexBatch, IndexFile, IndexPart, IndexReport, ReadOutcome};
+pub use bindings::exports::sandgrep::search::index::{
+    IndexBatch, IndexFile, IndexMergePlan, IndexMerged, IndexOldLists, IndexPart, IndexReport, ReadOutcome,
+};
 pub use bindings::exports::sandgrep::search::parallel::{
     AstEventKind, AstFileOutcome, AstShardEvent, AstShardResult, FileOutcome, ShardEvent, ShardEventKind, ShardResult,
     ShardStop, WalkSkips, WalkedFile, WalkedFiles,
@@ -351,8 +353,16 @@ mod component {
             index::read_batch(&Workspace::new(".").with_policy(&policy)?, files, last)
         }
 
-        fn index_finish(policy: Policy, reads: Vec<IndexPart>) -> Result<IndexReport, SearchError> {
-            index::finish(&Workspace::new(".").with_policy(&policy)?, reads)
+        fn index_split(policy: Policy, reads: Vec<IndexPart>, count: u32) -> Result<IndexMergePlan, SearchError> {
+            index::split(&Workspace::new(".").with_policy(&policy)?, reads, count)
+        }
+
+        fn index_merge(policy: Policy, plan: IndexMergePlan, range: u32) -> Result<IndexMerged, SearchError> {
+            index::merge_range(&Workspace::new(".").with_policy(&policy)?, &plan, range)
+        }
+
+        fn index_finish(policy: Policy, merged: Vec<IndexMerged>) -> Result<IndexReport, SearchError> {
+            index::finish(&Workspace::new(".").with_policy(&policy)?, merged)
         }
 
         fn unchanged_since(generation: Option<u64>) {

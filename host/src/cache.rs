@@ -91,13 +91,13 @@ fn index_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// `index.v1.<16 hex>.tmp` or `index.v1.<16 hex>.run<N>`: what a build
-/// writes beside the index and removes when done.
+/// `index.v1.<16 hex>.run<N>` or `.part` (or `.tmp`, an older build's):
+/// what a build writes beside the index and removes when done.
 fn is_leftover_name(name: &str) -> bool {
     let Some(rest) = name.strip_prefix("index.v1.") else { return false };
     let Some((hash, tail)) = rest.split_at_checked(16) else { return false };
     let run = tail.strip_prefix(".run").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    hash.bytes().all(|b| b.is_ascii_hexdigit()) && (tail == ".tmp" || run)
+    hash.bytes().all(|b| b.is_ascii_hexdigit()) && (tail == ".tmp" || tail == ".part" || run)
 }
 
 /// Whether the delta in `dir` belongs to no index there: its header names
@@ -491,9 +491,12 @@ mod tests {
 
     #[test]
     fn only_sandgrep_names_are_leftovers() {
-        for yes in
-            ["index.v1.0123456789abcdef.tmp", "index.v1.0123456789ABCDEF.run0", "index.v1.0000000000000000.run12"]
-        {
+        for yes in [
+            "index.v1.0123456789abcdef.tmp",
+            "index.v1.0123456789ABCDEF.run0",
+            "index.v1.0000000000000000.run12",
+            "index.v1.0123456789abcdef.part",
+        ] {
             assert!(is_leftover_name(yes), "{yes}");
         }
         for no in [
@@ -503,6 +506,7 @@ mod tests {
             "index.v1.0123456789abcdeg.tmp",
             "index.v1.0123456789abcdef.tmp.bak",
             "index.v1.0123456789abcdef.runx",
+            "index.v1.0123456789abcdef.part0",
             "precious",
             "index.v1.0123456789abcde.tmp",
         ] {

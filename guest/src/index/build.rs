@@ -1,16 +1,19 @@
 //! Building and refreshing the index, in one instance ([`refresh`]) or
 //! spread over several (the WIT's `index-walk`, `index-read`,
-//! `index-finish`): one instance walks and hands out the files to read in
-//! batches, any instance reads them (its pairs written out as runs beside
-//! the index), and the walking one merges every run with the old index's
-//! lists. The index is the same either way.
+//! `index-split`, `index-merge`, `index-finish`): one instance walks and
+//! hands out the files to read in batches, any instance reads them (its
+//! pairs written out as runs beside the index); the walking one settles the
+//! table and splits the trigrams into ranges of about equal bytes, any
+//! instance merges a range's lists from every run and the old index into a
+//! part, and the walking one joins the parts into the index. The index is
+//! the same either way.
 // (The spread build is called through the WIT only: natively, by tests.)
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 
 use std::cell::RefCell;
 
 use super::*;
-use crate::{IndexBatch, IndexFile, IndexPart, ReadOutcome};
+use crate::{IndexBatch, IndexFile, IndexMergePlan, IndexMerged, IndexOldLists, IndexPart, ReadOutcome};
 
 /// Bytes of files a single instance reads between two steps of its walk.
 const BATCH_BYTES: u64 = 1 << 20;
@@ -26,6 +29,9 @@ thread_local! {
     static BUILD: RefCell<Option<Build>> = const { RefCell::new(None) };
     /// What this instance read for a build, between `index-read` calls.
     static READER: RefCell<Option<Reader>> = const { RefCell::new(None) };
+    /// The build this instance walked for, settled, between `index-split`
+    /// and `index-finish`.
+    static SETTLED: RefCell<Option<Settle>> = const { RefCell::new(None) };
 }
 
 /// Builds the index of `ws`, or brings it up to date: files whose size and
@@ -63,9 +69,19 @@ fn one_instance(
             build.apply(file.number, outcome);
         }
     }
+    if !reader.pairs.is_empty() {
+        reader.write_run()?;
+    }
     let runs = reader.runs.take();
-    reader.sort();
-    build.finish(runs, &reader.pairs, reader.files_read, reader.bytes_read)
+    let settled = match build.settle(runs, reader.files_read, reader.bytes_read)? {
+        Settle::Done(report) => return Ok(report),
+        Settle::Merge(settled) => settled,
+    };
+    let part = write_part(&settled.dir, &settled.runs.paths, settled.old_lists(), 0..1 << 24, settled.header())?;
+    Ok(match part {
+        Ok(part) => Ok(settled.finish(vec![part])?),
+        Err(why) => Err(why),
+    })
 }
 
 /// `index-walk`: the next files to read of the build this instance walks
@@ -113,10 +129,11 @@ pub fn read_batch(ws: &Workspace, files: Vec<IndexFile>, last: bool) -> Result<I
     })
 }
 
-/// `index-finish`: the build this instance walked for, written from every
-/// instance's reads.
-pub fn finish(ws: &Workspace, reads: Vec<IndexPart>) -> Result<IndexReport, SearchError> {
-    let started = Instant::now();
+/// `index-split`: the build this instance walked for, once every file
+/// handed out was read (`reads`: every instance's), its table settled; the
+/// merge of its lists split into `count` ranges of trigrams, about equal in
+/// bytes (none: nothing to merge, `index-finish` tells the outcome).
+pub fn split(ws: &Workspace, reads: Vec<IndexPart>, count: u32) -> Result<IndexMergePlan, SearchError> {
     let mut build = BUILD.take().ok_or_else(|| SearchError::InvalidArgument("no index build was started".into()))?;
     let dir = index_dir(ws)?;
     let mut runs = Runs::new(dir);
@@ -127,7 +144,7 @@ pub fn finish(ws: &Workspace, reads: Vec<IndexPart>) -> Result<IndexReport, Sear
         }
         for name in read.runs {
             // (Only a run's name: nothing else in the directory is merged.)
-            if !is_run_name(&name) {
+            if !is_build_file(&name, false) {
                 return Err(SearchError::InvalidArgument(format!("{name:?} is not an index run")));
             }
             runs.paths.push(dir.join(name));
@@ -135,13 +152,110 @@ pub fn finish(ws: &Workspace, reads: Vec<IndexPart>) -> Result<IndexReport, Sear
         files_read += read.files_read;
         bytes_read += read.bytes_read;
     }
-    let elapsed = build.started.elapsed();
-    let report = match build.finish(runs.take(), &[], files_read, bytes_read)? {
-        Ok(report) => report,
-        // The old index was corrupt: built again, here, from scratch.
-        Err(why) => one_instance(ws, None, Some(why))?.map_err(SearchError::Io)?,
+    let settle = build.settle(runs.take(), files_read, bytes_read)?;
+    let plan = match &settle {
+        Settle::Done(_) => IndexMergePlan { runs: Vec::new(), bounds: Vec::new(), old: None },
+        Settle::Merge(settled) => settled.plan(count)?,
     };
-    Ok(IndexReport { elapsed_ms: (elapsed + started.elapsed()).as_millis() as u64, ..report })
+    SETTLED.set(Some(settle));
+    Ok(plan)
+}
+
+/// `index-merge`: range `range` of a build's merge (`plan`, from
+/// `index-split`), written beside the index as a part.
+pub fn merge_range(ws: &Workspace, plan: &IndexMergePlan, range: u32) -> Result<IndexMerged, SearchError> {
+    let dir = index_dir(ws)?;
+    let bad =
+        |what: &str| SearchError::InvalidArgument(format!("the merge plan's {what} is not one index-split makes"));
+    let r = range as usize;
+    let (from, to) = match plan.bounds.get(r..r + 2) {
+        Some(&[from, to]) => (from, to),
+        _ => return Err(bad("range")),
+    };
+    let aligned = |b: u32| b.is_multiple_of(1 << SLICE_BITS) && b <= 1 << 24;
+    if from > to || !aligned(from) || !aligned(to) {
+        return Err(bad("range"));
+    }
+    let mut runs = Vec::new();
+    for name in &plan.runs {
+        if !is_build_file(name, false) {
+            return Err(SearchError::InvalidArgument(format!("{name:?} is not an index run")));
+        }
+        runs.push(dir.join(name));
+    }
+    let corrupt = |why: String| IndexMerged { name: String::new(), corrupt: Some(why) };
+    let header = match &plan.old {
+        Some(o) if o.delta_only && range == 0 => DELTA_HEADER,
+        _ if range == 0 => HEADER,
+        _ => 0,
+    };
+    SETTLED.with_borrow(|settled| {
+        // The old index: this instance's own (it settled the build), or opened.
+        let own = match settled {
+            Some(Settle::Merge(s)) => s.old.as_ref().map(|(o, _)| o),
+            _ => None,
+        };
+        let opened;
+        let old = match &plan.old {
+            None => None,
+            Some(o) => {
+                let old = match own.filter(|own| own.id == o.id) {
+                    Some(own) => own,
+                    None => match Loaded::open(dir, ws.index_policy()) {
+                        Ok(l) if l.id == o.id => {
+                            opened = l;
+                            &opened
+                        }
+                        Ok(_) => return Ok(corrupt("it was replaced during the build".into())),
+                        Err(why) => return Ok(corrupt(why)),
+                    },
+                };
+                if o.renumber.len() != old.files.len() {
+                    return Err(bad("renumbering"));
+                }
+                Some((old, &o.renumber[..], o.delta_only))
+            }
+        };
+        Ok(match write_part(dir, &runs, old, from..to, header)? {
+            Ok(path) => {
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                IndexMerged { name: name.to_string(), corrupt: None }
+            }
+            Err(why) => corrupt(why),
+        })
+    })
+}
+
+/// `index-finish`: the build this instance split, its index written from
+/// the ranges merged (`merged`, in order).
+pub fn finish(ws: &Workspace, merged: Vec<IndexMerged>) -> Result<IndexReport, SearchError> {
+    let dir = index_dir(ws)?;
+    let settled = match SETTLED.take() {
+        None => return Err(SearchError::InvalidArgument("no index build was split".into())),
+        Some(Settle::Done(Ok(report))) => return Ok(report),
+        Some(Settle::Done(Err(why))) => return one_instance(ws, None, Some(why))?.map_err(SearchError::Io),
+        Some(Settle::Merge(settled)) => settled,
+    };
+    let (mut parts, mut corrupt) = (Vec::new(), None);
+    for m in merged {
+        if m.corrupt.is_some() {
+            corrupt = corrupt.or(m.corrupt);
+            continue;
+        }
+        if !is_build_file(&m.name, true) {
+            return Err(SearchError::InvalidArgument(format!("{:?} is not a merged part of the index", m.name)));
+        }
+        parts.push(dir.join(m.name));
+    }
+    if let Some(why) = corrupt {
+        // The old index was corrupt: built again, here, from scratch (the
+        // parts removed with the runs).
+        let mut settled = settled;
+        settled.runs.paths.extend(parts);
+        drop(settled);
+        return one_instance(ws, None, Some(why))?.map_err(SearchError::Io);
+    }
+    settled.finish(parts)
 }
 
 impl Runs {
@@ -335,16 +449,10 @@ impl Build {
         }
     }
 
-    /// The index written from the table, `runs`, the pairs in `memory`
-    /// (sorted) and the old index: `Ok(Err(why))` when the old one turned
-    /// out corrupt.
-    fn finish(
-        mut self,
-        runs: Vec<PathBuf>,
-        memory: &[u64],
-        files_read: u64,
-        bytes_read: u64,
-    ) -> Result<Result<IndexReport, String>, SearchError> {
+    /// The table settled once every file handed out was read (`runs`:
+    /// every instance's): nothing to write (the index stands as it is, or
+    /// the old one turned out corrupt), or its lists to merge.
+    fn settle(mut self, runs: Vec<PathBuf>, files_read: u64, bytes_read: u64) -> Result<Settle, SearchError> {
         let mut source = Runs::new(&self.dir);
         source.paths = runs;
         let mut report = self.report;
@@ -370,12 +478,13 @@ impl Build {
         let same = |o: &Loaded| o.files.len() == kept.len() && kept.iter().all(|k| k.1.is_some()) && o.walk == *walked;
         if let Some(old) = self.old.as_ref().filter(|o| same(o)) {
             if let Err(why) = old.verify() {
-                return Ok(Err(why));
+                return Ok(Settle::Done(Err(why)));
             }
             report.files = kept.len() as u64;
             report.trigrams = old.trigrams(false).len() as u64;
             report.index_bytes = old.bytes;
-            return Ok(Ok(report));
+            report.elapsed_ms = self.started.elapsed().as_millis() as u64;
+            return Ok(Settle::Done(Ok(report)));
         }
         // Each kept file's number in the old index's own lists (u32::MAX:
         // read now, or read since that index and in its delta's lists).
@@ -389,41 +498,132 @@ impl Build {
         let read_since = in_base.iter().filter(|&&b| b == u32::MAX).count();
         // Few files read since the old index: only a delta beside it (its
         // lists: the files read now, and those of the old delta kept).
-        let delta = self.old.as_ref().filter(|_| read_since * DELTA_SHARE <= kept.len());
+        let delta = self.old.is_some() && read_since * DELTA_SHARE <= kept.len();
         if let Some(old) = self.old.as_ref() {
             let walked = |path: &str| kept.binary_search_by(|k| path_cmp(&k.0.path, path)).is_ok();
             report.files_removed = old.files.iter().filter(|f| !walked(&f.path)).count() as u64;
         }
         // The old lists, renumbered: a source of the merge as a run is (for
         // a delta, only the old delta's lists of files kept as they were).
-        let renumbered = self.old.as_ref().map(|old| {
+        let renumber = self.old.as_ref().map(|old| {
             let mut renumber = vec![u32::MAX; old.files.len()];
             for (new, (_, was)) in kept.iter().enumerate() {
-                if let Some(was) = was.filter(|_| delta.is_none() || in_base[new] == u32::MAX) {
+                if let Some(was) = was.filter(|_| !delta || in_base[new] == u32::MAX) {
                     renumber[was] = new as u32;
                 }
             }
             renumber
         });
-        let files: Vec<FileRec> = kept.into_iter().map(|(rec, _)| rec).collect();
-        let old = self.old.as_ref().zip(renumbered.as_deref()).map(|(o, r)| (o, r, delta.is_some()));
-        let mut out = Output::create(source, delta.is_some())?;
-        let dict = match out.merge(old, memory)? {
-            Ok(dict) => dict,
-            Err(why) => return Ok(Err(why)),
-        };
-        report.files = files.len() as u64;
+        Ok(Settle::Merge(Settled {
+            dir: self.dir,
+            policy: self.policy,
+            report,
+            files: kept.into_iter().map(|(rec, _)| rec).collect(),
+            walked: self.walked,
+            old: self.old.zip(renumber),
+            in_base: delta.then_some(in_base),
+            runs: source,
+            started: self.started,
+        }))
+    }
+}
+
+/// A build's table settled: what it writes.
+enum Settle {
+    /// Nothing: the old index stands as it is, or (`Err`) it turned out
+    /// corrupt.
+    Done(Result<IndexReport, String>),
+    Merge(Settled),
+}
+
+/// A build's table settled, its lists still to merge.
+struct Settled {
+    dir: PathBuf,
+    policy: u64,
+    report: IndexReport,
+    files: Vec<FileRec>,
+    walked: WalkRecord,
+    /// The old index, and each of its files' number now (`u32::MAX`: its
+    /// lists are not merged).
+    old: Option<(Loaded, Vec<u32>)>,
+    /// Written as a delta of the old index: each file's number in its own
+    /// lists (`u32::MAX`: read since).
+    in_base: Option<Vec<u32>>,
+    runs: Runs,
+    started: Instant,
+}
+
+impl Settled {
+    /// The old index's lists the merge takes (renumbered; its delta's only, or all).
+    fn old_lists(&self) -> Option<(&Loaded, &[u32], bool)> {
+        self.old.as_ref().map(|(o, r)| (o, &r[..], self.in_base.is_some()))
+    }
+
+    /// The bytes before the lists: the index's header, or a delta's.
+    fn header(&self) -> usize {
+        if self.in_base.is_some() {
+            DELTA_HEADER
+        } else {
+            HEADER
+        }
+    }
+
+    /// The merge split into `count` ranges of trigrams (whole slices),
+    /// about equal in the bytes of the lists they read.
+    fn plan(&self, count: u32) -> Result<IndexMergePlan, SearchError> {
+        let count = count.clamp(1, 64) as u128;
+        let mut bytes = vec![0u64; SLICES];
+        for path in &self.runs.paths {
+            for (b, n) in bytes.iter_mut().zip(slice_bytes(path).map_err(io_error)?) {
+                *b += n;
+            }
+        }
+        if let Some((old, _, delta_only)) = self.old_lists() {
+            let delta = old.delta.as_ref().map_or(&[][..], |(d, _)| &d.dict[..]);
+            let base = if delta_only { &[][..] } else { &old.base.dict[..] };
+            for &(tri, _, len, _) in base.iter().chain(delta) {
+                bytes[(tri >> SLICE_BITS) as usize] += u64::from(len);
+            }
+        }
+        let total = u128::from(bytes.iter().sum::<u64>());
+        let (mut bounds, mut at) = (vec![0u32], 0u128);
+        for (s, n) in bytes.iter().enumerate() {
+            at += u128::from(*n);
+            while (bounds.len() as u128) < count && at * count >= total * bounds.len() as u128 {
+                bounds.push(((s + 1) << SLICE_BITS) as u32);
+            }
+        }
+        bounds.push(1 << 24);
+        let runs = self.runs.paths.iter().filter_map(|p| Some(p.file_name()?.to_str()?.to_string())).collect();
+        let old = self.old.as_ref().map(|(o, renumber)| IndexOldLists {
+            id: o.id,
+            renumber: renumber.clone(),
+            delta_only: self.in_base.is_some(),
+        });
+        Ok(IndexMergePlan { runs, bounds, old })
+    }
+
+    /// The index (or delta) written from the merged parts among its runs
+    /// (in order: see [`Output::join`]). Its report.
+    fn finish(mut self, parts: Vec<PathBuf>) -> Result<IndexReport, SearchError> {
+        // (Removed with the runs once joined, or if the join fails.)
+        self.runs.paths.extend(parts.iter().cloned());
+        let (out, dict) = Output::join(&parts, self.header())?;
+        let mut report = self.report;
+        report.files = self.files.len() as u64;
         report.trigrams = dict.len() as u64;
-        let as_delta = delta.map(|old| (old.id, &in_base[..]));
-        report.index_bytes = out.finish(&files, &self.walked, &dict, self.policy, as_delta)?;
-        if let Some(old) = delta {
+        let old = self.old.as_ref().map(|(o, _)| o);
+        let as_delta = old.zip(self.in_base.as_deref()).map(|(o, numbers)| (o.id, numbers));
+        report.index_bytes = out.finish(&self.files, &self.walked, &dict, self.policy, as_delta)?;
+        if let Some(old) = old.filter(|_| self.in_base.is_some()) {
             report.index_bytes += old.base_bytes;
             let mut all: Vec<u32> = old.base.dict.iter().chain(&dict).map(|e| e.0).collect();
             all.sort_unstable();
             all.dedup();
             report.trigrams = all.len() as u64;
         }
-        Ok(Ok(report))
+        report.elapsed_ms = self.started.elapsed().as_millis() as u64;
+        Ok(report)
     }
 }
 
@@ -496,26 +696,21 @@ impl Reader {
         // nothing its answers and reads do not.
         let edits = if ws.redact { redact::edits(&self.bytes) } else { Vec::new() };
         let shown = (!edits.is_empty()).then(|| redact::apply(&self.bytes, &edits));
-        trigrams(shown.as_deref().unwrap_or(&self.bytes), &mut self.seen, &mut self.tris);
+        let n = trigrams(shown.as_deref().unwrap_or(&self.bytes), &mut self.seen, &mut self.tris);
         self.in_order &= self.last.is_none_or(|last| last < file.number);
         self.last = Some(file.number);
         let number = u64::from(file.number);
-        self.pairs.extend(self.tris.iter().map(|&t| u64::from(t) << 32 | number));
+        self.pairs.extend(self.tris[..n].iter().map(|&t| u64::from(t) << 32 | number));
         if self.pairs.len() >= RUN_PAIRS {
             self.write_run()?;
         }
         Ok(Outcome::Text)
     }
 
-    /// Its pairs sorted (see [`sort_pairs`]).
-    fn sort(&mut self) {
+    /// Its pairs written out as a run (sorted: see [`sort_pairs`]).
+    fn write_run(&mut self) -> Result<(), SearchError> {
         sort_pairs(&mut self.pairs, &mut self.scratch, self.in_order);
         (self.in_order, self.last) = (true, None);
-    }
-
-    /// Its pairs written out as a run.
-    fn write_run(&mut self) -> Result<(), SearchError> {
-        self.sort();
         self.runs.write(&mut self.pairs)
     }
 }

@@ -31,8 +31,10 @@
 //! A build holds a bounded number of (trigram, file) pairs in memory: past
 //! [`RUN_PAIRS`] it writes them out, sorted, as a run beside the index, and
 //! at the end merges the runs (and the old index's lists, renumbered) into
-//! the postings, trigram by trigram. So its memory grows with the table of
-//! files and the dictionary, not with the tree's bytes.
+//! the postings, trigram by trigram — split by ranges of trigrams over
+//! instances, each range's lists a part joined into the index. So its
+//! memory grows with the table of files and the dictionary, not with the
+//! tree's bytes.
 
 mod build;
 mod plan;
@@ -44,7 +46,7 @@ use std::rc::Rc;
 use std::time::{Instant, SystemTime};
 
 #[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
-pub use build::{finish, read_batch, refresh, walk_batch};
+pub use build::{finish, merge_range, read_batch, refresh, split, walk_batch};
 pub use plan::{plan, Query};
 
 use crate::confine::path_cmp;
@@ -63,7 +65,7 @@ pub const PREOPEN: &str = "/sandgrep-index";
 const FILE: &str = index_file::NAME;
 /// (trigram, file) pairs a build holds before writing them out as a run:
 /// 64 MiB of them, and as much again to sort them (in tests, a few: every
-/// build merges runs). The last ones are merged from memory.
+/// build merges runs).
 const RUN_PAIRS: usize = if cfg!(test) { 100 } else { 8 << 20 };
 /// A refresh writes a delta beside the index (not a new index) while the
 /// files read since that index are at most one in this many of the table:
@@ -740,17 +742,18 @@ pub fn policy_fingerprint(extra_deny: &[String], inside_git: bool, redact: bool,
     checksum(&bytes)
 }
 
-/// The trigrams of `bytes`, each once, with `seen` (a 2^24-bit map, all
-/// clear) as scratch.
-fn trigrams(bytes: &[u8], seen: &mut [u64], out: &mut Vec<u32>) {
-    out.clear();
+/// The trigrams of `bytes`, each once: `out[..n]`, `n` returned (`out`
+/// only grows). `seen` (a 2^24-bit map, all clear) is scratch.
+fn trigrams(bytes: &[u8], seen: &mut [u64], out: &mut Vec<u32>) -> usize {
     if bytes.len() < 3 {
-        return;
+        return 0;
     }
     let seen: &mut [u64; 1 << 18] = seen.try_into().expect("a 2^24-bit map");
+    if out.len() < bytes.len() - 2 {
+        out.resize(bytes.len() - 2, 0);
+    }
     // (Without a branch on whether a trigram is new, which no predictor
     // guesses: each is written at the end, which moves on past a new one.)
-    out.resize(bytes.len() - 2, 0);
     let mut n = 0;
     let mut t = u32::from(bytes[0]) << 8 | u32::from(bytes[1]);
     for &b in &bytes[2..] {
@@ -761,10 +764,10 @@ fn trigrams(bytes: &[u8], seen: &mut [u64], out: &mut Vec<u32>) {
         out[n] = t;
         n += usize::from(new);
     }
-    out.truncate(n);
-    for &t in out.iter() {
+    for &t in &out[..n] {
         seen[(t >> 6) as usize] &= !(1u64 << (t & 63));
     }
+    n
 }
 
 /// Sorts `pairs` (trigram << 32 | file) and drops repeats. Pairs that came
@@ -816,32 +819,43 @@ fn io_error(e: std::io::Error) -> SearchError {
     SearchError::Io(format!("the index could not be written: {e}"))
 }
 
-/// A new index as it is written: its file (under a name no other writer
-/// uses, renamed over the index when whole) and the runs of pairs beside it.
-/// Dropped unfinished, it removes them all.
+/// A posting list in a dictionary: (trigram, offset, length, checksum).
+type DictEntry = (u32, u64, u32, u32);
+
+/// A run records where each slice of this many trigrams starts in it (the
+/// trigram's top 12 bits), so a merge of a range of trigrams reads only its
+/// part of each run: a build's merge is split by range over instances.
+const SLICE_BITS: u32 = 12;
+const SLICES: usize = 1 << (24 - SLICE_BITS);
+/// A slice's entry in a run's table: where its first list starts, and the
+/// trigram that list's step counts from.
+const SLICE_ENTRY: usize = 12;
+
+/// A file written for a build (a run, a merged part, the index before it is
+/// renamed into place); removed when dropped unless `done`.
 struct Output {
-    runs: Runs,
+    path: PathBuf,
     file: std::io::BufWriter<std::fs::File>,
     done: bool,
 }
 
 /// Runs of (trigram, file) pairs written beside the index under a name no
-/// other writer uses (`index.v1.<16 hex>.run<N>`); removed when dropped.
+/// other writer uses (`index.v1.<16 hex>.run<N>`); removed when dropped
+/// (and so are the merged parts added to them).
 struct Runs {
     dir: PathBuf,
     stem: String,
     paths: Vec<PathBuf>,
 }
 
-/// Whether `name` is one [`Runs`] gives its runs.
+/// Whether `name` is one a build gives its runs (`.run<N>`) or its merged
+/// parts (`.part`) in the index directory.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-fn is_run_name(name: &str) -> bool {
-    let Some((stem, n)) = name.rsplit_once(".run") else { return false };
-    let hex = stem.strip_prefix(FILE).and_then(|s| s.strip_prefix('.')).unwrap_or_default();
-    hex.len() == 16
-        && hex.bytes().all(|b| b.is_ascii_hexdigit())
-        && !n.is_empty()
-        && n.bytes().all(|b| b.is_ascii_digit())
+fn is_build_file(name: &str, part: bool) -> bool {
+    let Some(rest) = name.strip_prefix(FILE).and_then(|s| s.strip_prefix('.')) else { return false };
+    let Some((hex, tail)) = rest.split_at_checked(16) else { return false };
+    let run = tail.strip_prefix(".run").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    hex.bytes().all(|b| b.is_ascii_hexdigit()) && if part { tail == ".part" } else { run }
 }
 
 impl Runs {
@@ -853,14 +867,24 @@ impl Runs {
     }
 
     /// `pairs` (trigram << 32 | file, sorted: [`sort_pairs`]) as a run
-    /// file; `pairs` emptied.
+    /// file, then its table of slices and the table's offset; `pairs`
+    /// emptied.
     fn write(&mut self, pairs: &mut Vec<u64>) -> Result<(), SearchError> {
         let path = self.dir.join(format!("{}.run{}", self.stem, self.paths.len()));
         self.paths.push(path.clone());
         let mut run = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io_error)?);
-        let (mut buf, mut next_tri) = (Vec::new(), 0u32);
+        let (mut buf, mut next_tri, mut written) = (Vec::new(), 0u32, 0u64);
+        let mut slices = Vec::with_capacity(SLICES * SLICE_ENTRY);
+        let mark = |slices: &mut Vec<u8>, written: u64, next_tri: u32| {
+            slices.extend_from_slice(&written.to_le_bytes());
+            slices.extend_from_slice(&next_tri.to_le_bytes());
+        };
         for list in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
             let tri = (list[0] >> 32) as u32;
+            // (Each slice up to this list's starts with it.)
+            while slices.len() <= (tri >> SLICE_BITS) as usize * SLICE_ENTRY {
+                mark(&mut slices, written, next_tri);
+            }
             buf.clear();
             varint(&mut buf, u64::from(tri - next_tri));
             varint(&mut buf, list.len() as u64);
@@ -870,8 +894,14 @@ impl Runs {
                 next = p as u32 + 1;
             }
             run.write_all(&buf).map_err(io_error)?;
+            written += buf.len() as u64;
             next_tri = tri + 1;
         }
+        while slices.len() < SLICES * SLICE_ENTRY {
+            mark(&mut slices, written, next_tri);
+        }
+        slices.extend_from_slice(&written.to_le_bytes());
+        run.write_all(&slices).map_err(io_error)?;
         run.flush().map_err(io_error)?;
         pairs.clear();
         Ok(())
@@ -886,96 +916,118 @@ impl Drop for Runs {
     }
 }
 
-/// One sorted source of posting lists: a run, read in order (a chunk at a
+/// A run's table of slices: where each starts and the trigram its first
+/// list counts from; and where the lists end.
+fn slice_table(file: &mut std::fs::File) -> std::io::Result<(Vec<(u64, u32)>, u64)> {
+    let bad = || std::io::Error::from(std::io::ErrorKind::InvalidData);
+    let len = file.metadata()?.len();
+    let end = len.checked_sub((SLICES * SLICE_ENTRY + 8) as u64).ok_or_else(bad)?;
+    let mut table = vec![0u8; SLICES * SLICE_ENTRY + 8];
+    file.seek(SeekFrom::Start(end))?;
+    file.read_exact(&mut table)?;
+    let slices: Vec<(u64, u32)> =
+        table[..SLICES * SLICE_ENTRY].chunks_exact(SLICE_ENTRY).map(|e| (u64_at(e, 0), u32_at(e, 8))).collect();
+    let ordered = slices.windows(2).all(|w| w[0].0 <= w[1].0) && slices.last().is_some_and(|l| l.0 <= end);
+    if u64_at(&table, SLICES * SLICE_ENTRY) != end || !ordered {
+        return Err(bad());
+    }
+    Ok((slices, end))
+}
+
+/// The bytes of each slice's lists in the run at `path`.
+fn slice_bytes(path: &Path) -> std::io::Result<Vec<u64>> {
+    let (slices, end) = slice_table(&mut std::fs::File::open(path)?)?;
+    Ok((0..SLICES).map(|s| slices.get(s + 1).map_or(end, |n| n.0) - slices[s].0).collect())
+}
+
+/// One run's lists of a range of trigrams, read in order (a chunk at a
 /// time, its numbers decoded where they lie).
 struct RunReader {
     file: std::fs::File,
+    /// Where each slice starts (then where the lists end).
+    slices: Vec<u64>,
     buf: Vec<u8>,
     at: usize,
-    /// The file is read to its end.
+    /// Where `buf` starts in the file.
+    base: u64,
+    /// Bytes of the range not read yet.
+    left: u64,
+    /// The range is read to its end.
     eof: bool,
     next_tri: u32,
-}
-
-/// A source of the merge: a run written out, or the pairs still in memory
-/// (sorted) and how far they are taken.
-enum Source<'p> {
-    Run(RunReader),
-    Memory(&'p [u64], usize),
-}
-
-impl Source<'_> {
-    /// The next list: its trigram and files (appended to `ids`).
-    fn next(&mut self, ids: &mut Vec<u32>) -> std::io::Result<Option<u32>> {
-        match self {
-            Source::Run(run) => run.next(ids),
-            Source::Memory(pairs, at) => {
-                let Some(&first) = pairs.get(*at) else { return Ok(None) };
-                while let Some(&p) = pairs.get(*at).filter(|&&p| p >> 32 == first >> 32) {
-                    ids.push(p as u32);
-                    *at += 1;
-                }
-                Ok(Some((first >> 32) as u32))
-            }
-        }
-    }
 }
 
 impl RunReader {
     /// Bytes read at a time (in tests, a few: numbers across reads).
     const CHUNK: usize = if cfg!(test) { 16 } else { 256 << 10 };
 
-    fn open(path: &Path) -> std::io::Result<RunReader> {
-        Ok(RunReader { file: std::fs::File::open(path)?, buf: Vec::new(), at: 0, eof: false, next_tri: 0 })
+    /// The run at `path`, from the list of the first trigram of `range` on
+    /// (both ends a slice's start, or the end of all trigrams).
+    fn open(path: &Path, range: &std::ops::Range<u32>) -> std::io::Result<RunReader> {
+        let mut file = std::fs::File::open(path)?;
+        let (table, end) = slice_table(&mut file)?;
+        let (from, next_tri) = table.get((range.start >> SLICE_BITS) as usize).copied().unwrap_or((end, 0));
+        let mut slices: Vec<u64> = table.into_iter().map(|s| s.0).collect();
+        slices.push(end);
+        let to = slices[((range.end >> SLICE_BITS) as usize).min(SLICES)];
+        file.seek(SeekFrom::Start(from))?;
+        let left = to.saturating_sub(from);
+        Ok(RunReader { file, slices, buf: Vec::new(), at: 0, base: from, left, eof: left == 0, next_tri })
+    }
+
+    /// Whether it is past the lists of slice `slice`.
+    fn past(&self, slice: usize) -> bool {
+        self.base + self.at as u64 >= self.slices[slice + 1] || self.eof && self.at == self.buf.len()
     }
 
     /// At least 10 bytes (a number's most) left in the buffer, unless the
-    /// run ends first.
+    /// range ends first.
     #[cold]
     fn refill(&mut self) -> std::io::Result<()> {
         self.buf.drain(..self.at);
+        self.base += self.at as u64;
         self.at = 0;
-        let mut filled = self.buf.len();
-        self.buf.resize(Self::CHUNK, 0);
-        while filled < Self::CHUNK {
+        let kept = self.buf.len();
+        let want = Self::CHUNK.min(kept + usize::try_from(self.left).unwrap_or(usize::MAX));
+        self.buf.resize(want, 0);
+        let mut filled = kept;
+        while filled < want {
             match self.file.read(&mut self.buf[filled..])? {
-                0 => {
-                    self.eof = true;
-                    break;
-                }
+                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
                 n => filled += n,
             }
         }
-        self.buf.truncate(filled);
+        self.left -= (want - kept) as u64;
+        self.eof = self.left == 0;
         Ok(())
     }
 
-    /// The next number, `None` at the run's end.
+    /// The next number (past the range's end: an error).
     #[inline]
-    fn varint(&mut self) -> std::io::Result<Option<u64>> {
+    fn varint(&mut self) -> std::io::Result<u64> {
         if self.buf.len() - self.at < 10 && !self.eof {
             self.refill()?;
         }
         match self.buf.get(self.at) {
-            None => Ok(None),
             // (Most steps between files take one byte.)
             Some(&b) if b < 0x80 => {
                 self.at += 1;
-                Ok(Some(u64::from(b)))
+                Ok(u64::from(b))
             }
-            Some(_) => {
-                read_varint(&self.buf, &mut self.at).map(Some).ok_or_else(|| std::io::ErrorKind::InvalidData.into())
-            }
+            _ => read_varint(&self.buf, &mut self.at).ok_or_else(|| std::io::ErrorKind::InvalidData.into()),
         }
     }
 
-    /// The next list: its trigram and files (appended to `ids`).
-    fn next(&mut self, ids: &mut Vec<u32>) -> std::io::Result<Option<u32>> {
-        let Some(delta) = self.varint()? else { return Ok(None) };
+    /// The next list: its files appended to the list `to` picks for its
+    /// trigram; whether they come after the files already there.
+    fn next<'l>(&mut self, to: impl FnOnce(u32) -> Option<&'l mut Vec<u32>>) -> std::io::Result<bool> {
         let bad = || std::io::Error::from(std::io::ErrorKind::InvalidData);
+        let delta = self.varint()?;
         let tri = u64::from(self.next_tri).checked_add(delta).and_then(|t| u32::try_from(t).ok()).ok_or_else(bad)?;
         self.next_tri = tri.checked_add(1).ok_or_else(bad)?;
-        let mut left = self.varint()?.ok_or_else(bad)?;
+        let mut left = self.varint()?;
+        let ids = to(tri).ok_or_else(bad)?;
+        let (last, start) = (ids.last().copied(), ids.len());
         let mut id = 0u64;
         while left > 0 {
             if self.buf.len() - self.at < 10 && !self.eof {
@@ -1000,89 +1052,217 @@ impl RunReader {
                 left -= 1;
             }
         }
-        Ok(Some(tri))
+        Ok(last.is_none_or(|last| ids.get(start).is_none_or(|&first| last < first)))
     }
 }
 
-impl Output {
-    /// A new index file (or `delta`) in `dir`, beside `runs` (which it
-    /// merges, and removes when dropped).
-    fn create(runs: Runs, delta: bool) -> Result<Output, SearchError> {
-        let file = std::fs::File::create(runs.dir.join(format!("{}.tmp", runs.stem))).map_err(io_error)?;
-        let mut file = std::io::BufWriter::with_capacity(1 << 20, file);
-        // (The header is written last, over these zeros.)
-        file.write_all(&[0; DELTA_HEADER][..if delta { DELTA_HEADER } else { HEADER }]).map_err(io_error)?;
-        Ok(Output { runs, file, done: false })
-    }
-
-    /// The postings: every run's lists, the pairs still in `memory` and
-    /// `old`'s (renumbered; its delta's lists only, or all), merged
-    /// trigram by trigram and written after the header. The dictionary, or
-    /// why `old` is corrupt.
-    #[allow(clippy::type_complexity)]
-    fn merge(
-        &mut self,
-        old: Option<(&Loaded, &[u32], bool)>,
-        memory: &[u64],
-    ) -> Result<Result<Vec<(u32, u64, u32, u32)>, String>, SearchError> {
-        use std::cmp::Reverse;
-        let mut runs = vec![Source::Memory(memory, 0)];
-        for path in &self.runs.paths {
-            runs.push(Source::Run(RunReader::open(path).map_err(io_error)?));
-        }
-        // (trigram, source): the runs, then the old index as the last source.
-        let mut heads = std::collections::BinaryHeap::new();
-        let mut pending: Vec<Vec<u32>> = vec![Vec::new(); runs.len()];
-        for (i, run) in runs.iter_mut().enumerate() {
-            if let Some(tri) = run.next(&mut pending[i]).map_err(io_error)? {
-                heads.push(Reverse((tri, i)));
+/// The lists of the trigrams in `range`: every run's and `old`'s
+/// (renumbered; its delta's lists only, or all), merged trigram by trigram
+/// and written to `out`. The dictionary (offsets from where `out` was), or
+/// why `old` is corrupt.
+fn merge(
+    out: &mut impl Write,
+    runs: &[PathBuf],
+    old: Option<(&Loaded, &[u32], bool)>,
+    range: std::ops::Range<u32>,
+) -> Result<Result<Vec<DictEntry>, String>, SearchError> {
+    let mut runs: Vec<RunReader> =
+        runs.iter().map(|p| RunReader::open(p, &range)).collect::<Result<_, _>>().map_err(io_error)?;
+    let mut old_tris = old.map(|(o, _, delta_only)| o.trigrams(delta_only)).unwrap_or_default();
+    old_tris.retain(|t| range.contains(t));
+    let mut old_tris = old_tris.into_iter().peekable();
+    // A slice at a time: each trigram's files from every source, in the
+    // sources' order.
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); 1 << SLICE_BITS];
+    // (Whether a list's files came out of order: from sources that interleave.)
+    let mut unsorted = vec![false; 1 << SLICE_BITS];
+    let (mut dict, mut list, mut at) = (Vec::new(), Vec::new(), 0u64);
+    let (mut scratch, mut bounds) = (Vec::new(), Vec::new());
+    for slice in (range.start >> SLICE_BITS) as usize..(range.end >> SLICE_BITS) as usize {
+        let first = (slice << SLICE_BITS) as u32;
+        let within = |tri: u32| tri.checked_sub(first).filter(|&i| i < 1 << SLICE_BITS).map(|i| i as usize);
+        for run in &mut runs {
+            while !run.past(slice) {
+                let mut place = 0;
+                let in_order = run
+                    .next(|tri| {
+                        place = within(tri)?;
+                        lists.get_mut(place)
+                    })
+                    .map_err(io_error)?;
+                unsorted[place] |= !in_order;
             }
         }
-        let old_source = runs.len();
-        let (mut old_at, old_tris) = (0, old.map(|(o, _, delta_only)| o.trigrams(delta_only)).unwrap_or_default());
-        if let Some(&tri) = old_tris.first() {
-            heads.push(Reverse((tri, old_source)));
+        while let Some(tri) = old_tris.next_if(|&t| within(t).is_some()) {
+            let (old, renumber, delta_only) = old.expect("old trigrams come from old");
+            let listed = match old.listed(tri, delta_only) {
+                Ok(listed) => listed,
+                Err(why) => return Ok(Err(why)),
+            };
+            let place = tri as usize - first as usize;
+            let ids = &mut lists[place];
+            let start = ids.len();
+            ids.extend(listed.into_iter().map(|id| renumber[id as usize]).filter(|&n| n != u32::MAX));
+            unsorted[place] |= start > 0 && ids.get(start).is_some_and(|&first| ids[start - 1] >= first);
         }
-        let (mut dict, mut ids, mut list, mut at) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
-        while let Some(Reverse((tri, _))) = heads.peek().copied() {
-            ids.clear();
-            while let Some(Reverse((_, source))) = heads.peek().copied().filter(|h| h.0 .0 == tri) {
-                heads.pop();
-                if let Some((old, renumber, delta_only)) = old.filter(|_| source == old_source) {
-                    let listed = match old.listed(tri, delta_only) {
-                        Ok(listed) => listed,
-                        Err(why) => return Ok(Err(why)),
-                    };
-                    ids.extend(listed.into_iter().map(|id| renumber[id as usize]).filter(|&n| n != u32::MAX));
-                    old_at += 1;
-                    if let Some(&next) = old_tris.get(old_at) {
-                        heads.push(Reverse((next, old_source)));
-                    }
-                } else {
-                    ids.append(&mut pending[source]);
-                    if let Some(next) = runs[source].next(&mut pending[source]).map_err(io_error)? {
-                        heads.push(Reverse((next, source)));
-                    }
-                }
+        for (i, ids) in lists.iter_mut().enumerate().filter(|(_, ids)| !ids.is_empty()) {
+            if std::mem::take(&mut unsorted[i]) {
+                merge_runs(ids, &mut scratch, &mut bounds);
             }
-            if ids.is_empty() {
-                continue;
-            }
-            // (Each source's files come in order: a merge of those runs,
-            // which a stable sort finds and merges, not a sort of them all.)
-            ids.sort();
-            ids.dedup();
             list.clear();
             let mut next = 0u32;
-            for &id in &ids {
+            for &id in ids.iter() {
                 varint(&mut list, u64::from(id - next));
                 next = id + 1;
             }
-            self.file.write_all(&list).map_err(io_error)?;
-            dict.push((tri, at, list.len() as u32, checksum(&list) as u32));
+            // (Kept for the next slice only when small: the slices' lists
+            // at each place may all be long.)
+            if ids.capacity() > 1 << 12 {
+                *ids = Vec::new();
+            } else {
+                ids.clear();
+            }
+            out.write_all(&list).map_err(io_error)?;
+            dict.push((first + i as u32, at, list.len() as u32, checksum(&list) as u32));
             at += list.len() as u64;
         }
-        Ok(Ok(dict))
+    }
+    Ok(Ok(dict))
+}
+
+/// `ids` sorted, repeats dropped, by merging the ascending runs it is made
+/// of (each source's files come in order: a few runs, not a sort of them
+/// all); `scratch` and `bounds` are scratch.
+fn merge_runs(ids: &mut Vec<u32>, scratch: &mut Vec<u32>, bounds: &mut Vec<usize>) {
+    bounds.clear();
+    bounds.push(0);
+    for (k, pair) in ids.windows(2).enumerate() {
+        if pair[1] <= pair[0] {
+            bounds.push(k + 1);
+        }
+    }
+    bounds.push(ids.len());
+    // Adjacent runs merged in pairs until one is left (each pair's end
+    // written over the bounds already read).
+    while bounds.len() > 2 {
+        scratch.clear();
+        let runs = bounds.len() - 1;
+        for p in 0..runs.div_ceil(2) {
+            let (from, mid) = (bounds[2 * p], bounds[2 * p + 1]);
+            let to = bounds.get(2 * p + 2).copied().unwrap_or(mid);
+            let (mut a, mut b) = (&ids[from..mid], &ids[mid..to]);
+            while let (Some(&x), Some(&y)) = (a.first(), b.first()) {
+                scratch.push(x.min(y));
+                a = if x <= y { &a[1..] } else { a };
+                b = if y <= x { &b[1..] } else { b };
+            }
+            scratch.extend_from_slice(a);
+            scratch.extend_from_slice(b);
+            bounds[p + 1] = scratch.len();
+        }
+        bounds.truncate(runs.div_ceil(2) + 1);
+        std::mem::swap(ids, scratch);
+    }
+}
+
+/// One range of a build's merge written beside the index (as a part:
+/// `header` zero bytes, the lists, their dictionary and its length): the
+/// part's path, or why `old` is corrupt.
+fn write_part(
+    dir: &Path,
+    runs: &[PathBuf],
+    old: Option<(&Loaded, &[u32], bool)>,
+    range: std::ops::Range<u32>,
+    header: usize,
+) -> Result<Result<PathBuf, String>, SearchError> {
+    let mut out = Output::create(dir.join(format!("{}.part", Runs::new(dir).stem)), header)?;
+    let dict = match merge(&mut out.file, runs, old, range)? {
+        Ok(dict) => dict,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut tail = Vec::with_capacity(dict.len() * 20 + 8);
+    for &(tri, off, len, sum) in &dict {
+        tail.extend_from_slice(&tri.to_le_bytes());
+        tail.extend_from_slice(&off.to_le_bytes());
+        tail.extend_from_slice(&len.to_le_bytes());
+        tail.extend_from_slice(&sum.to_le_bytes());
+    }
+    tail.extend_from_slice(&(dict.len() as u64).to_le_bytes());
+    out.file.write_all(&tail).map_err(io_error)?;
+    out.file.flush().map_err(io_error)?;
+    out.done = true;
+    Ok(Ok(out.path.clone()))
+}
+
+/// A part's dictionary and the length of its lists (after `header` bytes),
+/// checked: its lists one after another, in trigram order.
+fn part_dict(file: &mut std::fs::File, header: u64) -> Result<(Vec<DictEntry>, u64), SearchError> {
+    let bad = || SearchError::Io("the index could not be written: a merged part was corrupt".into());
+    let len = file.metadata().map_err(io_error)?.len();
+    let mut n = [0u8; 8];
+    file.seek(SeekFrom::Start(len.checked_sub(8).ok_or_else(bad)?)).map_err(io_error)?;
+    file.read_exact(&mut n).map_err(io_error)?;
+    let dict_len = u64::from_le_bytes(n).checked_mul(20).ok_or_else(bad)?;
+    let lists = len.checked_sub(8 + header).and_then(|l| l.checked_sub(dict_len)).ok_or_else(bad)?;
+    let mut raw = vec![0u8; dict_len as usize];
+    file.seek(SeekFrom::Start(header + lists)).map_err(io_error)?;
+    file.read_exact(&mut raw).map_err(io_error)?;
+    let dict: Vec<DictEntry> =
+        raw.chunks_exact(20).map(|e| (u32_at(e, 0), u64_at(e, 4), u32_at(e, 12), u32_at(e, 16))).collect();
+    let mut at = 0;
+    for (i, e) in dict.iter().enumerate() {
+        if e.1 != at || i > 0 && dict[i - 1].0 >= e.0 {
+            return Err(bad());
+        }
+        at += u64::from(e.2);
+    }
+    if at != lists {
+        return Err(bad());
+    }
+    Ok((dict, lists))
+}
+
+impl Output {
+    /// A new file at `path`, `header` zero bytes at its start (a header is
+    /// written last, over them).
+    fn create(path: PathBuf, header: usize) -> Result<Output, SearchError> {
+        let file = std::fs::File::create(&path).map_err(io_error)?;
+        let mut out = Output { path, file: std::io::BufWriter::with_capacity(1 << 20, file), done: false };
+        out.file.write_all(&vec![0; header]).map_err(io_error)?;
+        Ok(out)
+    }
+
+    /// The index (or delta) written from `parts` in order, the first (with
+    /// `header` bytes before its lists) taken as the file, the others'
+    /// lists copied after its own: the dictionary of them all.
+    fn join(parts: &[PathBuf], header: usize) -> Result<(Output, Vec<DictEntry>), SearchError> {
+        let first = parts.first().ok_or_else(|| SearchError::InvalidArgument("no merged part was given".into()))?;
+        let mut file = std::fs::OpenOptions::new().read(true).write(true).open(first).map_err(io_error)?;
+        let (mut dict, mut at) = part_dict(&mut file, header as u64)?;
+        file.set_len(header as u64 + at).map_err(io_error)?;
+        file.seek(SeekFrom::End(0)).map_err(io_error)?;
+        let mut out =
+            Output { path: first.clone(), file: std::io::BufWriter::with_capacity(1 << 20, file), done: false };
+        let mut chunk = vec![0u8; 1 << 20];
+        for path in &parts[1..] {
+            let mut part = std::fs::File::open(path).map_err(io_error)?;
+            let (more, len) = part_dict(&mut part, 0)?;
+            if more.first().zip(dict.last()).is_some_and(|(m, d)| m.0 <= d.0) {
+                return Err(SearchError::InvalidArgument("the merged parts were not in trigram order".into()));
+            }
+            part.seek(SeekFrom::Start(0)).map_err(io_error)?;
+            // (A MiB a call: few calls out of the component.)
+            let mut left = len;
+            while left > 0 {
+                let n = left.min(chunk.len() as u64) as usize;
+                part.read_exact(&mut chunk[..n]).map_err(io_error)?;
+                out.file.write_all(&chunk[..n]).map_err(io_error)?;
+                left -= n as u64;
+            }
+            dict.extend(more.into_iter().map(|(tri, off, n, sum)| (tri, off + at, n, sum)));
+            at += len;
+        }
+        Ok((out, dict))
     }
 
     /// The table and dictionary after the postings, then the header; the
@@ -1093,7 +1273,7 @@ impl Output {
         mut self,
         files: &[FileRec],
         walked: &WalkRecord,
-        dict: &[(u32, u64, u32, u32)],
+        dict: &[DictEntry],
         policy: u64,
         delta: Option<(u64, &[u32])>,
     ) -> Result<u64, SearchError> {
@@ -1148,9 +1328,9 @@ impl Output {
         file.seek(SeekFrom::Start(0)).map_err(io_error)?;
         file.write_all(&head).map_err(io_error)?;
         file.sync_all().map_err(io_error)?;
-        let tmp = self.runs.dir.join(format!("{}.tmp", self.runs.stem));
-        let delta_file = self.runs.dir.join(DELTA_NAME);
-        std::fs::rename(&tmp, if delta.is_some() { delta_file.clone() } else { index_file(&self.runs.dir) })
+        let dir = self.path.parent().expect("a file in the index directory");
+        let delta_file = dir.join(DELTA_NAME);
+        std::fs::rename(&self.path, if delta.is_some() { delta_file.clone() } else { index_file(dir) })
             .map_err(io_error)?;
         self.done = true;
         // A new index leaves the old one's delta without an index (its id
@@ -1168,7 +1348,7 @@ impl Output {
 impl Drop for Output {
     fn drop(&mut self) {
         if !self.done {
-            let _ = std::fs::remove_file(self.runs.dir.join(format!("{}.tmp", self.runs.stem)));
+            let _ = std::fs::remove_file(&self.path);
         }
     }
 }

@@ -226,9 +226,13 @@ fn a_damaged_delta_is_not_used_and_one_of_another_index_is_ignored() {
 fn trigrams_keep_their_case_and_are_listed_once() {
     let mut seen = vec![0u64; 1 << 18];
     let mut out = Vec::new();
-    trigrams(b"AbCabcabc", &mut seen, &mut out);
     let t = |s: &[u8]| plan::trigram(s[0], s[1], s[2]);
-    assert_eq!(out, [t(b"AbC"), t(b"bCa"), t(b"Cab"), t(b"abc"), t(b"bca"), t(b"cab")]);
+    let n = trigrams(b"AbCabcabc", &mut seen, &mut out);
+    assert_eq!(out[..n], [t(b"AbC"), t(b"bCa"), t(b"Cab"), t(b"abc"), t(b"bca"), t(b"cab")]);
+    assert!(seen.iter().all(|&w| w == 0));
+    // Past ASCII, and into a longer buffer than needed.
+    let n = trigrams("\x7f\u{e9}a\x7f\u{e9}".as_bytes(), &mut seen, &mut out);
+    assert_eq!(out[..n], [t(b"\x7f\xc3\xa9"), t(b"\xc3\xa9a"), t(b"\xa9a\x7f"), t(b"a\x7f\xc3")]);
     assert!(seen.iter().all(|&w| w == 0));
 }
 
@@ -694,9 +698,26 @@ fn a_build_spread_over_instances_writes_the_index_one_instance_writes() {
         drop(to_b);
         parts.push(read_batch(&ws, Vec::new(), true).unwrap());
         parts.extend(b.join().unwrap());
-        finish(&ws, parts).unwrap()
+        // Three ranges merged: the first here, the others in threads of
+        // their own (as other instances), which open the old index.
+        let plan = split(&ws, parts, 3).unwrap();
+        let ranges = plan.bounds.len().saturating_sub(1) as u32;
+        let others: Vec<_> = (1..ranges)
+            .map(|range| {
+                let (plan, root, dir) = (plan.clone(), root.to_path_buf(), dir.to_path_buf());
+                std::thread::spawn(move || merge_range(&Workspace::new(&root).with_index_dir(&dir), &plan, range))
+            })
+            .collect();
+        let mut merged = Vec::new();
+        if ranges > 0 {
+            merged.push(merge_range(&ws, &plan, 0).unwrap());
+        }
+        merged.extend(others.into_iter().map(|t| t.join().unwrap().unwrap()));
+        (finish(&ws, merged).unwrap(), plan.bounds)
     };
-    let r = spread(root.path(), two.path());
+    let (r, bounds) = spread(root.path(), two.path());
+    // (Three ranges, none empty.)
+    assert!(bounds.len() == 4 && bounds.windows(2).all(|w| w[0] < w[1]), "{bounds:?}");
     let key = |r: &IndexReport| (r.files, r.files_read, r.bytes_read, r.trigrams, r.index_bytes, r.rebuilt.clone());
     assert_eq!(key(&r), key(&whole));
     // The same table and postings (the header differs by its build time),
@@ -708,11 +729,44 @@ fn a_build_spread_over_instances_writes_the_index_one_instance_writes() {
     // A spread refresh with one change reads that file only.
     write(root.path(), "d1/f1.txt", b"changed\n");
     std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
-    let again = spread(root.path(), two.path());
-    assert_eq!((again.files, again.files_read, again.rebuilt), (63, 1, None));
+    let (again, bounds) = spread(root.path(), two.path());
+    assert_eq!((again.files, again.files_read, again.rebuilt, bounds.len()), (63, 1, None, 4));
     let ws = Workspace::new(root.path()).with_index_dir(two.path());
     // (and the UTF-16 file, which no index holds).
     assert_eq!(ws.search_text(SearchTextRequest::new("changed")).unwrap().stats.files_scanned, 2);
+    // More changes than a delta holds: every range merges the old lists,
+    // renumbered, with the runs: the index a build from scratch writes.
+    let change_many = |round: usize| {
+        for i in (round..60).step_by(3) {
+            write(root.path(), &format!("d{}/f{i}.txt", i % 4), format!("rewritten {round} {i}\n").as_bytes());
+        }
+        write(root.path(), &format!("d0/new{round}.txt"), b"a new file\n");
+        std::fs::remove_file(root.path().join(format!("d2/f{}.txt", 2 + 4 * round))).unwrap();
+        std::thread::sleep(std::time::Duration::from_nanos(RACY_NS + 100_000_000));
+    };
+    let from_scratch = || {
+        let dir = tempfile::tempdir().unwrap();
+        Workspace::new(root.path()).with_index_dir(dir.path()).refresh_index().unwrap();
+        std::fs::read(dir.path().join(FILE)).unwrap()
+    };
+    let listed = || std::fs::read_dir(two.path()).unwrap().map(|e| e.unwrap().file_name()).collect::<Vec<_>>();
+    change_many(0);
+    let (many, _) = spread(root.path(), two.path());
+    assert_eq!((many.files, many.files_read, many.rebuilt), (63, 21, None));
+    assert!(std::fs::read(two.path().join(FILE)).unwrap()[HEADER..] == from_scratch()[HEADER..]);
+    assert_eq!(listed(), [FILE]);
+    // A damaged list in the last range, found by the instance merging it
+    // (which opened the old index itself): built again from scratch.
+    let old = Loaded::open(two.path(), ws.index_policy()).unwrap();
+    let at = HEADER as u64 + old.base.dict.last().unwrap().1;
+    let mut bytes = std::fs::read(two.path().join(FILE)).unwrap();
+    bytes[at as usize] ^= 0x7f;
+    std::fs::write(two.path().join(FILE), bytes).unwrap();
+    change_many(1);
+    let (rebuilt, _) = spread(root.path(), two.path());
+    assert_eq!(rebuilt.rebuilt.as_deref(), Some("built from scratch: it was corrupt"));
+    assert!(std::fs::read(two.path().join(FILE)).unwrap()[HEADER..] == from_scratch()[HEADER..]);
+    assert_eq!(listed(), [FILE]);
 }
 
 #[test]
@@ -727,7 +781,8 @@ fn a_build_stopped_early_is_an_index_a_refresh_goes_on_from() {
     let second = walk_batch(&ws, false, 100).unwrap().files;
     assert!(!first.is_empty() && !second.is_empty());
     let parts = vec![read_batch(&ws, first.clone(), false).unwrap(), read_batch(&ws, Vec::new(), true).unwrap()];
-    let stopped = finish(&ws, parts).unwrap();
+    let plan = split(&ws, parts, 1).unwrap();
+    let stopped = finish(&ws, vec![merge_range(&ws, &plan, 0).unwrap()]).unwrap();
     let walked = (first.len() + second.len()) as u64;
     assert_eq!((stopped.files, stopped.files_read), (walked, first.len() as u64));
     assert!(stopped.warnings.iter().any(|w| w.starts_with("stopped:")), "{:?}", stopped.warnings);
@@ -741,4 +796,29 @@ fn a_build_stopped_early_is_an_index_a_refresh_goes_on_from() {
     let resumed = ws.refresh_index().unwrap();
     assert_eq!((resumed.files, resumed.files_read), (40, 40 - first.len() as u64));
     assert!(Loaded::open(idx.path(), ws.index_policy()).unwrap().walk.whole);
+}
+
+#[test]
+fn runs_of_files_merge_as_a_sort_sorts_them() {
+    let (mut scratch, mut bounds) = (Vec::new(), Vec::new());
+    let mut seed = 7u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) as u32
+    };
+    for case in 0..400 {
+        // Up to 7 sources, each its files in order (some files in two).
+        let mut ids = Vec::new();
+        for _ in 0..1 + case % 7 {
+            let mut run: Vec<u32> = (0..next() % 40).map(|_| next() % 100).collect();
+            run.sort_unstable();
+            run.dedup();
+            ids.extend(run);
+        }
+        let mut want = ids.clone();
+        want.sort_unstable();
+        want.dedup();
+        merge_runs(&mut ids, &mut scratch, &mut bounds);
+        assert_eq!(ids, want);
+    }
 }

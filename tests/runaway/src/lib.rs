@@ -149,9 +149,25 @@ impl exports::sandgrep::search::index::Guest for Runaway {
         Err(SearchError::Io("not implemented by the runaway guest".into()))
     }
 
-    fn index_finish(
+    fn index_split(
         _: Policy,
         _: Vec<exports::sandgrep::search::index::IndexPart>,
+        _: u32,
+    ) -> Result<exports::sandgrep::search::index::IndexMergePlan, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
+
+    fn index_merge(
+        _: Policy,
+        _: exports::sandgrep::search::index::IndexMergePlan,
+        _: u32,
+    ) -> Result<exports::sandgrep::search::index::IndexMerged, SearchError> {
+        Err(SearchError::Io("not implemented by the runaway guest".into()))
+    }
+
+    fn index_finish(
+        _: Policy,
+        _: Vec<exports::sandgrep::search::index::IndexMerged>,
     ) -> Result<exports::sandgrep::search::index::IndexReport, SearchError> {
         Err(SearchError::Io("not implemented by the runaway guest".into()))
     }
