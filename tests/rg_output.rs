@@ -334,6 +334,15 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--iglob", "-DASH*", "-c", "foo"],
         // Inverted, with --crlf (its matcher and searcher end lines alike).
         &["--crlf", "-v", "-n", "foo", "crlf.txt", "last.txt"],
+        // With --crlf, lines rg writes itself end in \r\n: counts, paths,
+        // headings, separators (rg's in one thread, as --sort path).
+        &["--crlf", "-c", "foo"],
+        &["--crlf", "--count-matches", "foo", "crlf.txt"],
+        &["--crlf", "-l", "foo"],
+        &["--crlf", "--null", "-c", "foo"],
+        &["--crlf", "--files-without-match", "bar"],
+        &["--crlf", "--heading", "-n", "-A1", "foo", "crlf.txt", "twice.txt"],
+        &["--crlf", "--no-heading", "-B1", "bar", "crlf.txt"],
         // -m 0 searches nothing, whatever the output.
         &["-m", "0", "--files-without-match", "qux"],
         &["-m", "0", "-c", "--include-zero", "foo"],

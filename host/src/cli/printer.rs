@@ -20,7 +20,8 @@ pub struct Style {
     pub line_numbers: bool,
     pub column: bool,
     pub only_matching: bool,
-    /// --crlf: a line -o prints ends as rg's do then, `\r\n`.
+    /// --crlf: a line -o prints, and the lines the printer makes itself,
+    /// end as rg's do then, `\r\n`.
     pub crlf: bool,
     /// Context was asked for: groups are separated by `--`.
     pub context: bool,
@@ -82,6 +83,16 @@ impl Style {
             "\0"
         } else {
             "\n"
+        }
+    }
+
+    /// What ends a line the printer makes itself (a heading, a context
+    /// separator, a count, a path): `\r\n` with `--crlf`, as rg's.
+    fn term(&self) -> &'static str {
+        if self.crlf && !self.null_data {
+            "\r\n"
+        } else {
+            self.eol()
         }
     }
 }
@@ -390,13 +401,13 @@ impl<W: Write> Printer<W> {
             let name = self.shown_name(&m.path);
             // (Files are apart under headings, named or not.)
             if self.style.heading && self.printed {
-                self.write(self.style.eol())?;
+                self.write(self.style.term())?;
             }
             if self.style.heading && self.filenames(&m.path) {
                 let line = format!(
                     "{}{}",
                     self.paint(&self.style.colors.path, &name),
-                    if self.style.null { "\0" } else { self.style.eol() }
+                    if self.style.null { "\0" } else { self.style.term() }
                 );
                 self.write(&line)?;
             }
@@ -525,7 +536,7 @@ impl<W: Write> Printer<W> {
             None => self.printed && !self.style.heading,
         };
         if let Some(sep) = self.style.context_separator.as_ref().filter(|_| self.style.context && gap) {
-            let line = format!("{sep}{}", self.style.eol());
+            let line = format!("{sep}{}", self.style.term());
             self.write(&line)?;
         }
         self.last = Some(n);
@@ -681,11 +692,11 @@ impl<W: Write> Printer<W> {
         let name = self.paint(&self.style.colors.path, &self.shown_name(&f.path));
         let line = match (count, self.filenames(&f.path)) {
             (false, _) if self.style.null => format!("{name}\0"),
-            (false, _) => format!("{name}{}", self.style.eol()),
+            (false, _) => format!("{name}{}", self.style.term()),
             (true, true) => {
-                format!("{name}{}{}{}", if self.style.null { '\0' } else { ':' }, f.count, self.style.eol())
+                format!("{name}{}{}{}", if self.style.null { '\0' } else { ':' }, f.count, self.style.term())
             }
-            (true, false) => format!("{}{}", f.count, self.style.eol()),
+            (true, false) => format!("{}{}", f.count, self.style.term()),
         };
         self.out.write_all(line.as_bytes())
     }
