@@ -257,6 +257,17 @@ impl<T> Queue<T> {
     }
 }
 
+/// What a helper instance's thread came to, joined.
+fn joined<T, E: std::fmt::Display>(
+    thread: std::thread::ScopedJoinHandle<'_, Result<Result<T, SearchError>, E>>,
+) -> wasmtime::Result<Result<T, SearchError>> {
+    match thread.join() {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err(wasmtime::Error::msg(e.to_string())),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
 /// Closes a queue when dropped.
 struct CloseOnDrop<'q, T = Batch>(&'q Queue<T>);
 
@@ -506,11 +517,9 @@ impl Sandbox {
                     Err(e) => return Ok(Err(e)),
                 }
                 for r in readers {
-                    match r.join() {
-                        Ok(Ok(Ok(theirs))) => parts.extend(theirs),
-                        Ok(Ok(Err(e))) => return Ok(Err(e)),
-                        Ok(Err(e)) => return Err(wasmtime::Error::msg(e.to_string())),
-                        Err(panic) => std::panic::resume_unwind(panic),
+                    match joined(r)? {
+                        Ok(theirs) => parts.extend(theirs),
+                        Err(e) => return Ok(Err(e)),
                     }
                 }
                 // The merge, its ranges of trigrams in as many instances
@@ -538,11 +547,9 @@ impl Sandbox {
                     }
                 }
                 for other in others {
-                    match other.join() {
-                        Ok(Ok(Ok(part))) => merged.push(part),
-                        Ok(Ok(Err(e))) => return Ok(Err(e)),
-                        Ok(Err(e)) => return Err(wasmtime::Error::msg(e.to_string())),
-                        Err(panic) => std::panic::resume_unwind(panic),
+                    match joined(other)? {
+                        Ok(part) => merged.push(part),
+                        Err(e) => return Ok(Err(e)),
                     }
                 }
                 i.sandgrep_search_index().call_index_finish(&mut *s, p, &merged)
