@@ -37,6 +37,35 @@ pub mod index_file {
     /// each), and the checksum of all that.
     pub const HEADER: usize = 80;
 
+    /// What a build writes beside the index under a name of its own
+    /// (`index.v1.<16 hex>` and a kind), and removes when done.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub enum Scratch {
+        /// `.run<N>`: sorted (trigram, file) pairs an instance wrote.
+        Run,
+        /// `.part`: a range of trigrams' lists, merged.
+        Part,
+        /// `.tmp`: an older build's index before it was renamed.
+        Tmp,
+    }
+
+    /// Which of a build's files `name` is, if one.
+    pub fn scratch(name: &str) -> Option<Scratch> {
+        let rest = name.strip_prefix(NAME)?.strip_prefix('.')?;
+        let (hex, tail) = rest.split_at_checked(16)?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        match tail {
+            ".part" => Some(Scratch::Part),
+            ".tmp" => Some(Scratch::Tmp),
+            _ => {
+                let n = tail.strip_prefix(".run")?;
+                (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(Scratch::Run)
+            }
+        }
+    }
+
     /// A fast checksum, eight bytes at a time (corruption, not attack: the
     /// index lives outside the workspace, where only the user writes).
     pub fn checksum(bytes: &[u8]) -> u64 {

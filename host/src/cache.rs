@@ -91,13 +91,9 @@ fn index_dirs(root: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// `index.v1.<16 hex>.run<N>` or `.part` (or `.tmp`, an older build's):
-/// what a build writes beside the index and removes when done.
+/// What a build writes beside the index and removes when done.
 fn is_leftover_name(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("index.v1.") else { return false };
-    let Some((hash, tail)) = rest.split_at_checked(16) else { return false };
-    let run = tail.strip_prefix(".run").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    hash.bytes().all(|b| b.is_ascii_hexdigit()) && (tail == ".tmp" || tail == ".part" || run)
+    sandgrep_contract::index_file::scratch(name).is_some()
 }
 
 /// Whether the delta in `dir` belongs to no index there: its header names

@@ -14,9 +14,13 @@ use std::cell::RefCell;
 
 use super::*;
 use crate::{IndexBatch, IndexFile, IndexMergePlan, IndexMerged, IndexOldLists, IndexPart, ReadOutcome};
+use sandgrep_contract::index_file::Scratch;
 
 /// Bytes of files a single instance reads between two steps of its walk.
 const BATCH_BYTES: u64 = 1 << 20;
+/// Bytes of lists (as the runs hold them) below which a build's merge is
+/// not split over instances.
+const SPLIT_BYTES: u128 = if cfg!(test) { 0 } else { 16 << 20 };
 /// Files in one batch at most (each holds its directory open while the
 /// batch waits, in a single instance).
 const BATCH_FILES: usize = 256;
@@ -77,7 +81,7 @@ fn one_instance(
         Settle::Done(report) => return Ok(report),
         Settle::Merge(settled) => settled,
     };
-    let part = write_part(&settled.dir, &settled.runs.paths, settled.old_lists(), 0..1 << 24, settled.header())?;
+    let part = write_part(&settled.runs.dir, &settled.runs.paths, settled.old_lists(), 0..1 << 24, settled.header())?;
     Ok(match part {
         Ok(part) => Ok(settled.finish(vec![part])?),
         Err(why) => Err(why),
@@ -144,7 +148,7 @@ pub fn split(ws: &Workspace, reads: Vec<IndexPart>, count: u32) -> Result<IndexM
         }
         for name in read.runs {
             // (Only a run's name: nothing else in the directory is merged.)
-            if !is_build_file(&name, false) {
+            if index_file::scratch(&name) != Some(Scratch::Run) {
                 return Err(SearchError::InvalidArgument(format!("{name:?} is not an index run")));
             }
             runs.paths.push(dir.join(name));
@@ -178,7 +182,7 @@ pub fn merge_range(ws: &Workspace, plan: &IndexMergePlan, range: u32) -> Result<
     }
     let mut runs = Vec::new();
     for name in &plan.runs {
-        if !is_build_file(name, false) {
+        if index_file::scratch(name) != Some(Scratch::Run) {
             return Err(SearchError::InvalidArgument(format!("{name:?} is not an index run")));
         }
         runs.push(dir.join(name));
@@ -242,7 +246,7 @@ pub fn finish(ws: &Workspace, merged: Vec<IndexMerged>) -> Result<IndexReport, S
             corrupt = corrupt.or(m.corrupt);
             continue;
         }
-        if !is_build_file(&m.name, true) {
+        if index_file::scratch(&m.name) != Some(Scratch::Part) {
             return Err(SearchError::InvalidArgument(format!("{:?} is not a merged part of the index", m.name)));
         }
         parts.push(dir.join(m.name));
@@ -252,8 +256,10 @@ pub fn finish(ws: &Workspace, merged: Vec<IndexMerged>) -> Result<IndexReport, S
         // parts removed with the runs).
         let mut settled = settled;
         settled.runs.paths.extend(parts);
+        let spent = settled.started.elapsed();
         drop(settled);
-        return one_instance(ws, None, Some(why))?.map_err(SearchError::Io);
+        let report = one_instance(ws, None, Some(why))?.map_err(SearchError::Io)?;
+        return Ok(IndexReport { elapsed_ms: report.elapsed_ms + spent.as_millis() as u64, ..report });
     }
     settled.finish(parts)
 }
@@ -515,7 +521,6 @@ impl Build {
             renumber
         });
         Ok(Settle::Merge(Settled {
-            dir: self.dir,
             policy: self.policy,
             report,
             files: kept.into_iter().map(|(rec, _)| rec).collect(),
@@ -538,7 +543,6 @@ enum Settle {
 
 /// A build's table settled, its lists still to merge.
 struct Settled {
-    dir: PathBuf,
     policy: u64,
     report: IndexReport,
     files: Vec<FileRec>,
@@ -569,23 +573,27 @@ impl Settled {
     }
 
     /// The merge split into `count` ranges of trigrams (whole slices),
-    /// about equal in the bytes of the lists they read.
+    /// about equal in the bytes of the lists they read; one range when
+    /// they are few (a refresh of a few files: another instance would
+    /// cost more than it saves).
     fn plan(&self, count: u32) -> Result<IndexMergePlan, SearchError> {
-        let count = count.clamp(1, 64) as u128;
         let mut bytes = vec![0u64; SLICES];
-        for path in &self.runs.paths {
-            for (b, n) in bytes.iter_mut().zip(slice_bytes(path).map_err(io_error)?) {
-                *b += n;
+        if count > 1 {
+            for path in &self.runs.paths {
+                for (b, n) in bytes.iter_mut().zip(slice_bytes(path).map_err(io_error)?) {
+                    *b += n;
+                }
             }
-        }
-        if let Some((old, _, delta_only)) = self.old_lists() {
-            let delta = old.delta.as_ref().map_or(&[][..], |(d, _)| &d.dict[..]);
-            let base = if delta_only { &[][..] } else { &old.base.dict[..] };
-            for &(tri, _, len, _) in base.iter().chain(delta) {
-                bytes[(tri >> SLICE_BITS) as usize] += u64::from(len);
+            if let Some((old, _, delta_only)) = self.old_lists() {
+                let delta = old.delta.as_ref().map_or(&[][..], |(d, _)| &d.dict[..]);
+                let base = if delta_only { &[][..] } else { &old.base.dict[..] };
+                for &(tri, _, len, _) in base.iter().chain(delta) {
+                    bytes[(tri >> SLICE_BITS) as usize] += u64::from(len);
+                }
             }
         }
         let total = u128::from(bytes.iter().sum::<u64>());
+        let count = if total < SPLIT_BYTES { 1 } else { count.min(64) as u128 };
         let (mut bounds, mut at) = (vec![0u32], 0u128);
         for (s, n) in bytes.iter().enumerate() {
             at += u128::from(*n);

@@ -32,9 +32,9 @@
 //! [`RUN_PAIRS`] it writes them out, sorted, as a run beside the index, and
 //! at the end merges the runs (and the old index's lists, renumbered) into
 //! the postings, trigram by trigram — split by ranges of trigrams over
-//! instances, each range's lists a part joined into the index. So its
-//! memory grows with the table of files and the dictionary, not with the
-//! tree's bytes.
+//! instances, each range's lists a part joined into the index, a
+//! [`WINDOW`] of trigrams' lists held at a time. So its memory grows with
+//! the table of files and the dictionary, not with the tree's bytes.
 
 mod build;
 mod plan;
@@ -280,8 +280,11 @@ impl Part {
             .chunks_exact(20)
             .map(|e| (u32_at(e, 0), u64_at(e, 4), u32_at(e, 12), u32_at(e, 16)))
             .collect();
-        // Sorted, each list inside the postings: lookups can trust it.
-        let bad = |e: &(u32, u64, u32, u32)| e.1.checked_add(u64::from(e.2)).is_none_or(|end| end > post_len);
+        // Sorted, each a trigram's, each list inside the postings: lookups
+        // (and a build's merge) can trust it.
+        let bad = |e: &(u32, u64, u32, u32)| {
+            e.0 >= 1 << 24 || e.1.checked_add(u64::from(e.2)).is_none_or(|end| end > post_len)
+        };
         if dict.windows(2).any(|w| w[0].0 >= w[1].0) || dict.iter().any(bad) {
             return Err(corrupt());
         }
@@ -848,22 +851,17 @@ struct Runs {
     paths: Vec<PathBuf>,
 }
 
-/// Whether `name` is one a build gives its runs (`.run<N>`) or its merged
-/// parts (`.part`) in the index directory.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-fn is_build_file(name: &str, part: bool) -> bool {
-    let Some(rest) = name.strip_prefix(FILE).and_then(|s| s.strip_prefix('.')) else { return false };
-    let Some((hex, tail)) = rest.split_at_checked(16) else { return false };
-    let run = tail.strip_prefix(".run").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    hex.bytes().all(|b| b.is_ascii_hexdigit()) && if part { tail == ".part" } else { run }
+/// A name for a build's files no other writer uses (`index.v1.<16 hex>`).
+fn fresh_stem() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(now_ns());
+    format!("{FILE}.{:016x}", h.finish())
 }
 
 impl Runs {
     fn new(dir: &Path) -> Runs {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(now_ns());
-        Runs { dir: dir.to_path_buf(), stem: format!("{FILE}.{:016x}", h.finish()), paths: Vec::new() }
+        Runs { dir: dir.to_path_buf(), stem: fresh_stem(), paths: Vec::new() }
     }
 
     /// `pairs` (trigram << 32 | file, sorted: [`sort_pairs`]) as a run
@@ -944,17 +942,13 @@ fn slice_bytes(path: &Path) -> std::io::Result<Vec<u64>> {
 /// time, its numbers decoded where they lie).
 struct RunReader {
     file: std::fs::File,
-    /// Where each slice starts (then where the lists end).
-    slices: Vec<u64>,
     buf: Vec<u8>,
     at: usize,
-    /// Where `buf` starts in the file.
-    base: u64,
     /// Bytes of the range not read yet.
     left: u64,
-    /// The range is read to its end.
-    eof: bool,
     next_tri: u32,
+    /// The next list's trigram and length, read ahead.
+    head: Option<(u32, u64)>,
 }
 
 impl RunReader {
@@ -965,19 +959,18 @@ impl RunReader {
     /// (both ends a slice's start, or the end of all trigrams).
     fn open(path: &Path, range: &std::ops::Range<u32>) -> std::io::Result<RunReader> {
         let mut file = std::fs::File::open(path)?;
-        let (table, end) = slice_table(&mut file)?;
-        let (from, next_tri) = table.get((range.start >> SLICE_BITS) as usize).copied().unwrap_or((end, 0));
-        let mut slices: Vec<u64> = table.into_iter().map(|s| s.0).collect();
-        slices.push(end);
-        let to = slices[((range.end >> SLICE_BITS) as usize).min(SLICES)];
+        let (slices, end) = slice_table(&mut file)?;
+        let at = |tri: u32| slices.get((tri >> SLICE_BITS) as usize).copied().unwrap_or((end, 0));
+        let ((from, next_tri), (to, _)) = (at(range.start), at(range.end));
         file.seek(SeekFrom::Start(from))?;
-        let left = to.saturating_sub(from);
-        Ok(RunReader { file, slices, buf: Vec::new(), at: 0, base: from, left, eof: left == 0, next_tri })
+        let mut run = RunReader { file, buf: Vec::new(), at: 0, left: to.saturating_sub(from), next_tri, head: None };
+        run.read_head()?;
+        Ok(run)
     }
 
-    /// Whether it is past the lists of slice `slice`.
-    fn past(&self, slice: usize) -> bool {
-        self.base + self.at as u64 >= self.slices[slice + 1] || self.eof && self.at == self.buf.len()
+    /// The next list's trigram, if the range has another.
+    fn peek(&self) -> Option<u32> {
+        self.head.map(|h| h.0)
     }
 
     /// At least 10 bytes (a number's most) left in the buffer, unless the
@@ -985,7 +978,6 @@ impl RunReader {
     #[cold]
     fn refill(&mut self) -> std::io::Result<()> {
         self.buf.drain(..self.at);
-        self.base += self.at as u64;
         self.at = 0;
         let kept = self.buf.len();
         let want = Self::CHUNK.min(kept + usize::try_from(self.left).unwrap_or(usize::MAX));
@@ -998,14 +990,13 @@ impl RunReader {
             }
         }
         self.left -= (want - kept) as u64;
-        self.eof = self.left == 0;
         Ok(())
     }
 
     /// The next number (past the range's end: an error).
     #[inline]
     fn varint(&mut self) -> std::io::Result<u64> {
-        if self.buf.len() - self.at < 10 && !self.eof {
+        if self.buf.len() - self.at < 10 && self.left > 0 {
             self.refill()?;
         }
         match self.buf.get(self.at) {
@@ -1018,23 +1009,33 @@ impl RunReader {
         }
     }
 
-    /// The next list: its files appended to the list `to` picks for its
-    /// trigram; whether they come after the files already there.
-    fn next<'l>(&mut self, to: impl FnOnce(u32) -> Option<&'l mut Vec<u32>>) -> std::io::Result<bool> {
+    /// The next list's trigram and length read ahead (none at the range's end).
+    fn read_head(&mut self) -> std::io::Result<()> {
+        self.head = None;
+        if self.at == self.buf.len() && self.left == 0 {
+            return Ok(());
+        }
         let bad = || std::io::Error::from(std::io::ErrorKind::InvalidData);
         let delta = self.varint()?;
         let tri = u64::from(self.next_tri).checked_add(delta).and_then(|t| u32::try_from(t).ok()).ok_or_else(bad)?;
         self.next_tri = tri.checked_add(1).ok_or_else(bad)?;
-        let mut left = self.varint()?;
-        let ids = to(tri).ok_or_else(bad)?;
+        self.head = Some((tri, self.varint()?));
+        Ok(())
+    }
+
+    /// The list read ahead: its files appended to `ids`; whether they come
+    /// after the files already there.
+    fn take(&mut self, ids: &mut Vec<u32>) -> std::io::Result<bool> {
+        let bad = || std::io::Error::from(std::io::ErrorKind::InvalidData);
+        let (_, mut left) = self.head.ok_or_else(bad)?;
         let (last, start) = (ids.last().copied(), ids.len());
         let mut id = 0u64;
         while left > 0 {
-            if self.buf.len() - self.at < 10 && !self.eof {
+            if self.buf.len() - self.at < 10 && self.left > 0 {
                 self.refill()?;
             }
             // (A number that starts 10 bytes or more before the end is whole.)
-            let whole = if self.eof { self.buf.len() } else { self.buf.len() - 9 };
+            let whole = if self.left == 0 { self.buf.len() } else { self.buf.len() - 9 };
             if self.at >= whole {
                 return Err(bad());
             }
@@ -1052,9 +1053,14 @@ impl RunReader {
                 left -= 1;
             }
         }
+        self.read_head()?;
         Ok(last.is_none_or(|last| ids.get(start).is_none_or(|&first| last < first)))
     }
 }
+
+/// Trigrams merged at once: their lists from every source are held
+/// together, so a window's memory is at most this many lists of every file.
+const WINDOW: u32 = 64;
 
 /// The lists of the trigrams in `range`: every run's and `old`'s
 /// (renumbered; its delta's lists only, or all), merged trigram by trigram
@@ -1071,35 +1077,34 @@ fn merge(
     let mut old_tris = old.map(|(o, _, delta_only)| o.trigrams(delta_only)).unwrap_or_default();
     old_tris.retain(|t| range.contains(t));
     let mut old_tris = old_tris.into_iter().peekable();
-    // A slice at a time: each trigram's files from every source, in the
-    // sources' order.
-    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); 1 << SLICE_BITS];
+    // A window of trigrams at a time: each one's files from every source,
+    // in the sources' order.
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); WINDOW as usize];
     // (Whether a list's files came out of order: from sources that interleave.)
-    let mut unsorted = vec![false; 1 << SLICE_BITS];
+    let mut unsorted = [false; WINDOW as usize];
     let (mut dict, mut list, mut at) = (Vec::new(), Vec::new(), 0u64);
     let (mut scratch, mut bounds) = (Vec::new(), Vec::new());
-    for slice in (range.start >> SLICE_BITS) as usize..(range.end >> SLICE_BITS) as usize {
-        let first = (slice << SLICE_BITS) as u32;
-        let within = |tri: u32| tri.checked_sub(first).filter(|&i| i < 1 << SLICE_BITS).map(|i| i as usize);
+    loop {
+        // The window of the first trigram any source has left.
+        let next = runs.iter().filter_map(RunReader::peek).chain(old_tris.peek().copied()).min();
+        let Some(first) = next.map(|t| t - t % WINDOW) else { break };
+        // (Only a run that is not ours has lists out of its range.)
+        if !range.contains(&first) {
+            return Err(io_error(std::io::ErrorKind::InvalidData.into()));
+        }
         for run in &mut runs {
-            while !run.past(slice) {
-                let mut place = 0;
-                let in_order = run
-                    .next(|tri| {
-                        place = within(tri)?;
-                        lists.get_mut(place)
-                    })
-                    .map_err(io_error)?;
-                unsorted[place] |= !in_order;
+            while let Some(tri) = run.peek().filter(|&t| t < first + WINDOW) {
+                let place = (tri - first) as usize;
+                unsorted[place] |= !run.take(&mut lists[place]).map_err(io_error)?;
             }
         }
-        while let Some(tri) = old_tris.next_if(|&t| within(t).is_some()) {
+        while let Some(tri) = old_tris.next_if(|&t| t < first + WINDOW) {
             let (old, renumber, delta_only) = old.expect("old trigrams come from old");
             let listed = match old.listed(tri, delta_only) {
                 Ok(listed) => listed,
                 Err(why) => return Ok(Err(why)),
             };
-            let place = tri as usize - first as usize;
+            let place = (tri - first) as usize;
             let ids = &mut lists[place];
             let start = ids.len();
             ids.extend(listed.into_iter().map(|id| renumber[id as usize]).filter(|&n| n != u32::MAX));
@@ -1115,7 +1120,7 @@ fn merge(
                 varint(&mut list, u64::from(id - next));
                 next = id + 1;
             }
-            // (Kept for the next slice only when small: the slices' lists
+            // (Kept for the next window only when small: the windows' lists
             // at each place may all be long.)
             if ids.capacity() > 1 << 12 {
                 *ids = Vec::new();
@@ -1175,7 +1180,7 @@ fn write_part(
     range: std::ops::Range<u32>,
     header: usize,
 ) -> Result<Result<PathBuf, String>, SearchError> {
-    let mut out = Output::create(dir.join(format!("{}.part", Runs::new(dir).stem)), header)?;
+    let mut out = Output::create(dir.join(format!("{}.part", fresh_stem())), header)?;
     let dict = match merge(&mut out.file, runs, old, range)? {
         Ok(dict) => dict,
         Err(why) => return Ok(Err(why)),

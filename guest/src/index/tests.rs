@@ -137,6 +137,19 @@ fn a_damaged_index_is_not_used_and_is_rebuilt() {
             b
         }),
         ("empty", Vec::new()),
+        ("a trigram past 24 bits, its checksums made to match", {
+            let mut b = good.clone();
+            let fields = HEADER - 64;
+            let (table_len, post_len) = (u64_at(&b, fields + 24) as usize, u64_at(&b, fields + 32) as usize);
+            let table = HEADER + post_len..HEADER + post_len + table_len;
+            // (The last dictionary entry's trigram, its top byte.)
+            b[table.end - 20 + 3] = 1;
+            let sum = checksum(&b[table]);
+            b[fields + 40..fields + 48].copy_from_slice(&sum.to_le_bytes());
+            let sum = checksum(&b[..HEADER - 8]);
+            b[HEADER - 8..HEADER].copy_from_slice(&sum.to_le_bytes());
+            b
+        }),
     ];
     for (what, bytes) in damaged {
         std::fs::write(&path, &bytes).unwrap();
