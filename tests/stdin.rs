@@ -132,6 +132,40 @@ fn stdin_alone_prints_what_rg_prints() {
 }
 
 #[test]
+fn stats_of_counts_on_stdin_are_rgs() {
+    // (Standard input is read once: the counting search that gives --stats
+    // its figures for files cannot read it again.)
+    let t = Tree::new();
+    t.write("a.txt", "foo in a file\nfoo again\n");
+    let untimed = |o: &Output| stdout(o).lines().filter(|l| !l.contains("seconds")).collect::<Vec<_>>().join("\n");
+    let inputs: [&[u8]; 2] = [b"hello foo\nbar\nfoo foo\nbaz\n", b"foo\0bar foo\n"];
+    let flags: &[&[&str]] = &[
+        &["-c"],
+        &["--count-matches"],
+        &["-l"],
+        &["--files-without-match"],
+        &["-q"],
+        &["-c", "-v"],
+        &["-c", "--include-zero"],
+    ];
+    for input in inputs {
+        for f in flags {
+            for (pattern, paths) in [("foo", &[][..]), ("zzz", &[]), ("foo", &["-", "a.txt"])] {
+                let mut args = vec!["--stats"];
+                args.extend_from_slice(f);
+                args.push(pattern);
+                args.extend_from_slice(paths);
+                let ours = fed(sandgrep(t.path()), &args, &[input], Duration::ZERO);
+                let theirs = fed(rg(t.path()), &[&["--sort", "path"], &args[..]].concat(), &[input], Duration::ZERO);
+                let what = format!("{args:?} on {:?}", input.escape_ascii().to_string());
+                assert_eq!(untimed(&ours), untimed(&theirs), "{what}: {}", stderr(&ours));
+                assert_eq!(ours.status.code(), theirs.status.code(), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
 fn odd_bytes_on_stdin_are_read_as_rg_reads_them() {
     let t = Tree::new();
     let cases: &[&[u8]] = &[

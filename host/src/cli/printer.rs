@@ -316,6 +316,17 @@ pub struct Totals {
     pub files_left: u64,
 }
 
+impl Totals {
+    /// `other`'s counts added (not its files searched: a search that
+    /// counts on counted them too).
+    pub fn add_counts(&mut self, other: &Totals) {
+        self.matches += other.matches;
+        self.matched_lines += other.matched_lines;
+        self.files_matched += other.files_matched;
+        self.bytes_searched += other.bytes_searched;
+    }
+}
+
 pub struct Printer<W: Write> {
     out: W,
     bytes_printed: u64,
@@ -333,6 +344,9 @@ pub struct Printer<W: Write> {
     matched: bool,
     pending: BTreeMap<u64, Pending>,
     pub totals: Totals,
+    /// It only counts (for `--stats`): it goes on past a stream's NUL
+    /// byte, as rg's counting printers do.
+    pub counting: bool,
 }
 
 impl<W: Write> Printer<W> {
@@ -349,6 +363,7 @@ impl<W: Write> Printer<W> {
             matched: false,
             pending: BTreeMap::new(),
             totals: Totals::default(),
+            counting: false,
         }
     }
 

@@ -68,7 +68,7 @@ impl<W: Write> Results for printer::Printer<W> {
     }
 
     fn stops_at_binary(&self) -> bool {
-        true
+        !self.counting
     }
 
     fn binary_matches(&mut self, path: &str, offset: u64) -> io::Result<()> {
@@ -142,7 +142,7 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     }
     let counting = args.count || args.count_matches;
     let unmatched = args.files_without_match && !counting || args.include_zero && counting;
-    if !args.json_page && unmatched && !super::stdin::searched(args) {
+    if !args.json_page && unmatched {
         return with_unmatched(sandbox, args, &mut shown);
     }
     let mut request = args.request();
@@ -184,6 +184,7 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     let mut printer = printer::Printer::new(shown, style(args), printer::Names::new(&args.given, &args.paths));
     // (-q prints nothing: rg's quiet printer counts every match, past a NUL too.)
     request.binary_results |= args.quiet;
+    printer.counting = args.quiet;
     if args.quiet && !args.stats {
         // The first file with a match answers.
         request.output = Some(OutputMode::FilesWithMatches);
@@ -194,6 +195,7 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     if args.stats {
         if request.output != Some(OutputMode::Content) {
             totals = counted(sandbox, args, &mut request, &mut run.searching)?;
+            totals.add_counts(&run.stdin);
         }
         let printed = if args.quiet { 0 } else { printed };
         printer::stats(out, &totals, printed, run.searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
@@ -257,6 +259,7 @@ pub(crate) fn counted(
     searching: &mut u64,
 ) -> io::Result<printer::Totals> {
     let mut counter = printer::Printer::new(io::sink(), style(args), printer::Names::new(&args.given, &args.paths));
+    counter.counting = true;
     (request.output, request.count_matches, request.streaming) = (Some(OutputMode::Content), false, true);
     // (rg's counting printers go on past a NUL byte: every match counts.)
     request.binary_results = true;
@@ -278,6 +281,9 @@ pub(crate) struct Run {
     /// A path named could not be searched (said on stderr; the others were).
     pub(crate) errored: bool,
     pub(crate) withheld: Withheld,
+    /// `--stats`' figures of standard input, counted as it was read (see
+    /// `stdin::counted`): a second search cannot read it again.
+    pub(crate) stdin: printer::Totals,
 }
 
 /// What a search or listing withheld, said once on stderr at its end (its
@@ -562,8 +568,16 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
     let (mut found, mut printed) = (false, false);
     let (mut errored, mut listed) = (false, false);
+    let mut stdin = Run { left: u64::MAX, ..Run::default() };
     for (i, root) in roots.iter().enumerate() {
         printer.next_root(i)?;
+        if root == super::stdin::NAME {
+            // (Read as it comes: it says itself whether it matched.)
+            stdin.found = false;
+            super::stdin::stream(sandbox, &mut args.request(), args, &mut printer, &mut stdin)?;
+            (found, printed, listed) = (found || stdin.found, printed || stdin.found, true);
+            continue;
+        }
         // The files searched as text: as rg reads a file without a match to
         // its end, one the walk found is binary with a NUL anywhere (not
         // only before its first line); one named is searched on.
@@ -611,7 +625,9 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     printer.finish()?;
     if args.stats {
         let mut searching = 0;
-        let totals = counted(sandbox, args, &mut args.request(), &mut searching)?;
+        let mut totals = counted(sandbox, args, &mut args.request(), &mut searching)?;
+        totals.add_counts(&stdin.stdin);
+        searching += stdin.searching;
         printer::stats(out, &totals, 0, searching as f64 / 1000.0, started.elapsed().as_secs_f64())?;
     }
     if errored {

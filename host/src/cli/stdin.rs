@@ -503,6 +503,9 @@ pub(crate) fn stream(
     }
     let output = request.output.unwrap_or(OutputMode::Content);
     let content = output == OutputMode::Content;
+    if args.stats && !content {
+        return counted(sandbox, &request, args, printer, run, output, without_match);
+    }
     let (before, after) = (request.context_before.unwrap_or(0), request.context_after.unwrap_or(0));
     // (--passthru: past the cap the stream goes on, its matches context;
     // the component counts the cap from `taken`.)
@@ -733,6 +736,62 @@ pub(crate) fn stream(
     printer.flush(true)?;
     stats.files_scanned = 1;
     Ok((false, None, stats))
+}
+
+/// `--stats` with `-c`, `-l` or `--files-without-match`: rg's figures
+/// count every match and line, which the second, counting search of files
+/// (`search::counted`) cannot do here (the stream is read once). This
+/// search counts them itself: its results printed nowhere, its count
+/// printed, its figures kept for the second search's (`Run::stdin`).
+fn counted(
+    sandbox: &Sandbox,
+    request: &SearchTextRequest,
+    args: &SearchArgs,
+    printer: &mut impl Results,
+    run: &mut Run,
+    output: OutputMode,
+    without_match: bool,
+) -> io::Result<(bool, Option<String>, SearchStats)> {
+    let mut counter = super::printer::Printer::new(
+        io::sink(),
+        super::search::style(args),
+        super::printer::Names::new(&args.given, &args.paths),
+    );
+    counter.counting = true;
+    let mut lines = request.clone();
+    (lines.output, lines.count_matches) = (Some(OutputMode::Content), false);
+    // (rg's counting printers go on past a NUL byte: every match counts.)
+    lines.binary_results = true;
+    let mut plain = args.clone();
+    (plain.count, plain.count_matches, plain.files_with_matches, plain.files_without_match) =
+        (false, false, false, false);
+    let mut inner = Run { left: u64::MAX, searching: run.searching, ..Run::default() };
+    let ended = stream(sandbox, &mut lines, &plain, &mut counter, &mut inner)?;
+    (run.searching, run.errored) = (inner.searching, run.errored || inner.errored);
+    run.warnings.extend(inner.warnings);
+    let (t, _) = counter.finish()?;
+    let count = if args.count_matches { t.matches } else { t.matched_lines };
+    let found = t.files_matched > 0;
+    match output {
+        OutputMode::Count if count > 0 || args.include_zero => {
+            printer.file_count(&FileCount { path: NAME.into(), count }, true)?;
+        }
+        OutputMode::FilesWithMatches if found != without_match => {
+            printer.file_count(&FileCount { path: NAME.into(), count }, false)?;
+        }
+        _ => {}
+    }
+    printer.flush(true)?;
+    run.found |= found != without_match;
+    // (The figures: this printer's, and those a second search adds to.)
+    let shown = printer.totals();
+    shown.matches += t.matches;
+    shown.matched_lines += t.matched_lines;
+    shown.files_matched += t.files_matched;
+    shown.files_searched += t.files_searched;
+    shown.bytes_searched += t.bytes_searched;
+    run.stdin = t;
+    Ok(ended)
 }
 
 fn sandgrep_stats() -> SearchStats {
