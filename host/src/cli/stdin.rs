@@ -742,7 +742,7 @@ pub(crate) fn stream(
 /// count every match and line, which the second, counting search of files
 /// (`search::counted`) cannot do here (the stream is read once). This
 /// search counts them itself: its results printed nowhere, its count
-/// printed, its figures kept for the second search's (`Run::stdin`).
+/// printed, its figures added to the second search's (`Run::stdin`).
 fn counted(
     sandbox: &Sandbox,
     request: &SearchTextRequest,
@@ -783,14 +783,12 @@ fn counted(
     }
     printer.flush(true)?;
     run.found |= found != without_match;
-    // (The figures: this printer's, and those a second search adds to.)
+    // (Its figures are this printer's, as any search's, and kept for the
+    // counting search, which cannot read the stream again.)
     let shown = printer.totals();
-    shown.matches += t.matches;
-    shown.matched_lines += t.matched_lines;
-    shown.files_matched += t.files_matched;
+    shown.add_counts(&t);
     shown.files_searched += t.files_searched;
-    shown.bytes_searched += t.bytes_searched;
-    run.stdin = t;
+    run.stdin.add_counts(&t);
     Ok(ended)
 }
 
