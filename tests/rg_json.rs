@@ -282,12 +282,16 @@ fn copy(from: &Path, to: &Path) {
 fn passthru_null_data_and_stop_on_nonmatch_json_are_rgs() {
     let t = tree();
     t.write("records.dat", b"foo\0bar\0\0\0baz foo\0qux\0tail");
+    t.write("broken.dat", b"foo\nbar\0baz\0foo x\ny\0x\n\0");
     for args in [
         &["--passthru", "qux"][..],
         &["--passthru", "nothing-is-here", "last.txt", "crlf.txt"],
         &["--passthru", "-m", "1", "foo", "src"],
         &["--null-data", "foo", "records.dat"],
         &["--null-data", "-C", "1", "baz", "records.dat"],
+        // (A line break inside a record is no line's end.)
+        &["--null-data", "foo", "broken.dat"],
+        &["--null-data", "-C", "1", "x", "broken.dat"],
         &["--stop-on-nonmatch", "-A", "1", "foo"],
     ] {
         compare(t.path(), &[], args);

@@ -169,7 +169,7 @@ impl<W: Write> Printer<W> {
             file.pend(first + i as u64, Line::Context { lines, offset });
         }
         let lines = terminated(&m.text, m.offset);
-        let count = m.text.matches('\n').count() as u64 + 1;
+        let count = m.text.matches(eol).count() as u64 + 1;
         let last = m.line + count - 1;
         let mut after = m.offset + lines.len() as u64;
         let mut spans: Vec<(usize, usize)> = m.submatches.iter().map(|s| (s.start as usize, s.end as usize)).collect();
