@@ -294,12 +294,14 @@ pub fn keep_fresh(
     let started = std::thread::Builder::new().name("sandgrep-index".into()).spawn(move || {
         // Failures in a row; the next try waits longer after each.
         let mut failures = 0u32;
+        // Whether the last refresh read files (some perhaps too new to trust).
+        let read = std::cell::Cell::new(false);
         let mut refresh = || {
             let began_at = keeping.changes();
             match refresher.refresh_index() {
                 Ok(report) => {
-                    let read = report.files_read > 0 || report.files_removed > 0 || report.rebuilt.is_some();
-                    keeping.refreshed(began_at, read);
+                    read.set(report.files_read > 0 || report.files_removed > 0 || report.rebuilt.is_some());
+                    keeping.refreshed(began_at, read.get());
                     failures = 0;
                 }
                 // (Calls go on without it, exact and slower: said, not dropped.)
@@ -318,10 +320,12 @@ pub fn keep_fresh(
         for r in refresher.cap_cache().unwrap_or_default() {
             eprintln!("sandgrep: {}", crate::cache::evicted_line(&r));
         }
-        // Files written just before the first build were too new to trust
-        // (`INDEX_RACY_MS`); once the tree has been quiet past that, a second
-        // refresh reads them again and trusts them.
-        let mut again = true;
+        // Files written just before the first refresh read them were too new
+        // to trust (`INDEX_RACY_MS`); once the tree has been quiet past that,
+        // a second refresh reads them again and trusts them. A first refresh
+        // that read nothing (the index was fresh) leaves none: the start-up
+        // check is then one metadata walk (SPEC §6).
+        let mut again = read.get();
         loop {
             // The workspace was removed and made again: the watcher saw the
             // last of the old one; poll the new one (restart to watch it).

@@ -42,6 +42,17 @@ fn search_page(mut page: Value) -> Value {
     page
 }
 
+/// One item of a page's list of results: an object with its `required`
+/// fields, every field named and typed in `fields`, the description, not in
+/// a schema of its own. Clients validate each answer against the output
+/// schema: the MCP Python SDK's jsonschema spends ~150 µs on a hit whose ten
+/// fields each have a schema — 30 ms on a page of 200 hits, as long as the
+/// server's own work for that page on 500k files — and under a hundredth of
+/// that on an object whose required fields are named.
+fn item(required: &[&str], fields: &str) -> Value {
+    json!({"type": "object", "required": required, "description": fields})
+}
+
 /// ripgrep file types to keep (or, as `!TYPE`, leave out).
 fn types() -> Value {
     strings(MAX_TYPES, "ripgrep file types, e.g. [\"rust\", \"py\", \"ts\"]; \"!TYPE\" leaves one out.")
@@ -102,17 +113,13 @@ list_files. When has_more is true, pass next_cursor as cursor for the next page.
         output_schema: search_page(json!({
             "type": "object",
             "properties": {
-                "hits": {"type": "array", "items": {"type": "object", "properties": {
-                    "path": {"type": "string"}, "line": {"type": "integer"}, "column": {"type": "integer"},
-                    "end_line": {"type": "integer"}, "end_column": {"type": "integer"},
-                    "line_text": {"type": "string"},
-                    "submatches": {"type": "array", "items": {"type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}}}},
-                    "context_before": {"type": "array", "items": {"type": "string"}},
-                    "context_after": {"type": "array", "items": {"type": "string"}},
-                    "redactions": {"type": "array", "description": "Lines of this hit and its context with a secret shown as [REDACTED], and the rule that found it.",
-                        "items": {"type": "object", "properties": {"line": {"type": "integer"}, "rule": {"type": "string"}}}}
-                }, "required": ["path", "line", "column", "line_text", "context_before", "context_after"]}},
-                "files": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "count": {"type": "integer"}}, "required": ["path", "count"]}}
+                "hits": {"type": "array", "items": item(&["path", "line", "column", "line_text", "context_before", "context_after"],
+                    "path: string, relative to the workspace. line, column: integers, where the match starts (1-based; \
+        columns count bytes). end_line, end_column: integers, where it ends (the column just past it). line_text: string, the \
+        matching line(s). submatches: array of {start, end}, each match's byte offsets in line_text. context_before, \
+        context_after: arrays of strings, the lines around it. redactions: array of {line, rule}, lines of this hit and its \
+        context with a secret shown as [REDACTED], and the rule that found it.")},
+                "files": {"type": "array", "items": item(&["path", "count"], "path: string. count: integer, the file's matching lines as `rg -c` counts them (output_mode count).")}
             },
             "required": ["hits", "has_more"]
         })),
@@ -151,12 +158,11 @@ when has_more is true, pass next_cursor as cursor."
         output_schema: search_page(json!({
             "type": "object",
             "properties": {
-                "matches": {"type": "array", "items": {"type": "object", "properties": {
-                    "path": {"type": "string"}, "line": {"type": "integer"}, "column": {"type": "integer"},
-                    "end_line": {"type": "integer"}, "end_column": {"type": "integer"},
-                    "text": {"type": "string"},
-                    "meta_variables": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}}}
-                }, "required": ["path", "line", "column", "text"]}}
+                "matches": {"type": "array", "items": item(&["path", "line", "column", "text"],
+                    "path: string, relative to the workspace. line, column, end_line, end_column: integers, where the \
+        match starts and ends (1-based; columns count bytes; the end is exclusive). text: string, the matched source. \
+        meta_variables: array of {name, text}, sorted by name. redactions: array of {line, rule}, where text shows a secret \
+        as [REDACTED], and the rule that found it.")}
             },
             "required": ["matches", "has_more"]
         })),
@@ -192,10 +198,9 @@ has_more is true, pass next_cursor as cursor (or raise skip) for the next page."
         output_schema: json!({
             "type": "object",
             "properties": {
-                "entries": {"type": "array", "items": {"type": "object", "properties": {
-                    "path": {"type": "string"}, "is_dir": {"type": "boolean"},
-                    "size": {"type": "integer"}, "modified": {"type": "integer"}
-                }, "required": ["path", "is_dir"]}},
+                "entries": {"type": "array", "items": item(&["path", "is_dir"],
+                    "path: string, relative to the workspace. is_dir: boolean. size (bytes), modified (UNIX seconds): \
+        integers, with include_metadata.")},
                 "has_more": {"type": "boolean"},
                 "next_cursor": {"type": ["string", "null"]},
                 "total": {"type": ["integer", "null"]},
