@@ -585,8 +585,10 @@ impl Narrowing {
     pub fn open(ws: &Workspace, q: &crate::request::TextQuery, pcre2: bool) -> (IndexUse, Option<Narrowing>) {
         // The index holds files' bytes as they are on disk: with
         // search-zip, a compressed file's text is in none of its postings
-        // (and its bytes look binary). Such a search reads every file.
-        if q.search_zip {
+        // (and its bytes look binary); read in another encoding (rg's `-E`,
+        // but for `none`), a file's text is not its bytes (`é` in Latin-1,
+        // and UTF-16 has NUL bytes). Such a search reads every file.
+        if q.search_zip || q.encoding.as_deref().is_some_and(|e| e != "none") {
             return (IndexUse::None, None);
         }
         // Only a search that leaves out every file with a NUL byte may skip
@@ -681,7 +683,10 @@ impl Narrowing {
                 Step::Entry(e) => {
                     let i = self.loaded.record(&e.rel, next);
                     next = i.map_or(next, |i| i + 1);
-                    i.filter(|&i| files[i].flags & (UNTRUSTED | BINARY) == 0).map_or(OTHER, |i| i as u32)
+                    // (A file read for the index is no larger than `INDEX_FILESIZE`.)
+                    let quiet =
+                        |i: &usize| files[*i].flags & (UNTRUSTED | BINARY) == 0 && files[*i].size <= INDEX_FILESIZE;
+                    i.filter(quiet).map_or(OTHER, |i| i as u32)
                 }
                 _ => OTHER,
             })
@@ -695,12 +700,17 @@ impl Narrowing {
     /// Empty unless the host vouches for the index ([`crate::session`]).
     pub fn quiet_run(&self, marks: &[u32], at: usize, max_filesize: u64) -> (usize, u64, Option<usize>) {
         let (mut end, mut files, mut last) = (at, 0, None);
+        // A file marked is no larger than `INDEX_FILESIZE`: its size needs a
+        // look only under a lower bound.
+        let sizes = max_filesize < INDEX_FILESIZE;
         while self.current {
             match marks.get(end) {
                 Some(&ENTRY) => {}
                 Some(&rec) if rec != OTHER => {
                     let i = rec as usize;
-                    if self.candidates[i / 64] & (1 << (i % 64)) != 0 || self.loaded.files[i].size > max_filesize {
+                    if self.candidates[i / 64] & (1 << (i % 64)) != 0
+                        || sizes && self.loaded.files[i].size > max_filesize
+                    {
                         break;
                     }
                     (files, last) = (files + 1, Some(end));

@@ -29,6 +29,24 @@ fn regex(query: &str) -> SearchTextRequest {
 }
 
 #[test]
+fn a_search_in_another_encoding_reads_every_file() {
+    let utf16: Vec<u8> = "needle in UTF-16\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let (root, idx) = setup(&[("latin1.txt", b"un caf\xe9 noir\n"), ("utf16.txt", &utf16), ("utf8.txt", b"needle\n")]);
+    let scan = Workspace::new(root.path());
+    let indexed = Workspace::new(root.path()).with_index_dir(idx.path());
+    indexed.refresh_index().unwrap();
+    for (encoding, query, found) in
+        [("latin1", "café", "latin1.txt"), ("utf-16le", "needle", "utf16.txt"), ("none", "needle", "utf8.txt")]
+    {
+        let request = SearchTextRequest { encoding: Some(encoding.into()), ..SearchTextRequest::new(query) };
+        let a = scan.search_text(request.clone()).unwrap();
+        let b = indexed.search_text(request).unwrap();
+        assert_eq!(answer(&a), answer(&b), "-E {encoding}");
+        assert!(b.matches.iter().any(|m| m.path == found), "-E {encoding}: {b:?}");
+    }
+}
+
+#[test]
 fn an_indexed_search_reads_only_candidates_and_answers_as_a_scan() {
     let big: String = (0..300).map(|i| format!("line {i} of filler text\n")).collect();
     let (root, idx) = setup(&[
