@@ -288,6 +288,7 @@ enum Outcome {
     Binary,
     Unusable,
     Changing,
+    Decoded,
 }
 
 impl Outcome {
@@ -297,6 +298,7 @@ impl Outcome {
             Outcome::Binary => ReadOutcome::Binary,
             Outcome::Unusable => ReadOutcome::Unusable,
             Outcome::Changing => ReadOutcome::Changing,
+            Outcome::Decoded => ReadOutcome::Decoded,
         }
     }
 
@@ -306,6 +308,7 @@ impl Outcome {
             ReadOutcome::Binary => Outcome::Binary,
             ReadOutcome::Unusable => Outcome::Unusable,
             ReadOutcome::Changing => Outcome::Changing,
+            ReadOutcome::Decoded => Outcome::Decoded,
         }
     }
 }
@@ -444,8 +447,13 @@ impl Build {
         let Some((racy, linked)) = self.handed.remove(&number) else { return };
         let rec = &mut self.kept[number as usize].0;
         rec.flags = match outcome {
-            Outcome::Text | Outcome::Binary => {
-                (if racy || linked { UNTRUSTED } else { 0 }) | if outcome == Outcome::Binary { BINARY } else { 0 }
+            Outcome::Text | Outcome::Binary | Outcome::Decoded => {
+                (if racy || linked { UNTRUSTED } else { 0 })
+                    | match outcome {
+                        Outcome::Binary => BINARY,
+                        Outcome::Decoded => DECODED,
+                        _ => 0,
+                    }
             }
             Outcome::Unusable | Outcome::Changing => UNTRUSTED,
         };
@@ -685,8 +693,7 @@ impl Reader {
         // larger one since is changing, never read whole.)
         let limit = file.size.saturating_add(1);
         let read = entry.and_then(|e| e.open().and_then(|f| f.take(limit).read_to_end(&mut self.bytes)).ok());
-        let utf16 = self.bytes.starts_with(&[0xff, 0xfe]) || self.bytes.starts_with(&[0xfe, 0xff]);
-        if read.is_none() || utf16 {
+        if read.is_none() {
             return Ok(Outcome::Unusable);
         }
         if self.bytes.len() as u64 != file.size {
@@ -694,6 +701,19 @@ impl Reader {
         }
         self.files_read += 1;
         self.bytes_read += self.bytes.len() as u64;
+        // A UTF-16 file is searched as the UTF-8 it transcodes to (its mark
+        // kept: a search that strips it sees a part of that text).
+        let utf16 = self.bytes.starts_with(&[0xff, 0xfe]) || self.bytes.starts_with(&[0xfe, 0xff]);
+        if utf16 {
+            let mut text = Vec::new();
+            let mut decoder = encoding_rs_io::DecodeReaderBytesBuilder::new().bom_sniffing(true).build(&self.bytes[..]);
+            // (A NUL in its text: binary or not as the search finds; read.)
+            if decoder.read_to_end(&mut text).is_err() || text.contains(&0) {
+                return Ok(Outcome::Unusable);
+            }
+            self.bytes = text;
+        }
+        let outcome = if utf16 { Outcome::Decoded } else { Outcome::Text };
         // A binary file is skipped whatever the query: its bytes need no entries.
         if self.bytes.contains(&0) {
             return Ok(Outcome::Binary);
@@ -712,7 +732,7 @@ impl Reader {
         if self.pairs.len() >= RUN_PAIRS {
             self.write_run()?;
         }
-        Ok(Outcome::Text)
+        Ok(outcome)
     }
 
     /// Its pairs written out as a run (sorted: see [`sort_pairs`]).

@@ -78,9 +78,12 @@ const RACY_NS: u64 = sandgrep_contract::limits::INDEX_RACY_MS * 1_000_000;
 /// Flags of a file in the table.
 const UNTRUSTED: u8 = 1;
 const BINARY: u8 = 2;
-/// Untrusted for as long as its metadata stays (too large, UTF-16,
-/// unreadable, another name): a refresh reads it again only once it changes.
+/// Untrusted for as long as its metadata stays (too large, unreadable,
+/// another name): a refresh reads it again only once it changes.
 const LASTING: u8 = 4;
+/// A UTF-16 file (it starts with a byte order mark): indexed as the UTF-8 it
+/// transcodes to, which only a search that sniffs the mark reads.
+const DECODED: u8 = 8;
 
 #[derive(Clone, Debug)]
 struct FileRec {
@@ -596,17 +599,24 @@ impl Narrowing {
         // as text, or whole), and a multiline search (or rg's --mmap) looks
         // for NULs only near the start and in what it matches.
         let reads_binary = q.multiline || q.binary != crate::BinaryMode::Skip;
-        Narrowing::for_plan(ws, if pcre2 { None } else { plan(q) }, reads_binary)
+        Narrowing::for_plan(ws, if pcre2 { None } else { plan(q) }, reads_binary, q.encoding.is_none())
     }
 
     /// How the index serves a search whose matching files all hold `texts`
     /// (as they are, case and all).
     pub fn for_texts(ws: &Workspace, texts: &[&[u8]]) -> (IndexUse, Option<Narrowing>) {
         let query = plan::and(texts.iter().map(|t| plan::trigrams_of(t, false)).collect());
-        Narrowing::for_plan(ws, Some(query).filter(|q| *q != Query::All), false)
+        Narrowing::for_plan(ws, Some(query).filter(|q| *q != Query::All), false, false)
     }
 
-    fn for_plan(ws: &Workspace, query: Option<Query>, reads_binary: bool) -> (IndexUse, Option<Narrowing>) {
+    /// `decodes`: the search reads a UTF-16 file as the UTF-8 it transcodes
+    /// to, as the index holds it; otherwise such files are read.
+    fn for_plan(
+        ws: &Workspace,
+        query: Option<Query>,
+        reads_binary: bool,
+        decodes: bool,
+    ) -> (IndexUse, Option<Narrowing>) {
         let Some(dir) = ws.index_dir() else { return (IndexUse::None, None) };
         let policy = ws.index_policy();
         let current = session::generation().is_some();
@@ -621,7 +631,12 @@ impl Narrowing {
         let query = query.unwrap_or(Query::All);
         let use_ = if query == Query::All { IndexUse::CannotNarrow } else { IndexUse::Served };
         match loaded.eval(&query).map(Rc::unwrap_or_clone) {
-            Ok(candidates) => {
+            Ok(mut candidates) => {
+                if !decodes {
+                    for (i, _) in loaded.files.iter().enumerate().filter(|(_, f)| f.flags & DECODED != 0) {
+                        candidates[i / 64] |= 1 << (i % 64);
+                    }
+                }
                 let next = Default::default();
                 (use_, Some(Narrowing { loaded, reads_binary, current, candidates, next }))
             }

@@ -47,6 +47,46 @@ fn a_search_in_another_encoding_reads_every_file() {
 }
 
 #[test]
+fn utf16_files_are_indexed_as_the_text_they_transcode_to() {
+    let le = |t: &str| [&[0xff, 0xfe][..], &t.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>()].concat();
+    let be = |t: &str| [&[0xfe, 0xff][..], &t.encode_utf16().flat_map(u16::to_be_bytes).collect::<Vec<u8>>()].concat();
+    // (\u{6e65} is the bytes `en` in UTF-16LE: the raw bytes spell what
+    // the text does not.)
+    let odd = [le("\u{6e65}\u{6c64}x"), vec![0xd8, 0x00, 0x41]].concat();
+    let (root, idx) = setup(&[
+        ("le.txt", &le("a needle in UTF-16LE, café\n")),
+        ("be.txt", &be("another needle, big-endian\n")),
+        ("nul.txt", &le("needle\0after a NUL\n")),
+        ("odd.txt", &odd),
+        ("plain.txt", b"nothing here\n"),
+    ]);
+    let scan = Workspace::new(root.path());
+    let indexed = Workspace::new(root.path()).with_index_dir(idx.path());
+    indexed.refresh_index().unwrap();
+    let requests = [
+        SearchTextRequest::new("needle"),
+        SearchTextRequest::new("café"),
+        SearchTextRequest::new("nowhere at all"),
+        regex("(?-u)\\xef\\xbf\\xbd"),
+        regex("endl"),
+        SearchTextRequest { encoding: Some("none".into()), binary: Some(BinaryMode::Text), ..regex("(?-u)n\\x00e") },
+        SearchTextRequest { encoding: Some("none".into()), binary: Some(BinaryMode::Text), ..regex("endl") },
+        SearchTextRequest { encoding: Some("utf-16le".into()), ..SearchTextRequest::new("needle") },
+    ];
+    for request in requests {
+        let a = scan.search_text(request.clone()).unwrap();
+        let b = indexed.search_text(request.clone()).unwrap();
+        assert_eq!(answer(&a), answer(&b), "{request:?}");
+    }
+    // Read only where the text may match (nul.txt, whose text holds a NUL,
+    // is always read): no longer every UTF-16 file.
+    let r = indexed.search_text(SearchTextRequest::new("nowhere at all")).unwrap();
+    assert_eq!((r.stats.index, r.stats.files_scanned), (IndexUse::Served, 1));
+    let r = indexed.search_text(SearchTextRequest::new("big-endian")).unwrap();
+    assert_eq!((r.stats.files_scanned, r.matches.len()), (2, 1));
+}
+
+#[test]
 fn an_indexed_search_reads_only_candidates_and_answers_as_a_scan() {
     let big: String = (0..300).map(|i| format!("line {i} of filler text\n")).collect();
     let (root, idx) = setup(&[
@@ -493,7 +533,7 @@ fn a_build_in_runs_and_a_refresh_merged_from_them_answer_as_a_scan() {
 #[test]
 fn a_refresh_with_nothing_changed_rewrites_nothing() {
     // Files the index cannot trust whatever it reads (another name, too
-    // large, UTF-16) are read again only once they change: a long-lived
+    // large) are read again only once they change: a long-lived
     // host refreshing after unrelated changes must not rewrite the index
     // each time because of them.
     let big = vec![b'x'; INDEX_FILESIZE as usize + 1];
@@ -505,7 +545,8 @@ fn a_refresh_with_nothing_changed_rewrites_nothing() {
     let ws = Workspace::new(root.path()).with_index_dir(idx.path());
     let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(idx.path().join(FILE)).unwrap());
     let first = ws.refresh_index().unwrap();
-    assert_eq!((first.files, first.files_read), (4, 2));
+    // (a.txt, b.txt and the UTF-16 file, indexed as its text.)
+    assert_eq!((first.files, first.files_read), (4, 3));
     let written = inode();
     let again = ws.refresh_index().unwrap();
     assert_eq!((again.files, again.files_read, inode()), (4, 0, written));
@@ -515,8 +556,9 @@ fn a_refresh_with_nothing_changed_rewrites_nothing() {
     let changed = ws.refresh_index().unwrap();
     assert_eq!(changed.files_read, 1);
     assert_ne!(inode(), written);
+    // (b.txt and the UTF-16 file left unread; a.txt has another name.)
     let r = ws.search_text(SearchTextRequest::new("nothing")).unwrap();
-    assert_eq!(r.stats.files_skipped_by_index, 1);
+    assert_eq!(r.stats.files_skipped_by_index, 2);
 }
 
 #[test]
@@ -763,8 +805,7 @@ fn a_build_spread_over_instances_writes_the_index_one_instance_writes() {
     let (again, bounds) = spread(root.path(), two.path());
     assert_eq!((again.files, again.files_read, again.rebuilt, bounds.len()), (63, 1, None, 4));
     let ws = Workspace::new(root.path()).with_index_dir(two.path());
-    // (and the UTF-16 file, which no index holds).
-    assert_eq!(ws.search_text(SearchTextRequest::new("changed")).unwrap().stats.files_scanned, 2);
+    assert_eq!(ws.search_text(SearchTextRequest::new("changed")).unwrap().stats.files_scanned, 1);
     // More changes than a delta holds: every range merges the old lists,
     // renumbered, with the runs: the index a build from scratch writes.
     let change_many = |round: usize| {
