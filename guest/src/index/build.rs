@@ -701,8 +701,8 @@ impl Reader {
         }
         self.files_read += 1;
         self.bytes_read += self.bytes.len() as u64;
-        // A UTF-16 file is searched as the UTF-8 it transcodes to (its mark
-        // kept: a search that strips it sees a part of that text).
+        // A UTF-16 file is searched as the UTF-8 it transcodes to, its mark
+        // removed, whichever way a search reads it: the same decoder here.
         let utf16 = self.bytes.starts_with(&[0xff, 0xfe]) || self.bytes.starts_with(&[0xfe, 0xff]);
         if utf16 {
             let mut text = Vec::new();

@@ -69,6 +69,8 @@ fn utf16_files_are_indexed_as_the_text_they_transcode_to() {
         SearchTextRequest::new("nowhere at all"),
         regex("(?-u)\\xef\\xbf\\xbd"),
         regex("endl"),
+        regex("\u{feff}"),
+        SearchTextRequest { multiline: true, ..regex("needle(.|\n)*big") },
         SearchTextRequest { encoding: Some("none".into()), binary: Some(BinaryMode::Text), ..regex("(?-u)n\\x00e") },
         SearchTextRequest { encoding: Some("none".into()), binary: Some(BinaryMode::Text), ..regex("endl") },
         SearchTextRequest { encoding: Some("utf-16le".into()), ..SearchTextRequest::new("needle") },
