@@ -590,8 +590,9 @@ impl Narrowing {
         // search-zip, a compressed file's text is in none of its postings
         // (and its bytes look binary); read in another encoding (rg's `-E`,
         // but for `none`), a file's text is not its bytes (`é` in Latin-1,
-        // and UTF-16 has NUL bytes). Such a search reads every file.
-        if q.search_zip || q.encoding.as_deref().is_some_and(|e| e != "none") {
+        // and UTF-16 has NUL bytes). Such a search reads every file, as one
+        // that prints every line of every file (rg's `--passthru`) does.
+        if q.search_zip || q.passthru || q.encoding.as_deref().is_some_and(|e| e != "none") {
             return (IndexUse::None, None);
         }
         // Only a search that leaves out every file with a NUL byte may skip

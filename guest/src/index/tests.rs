@@ -29,7 +29,7 @@ fn regex(query: &str) -> SearchTextRequest {
 }
 
 #[test]
-fn a_search_in_another_encoding_reads_every_file() {
+fn a_search_in_another_encoding_or_of_every_line_reads_every_file() {
     let utf16: Vec<u8> = "needle in UTF-16\n".encode_utf16().flat_map(u16::to_le_bytes).collect();
     let (root, idx) = setup(&[("latin1.txt", b"un caf\xe9 noir\n"), ("utf16.txt", &utf16), ("utf8.txt", b"needle\n")]);
     let scan = Workspace::new(root.path());
@@ -44,6 +44,11 @@ fn a_search_in_another_encoding_reads_every_file() {
         assert_eq!(answer(&a), answer(&b), "-E {encoding}");
         assert!(b.matches.iter().any(|m| m.path == found), "-E {encoding}: {b:?}");
     }
+    // rg's --passthru prints every line of every file, a match or not.
+    let request = SearchTextRequest { passthru: true, ..SearchTextRequest::new("café") };
+    let (a, b) = (scan.search_text(request.clone()).unwrap(), indexed.search_text(request).unwrap());
+    assert_eq!(answer(&a), answer(&b), "--passthru");
+    assert!(b.matches.iter().any(|m| m.path == "utf8.txt"), "{b:?}");
 }
 
 #[test]
