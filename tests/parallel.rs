@@ -98,6 +98,9 @@ fn a_tree_walked_in_many_batches_returns_what_one_returns() {
         &["needle", "--max-results", "2000", "-m", "1"][..],
         &["-c", "needle", "--max-results", "400"],
         &["-l", "Needle", "--max-results", "300"],
+        // Pages that end batches into the tree, after skipping some.
+        &["needle", "--max-results", "300", "--skip", "450", "-m", "1"],
+        &["-c", "needle", "--max-results", "200", "--skip", "500"],
         &["-w", "stack", "--max-results", "10"],
         &["no such text"],
     ] {

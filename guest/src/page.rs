@@ -54,6 +54,9 @@ pub struct Paging {
     max_results: usize,
     skip_left: u64,
     returned: usize,
+    /// Results taken so far, skipped ones included, and how many it takes.
+    taken: u64,
+    takes: u64,
     /// What the results so far cost as JSON.
     output_bytes: usize,
     /// Everything up to here has been delivered or skipped.
@@ -71,6 +74,8 @@ impl Paging {
             max_results,
             skip_left: skip,
             returned: 0,
+            taken: 0,
+            takes: skip.saturating_add(max_results as u64),
             output_bytes: 0,
             position: None,
             done: false,
@@ -103,7 +108,20 @@ impl Paging {
             self.cut();
             return false;
         }
+        self.taken += 1;
         true
+    }
+
+    /// Results taken so far, skipped ones included (the pages of several
+    /// instances add up: see the WIT's `shard-result`).
+    pub fn taken(&self) -> u64 {
+        self.taken
+    }
+
+    /// Results a page takes before one more cuts it: those it skips and
+    /// those it returns.
+    pub fn takes(&self) -> u64 {
+        self.takes
     }
 
     /// Whether the page holds as many results, or as many bytes, as it may.

@@ -257,6 +257,37 @@ impl<T> Queue<T> {
     }
 }
 
+/// The results each batch of a search over instances gave (see the WIT's
+/// `shard-result`), for the first batches, in walk order, that end the
+/// page.
+#[derive(Default)]
+struct Tally {
+    /// By batch number: the results of each batch searched so far.
+    batches: Vec<Option<u64>>,
+    /// The batches before this one were all searched, and gave `results`.
+    next: usize,
+    results: u64,
+}
+
+impl Tally {
+    /// Batch `number` gave `results`; the batch the page ends in, once the
+    /// batches up to it gave more results than a page `takes`.
+    fn add(&mut self, number: usize, results: u64, takes: u64) -> Option<usize> {
+        if self.batches.len() <= number {
+            self.batches.resize(number + 1, None);
+        }
+        self.batches[number] = Some(results);
+        while let Some(&Some(n)) = self.batches.get(self.next) {
+            self.results = self.results.saturating_add(n);
+            self.next += 1;
+            if self.results > takes {
+                return Some(self.next - 1);
+            }
+        }
+        None
+    }
+}
+
 /// What a helper instance's thread came to, joined.
 fn joined<T, E: std::fmt::Display>(
     thread: std::thread::ScopedJoinHandle<'_, Result<Result<T, SearchError>, E>>,
@@ -644,8 +675,10 @@ impl Sandbox {
     /// each instance searches batches in walk order. Each instance searches its
     /// batches as its part of the page; once one stops (its part is full,
     /// or out of time), no batch after that one is searched — every batch
-    /// before it still is, or the merge would miss its files. The events of
-    /// every instance, for `merge-shards`.
+    /// before it still is, or the merge would miss its files. Nor after the
+    /// first batches that together gave more results than the page takes
+    /// (the page ends in them: see [`Tally`]). The events of every
+    /// instance, for `merge-shards`.
     fn walked_once(&self, timeout: Duration, request: &SearchTextRequest) -> Result<Vec<ShardResult>, Error> {
         use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
         /// Files per batch: enough that a call costs little beside them,
@@ -657,7 +690,9 @@ impl Sandbox {
         let queue = Queue::new(self.jobs);
         // The first batch an instance stopped in (none yet: MAX).
         let cut = AtomicUsize::new(usize::MAX);
-        let empty = || ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None };
+        let tally = std::sync::Mutex::new(Tally::default());
+        let empty =
+            || ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None, results: 0, page_takes: 0 };
         // Searches one batch as part of `part` (started: `begun`).
         let search = |i: &bindings::Sandgrep, s: &mut Store, part: &mut ShardResult, begun: &mut bool, batch: Batch| {
             let (number, files) = batch;
@@ -686,6 +721,9 @@ impl Sandbox {
             if r.stopped.is_some() {
                 part.stopped = r.stopped;
                 cut.fetch_min(number, Relaxed);
+            }
+            if let Some(last) = tally.lock().unwrap_or_else(|e| e.into_inner()).add(number, r.results, r.page_takes) {
+                cut.fetch_min(last, Relaxed);
             }
             wasmtime::Result::Ok(Ok(()))
         };
@@ -1063,6 +1101,20 @@ fn guest_timeout(ms: Option<u32>) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_ends_in_the_first_batches_that_give_more_than_it_takes() {
+        let mut tally = Tally::default();
+        // Batches come back out of order: only the batches before the first
+        // one not back yet count.
+        assert_eq!(tally.add(1, 8, 10), None);
+        assert_eq!(tally.add(3, 50, 10), None);
+        // Exactly what the page takes: one more result would be needed to
+        // know the page is cut.
+        assert_eq!(tally.add(0, 2, 10), None);
+        assert_eq!(tally.add(2, 1, 10), Some(2));
+        assert_eq!(Tally::default().add(0, u64::MAX, u64::MAX), None);
+    }
 
     #[test]
     fn kept_helpers_count_their_memory_and_give_it_back() {

@@ -242,6 +242,7 @@ impl Batches {
     /// the page is now full or out of time (then it searches no more).
     pub(crate) fn search(&mut self, ws: &Workspace, files: Vec<WalkedFile>) -> Result<ShardResult, SearchError> {
         let mut events = Vec::new();
+        let before = self.page.paging.taken();
         for file in files {
             if self.page.paging.stopped() {
                 break;
@@ -265,7 +266,14 @@ impl Batches {
         } else {
             self.page.paging.timed_out().then_some(ShardStop::TimedOut)
         };
-        Ok(ShardResult { events, stopped, index: self.search.index_use })
+        let paging = &self.page.paging;
+        Ok(ShardResult {
+            events,
+            stopped,
+            index: self.search.index_use,
+            results: paging.taken() - before,
+            page_takes: paging.takes(),
+        })
     }
 }
 

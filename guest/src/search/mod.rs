@@ -1066,16 +1066,20 @@ mod tests {
         assert_eq!(lines("a", OutputMode::Content).0, ["3:foo"]);
     }
 
+    fn no_shard() -> ShardResult {
+        ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None, results: 0, page_takes: 0 }
+    }
+
     /// The search walked once and searched by `count` instances, as the
     /// host runs it: batches of `batch` files handed out in turn, none after
-    /// one whose searcher stopped.
+    /// one whose searcher stopped, nor after those that gave more results
+    /// than the page takes.
     fn sharded(ws: &Workspace, request: &SearchTextRequest, count: usize, batch: u32) -> SearchTextResponse {
         let mut listing = batch::Listing::new(ws, request.clone()).unwrap();
         let mut searchers: Vec<_> = (0..count).map(|_| batch::Batches::new(ws, request.clone()).unwrap()).collect();
-        let mut results: Vec<ShardResult> =
-            (0..count).map(|_| ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None }).collect();
-        let mut walked = ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None };
-        let mut turn = 0;
+        let mut results: Vec<ShardResult> = (0..count).map(|_| no_shard()).collect();
+        let mut walked = no_shard();
+        let (mut turn, mut taken) = (0, 0);
         loop {
             let out = listing.next(batch);
             walked.events.extend(out.events);
@@ -1087,7 +1091,8 @@ mod tests {
             let r = searchers[i].search(ws, out.files).unwrap();
             results[i].events.extend(r.events);
             results[i].stopped = r.stopped;
-            if out.done || r.stopped.is_some() {
+            taken += r.results;
+            if out.done || r.stopped.is_some() || taken > r.page_takes {
                 break;
             }
         }
@@ -1225,7 +1230,7 @@ mod tests {
             ShardEvent { key: "a/gone.txt".into(), kind: ShardEventKind::Problem(("a/gone.txt: gone".into(), true)) },
             ShardEvent { key: "big.txt".into(), kind: ShardEventKind::TooLarge },
         ];
-        let shards = vec![ShardResult { events, stopped: Some(ShardStop::TimedOut), index: crate::IndexUse::None }];
+        let shards = vec![ShardResult { events, stopped: Some(ShardStop::TimedOut), ..no_shard() }];
         let r = request(OutputMode::Content, 10, None, 0, 0);
         let page = ws.merge_shards(r.clone(), shards).unwrap();
         assert!(page.timed_out);

@@ -103,7 +103,7 @@ impl exports::sandgrep::search::parallel::Guest for Runaway {
         _: Vec<exports::sandgrep::search::parallel::WalkedFile>,
     ) -> Result<ShardResult, SearchError> {
         misbehave(&request.query);
-        Ok(ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None })
+        Ok(ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None, results: 0, page_takes: 0 })
     }
 
     fn merge_shards(
