@@ -63,6 +63,10 @@ fn a_long_lived_server_answers_every_change_made_before_a_call() {
     for i in 0..200 {
         t.write(&format!("filler/f{i}.txt"), "nothing to see\n");
     }
+    // Binary files among them (skipped, and counted, as a scan would).
+    for i in [0, 1, 2, 50, 120] {
+        t.write(&format!("filler/f{i}.dat"), "a needle\0 in binary\n");
+    }
     // Many directories: a kept walk must not hold them open.
     for i in 0..300 {
         t.write(&format!("dirs/d{i}/x.txt"), "nothing here\n");

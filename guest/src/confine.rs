@@ -225,11 +225,27 @@ pub fn path_cmp(a: &str, b: &str) -> Ordering {
         b'/' => 1,
         c => u16::from(c) + 1,
     };
-    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let same = common_prefix(a, b);
     match (a.get(same), b.get(same)) {
         (Some(&x), Some(&y)) => rank(x).cmp(&rank(y)),
         _ => a.len().cmp(&b.len()),
     }
+}
+
+/// How many bytes `a` and `b` start with alike, eight at a time (paths
+/// that sort near each other share long prefixes).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let word = |s: &[u8]| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
+        let differ = word(a) ^ word(b);
+        if differ != 0 {
+            return i + (differ.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
 }
 
 /// Whether `path` is `root` itself or lies beneath it.
@@ -308,6 +324,18 @@ mod tests {
             for b in names {
                 let want = std::path::Path::new(a).cmp(std::path::Path::new(b));
                 assert_eq!(path_cmp(a, b), want, "{a:?} {b:?}");
+            }
+        }
+        // Behind shared prefixes of every length (compared eight bytes at a
+        // time): the same order.
+        for n in 1..=18 {
+            let prefix = format!("{}/", "d".repeat(n));
+            for a in names.iter().filter(|a| **a != ".") {
+                for b in names.iter().filter(|b| **b != ".") {
+                    let (a, b) = (format!("{prefix}{a}"), format!("{prefix}{b}"));
+                    let want = std::path::Path::new(&a).cmp(std::path::Path::new(&b));
+                    assert_eq!(path_cmp(&a, &b), want, "{a:?} {b:?}");
+                }
             }
         }
         let mut v = vec!["git.go", "git/x.go", "git-x", "a+", "a/b", "a!", "a.b/c", "ab", "a"];

@@ -568,6 +568,18 @@ pub struct Narrowing {
 /// record: an entry that is no file, anything else.
 const ENTRY: u32 = u32::MAX - 1;
 const OTHER: u32 = u32::MAX;
+/// Set in the mark of a file that holds a NUL (with its record's number).
+const BINARY_MARK: u32 = 1 << 31;
+
+/// Steps a search passes by ([`Narrowing::quiet_run`]): where the run ends,
+/// how many files it holds (and how many of them are binary), and the step
+/// of the last of them.
+pub struct QuietRun {
+    pub end: usize,
+    pub files: u64,
+    pub binary: u64,
+    pub last: Option<usize>,
+}
 
 /// What a skipped file would have been to the search that reads it.
 pub enum Unread {
@@ -700,9 +712,9 @@ impl Narrowing {
                     let i = self.loaded.record(&e.rel, next);
                     next = i.map_or(next, |i| i + 1);
                     // (A file read for the index is no larger than `INDEX_FILESIZE`.)
-                    let quiet =
-                        |i: &usize| files[*i].flags & (UNTRUSTED | BINARY) == 0 && files[*i].size <= INDEX_FILESIZE;
-                    i.filter(quiet).map_or(OTHER, |i| i as u32)
+                    let quiet = |i: &usize| files[*i].flags & UNTRUSTED == 0 && files[*i].size <= INDEX_FILESIZE;
+                    let binary = |i: usize| if files[i].flags & BINARY != 0 { BINARY_MARK } else { 0 };
+                    i.filter(quiet).map_or(OTHER, |i| i as u32 | binary(i))
                 }
                 _ => OTHER,
             })
@@ -710,34 +722,37 @@ impl Narrowing {
     }
 
     /// The steps from `at` on, by their `marks`, that a search passes by
-    /// without a look: files this index shows cannot match (not binary, not
-    /// over `max_filesize`) and entries that are not files. Where the run
-    /// ends, how many files it holds and the step of the last of them.
-    /// Empty unless the host vouches for the index ([`crate::session`]).
-    pub fn quiet_run(&self, marks: &[u32], at: usize, max_filesize: u64) -> (usize, u64, Option<usize>) {
-        let (mut end, mut files, mut last) = (at, 0, None);
+    /// without a look: files this index shows cannot match (not over
+    /// `max_filesize`), files a search skips as binary (unless the request
+    /// `named` files: a named one is named in its warning) and entries that
+    /// are not files. Empty unless the host vouches for the index
+    /// ([`crate::session`]).
+    pub fn quiet_run(&self, marks: &[u32], at: usize, max_filesize: u64, named: bool) -> QuietRun {
+        let mut run = QuietRun { end: at, files: 0, binary: 0, last: None };
         // A file marked is no larger than `INDEX_FILESIZE`: its size needs a
         // look only under a lower bound.
         let sizes = max_filesize < INDEX_FILESIZE;
+        let binary_quiet = !self.reads_binary && !named;
         while self.current {
-            match marks.get(end) {
+            match marks.get(run.end) {
                 Some(&ENTRY) => {}
                 Some(&rec) if rec != OTHER => {
-                    let i = rec as usize;
-                    if self.candidates[i / 64] & (1 << (i % 64)) != 0
-                        || sizes && self.loaded.files[i].size > max_filesize
-                    {
+                    let (binary, i) = (rec & BINARY_MARK != 0, (rec & !BINARY_MARK) as usize);
+                    let read = if binary { !binary_quiet } else { self.candidates[i / 64] & (1 << (i % 64)) != 0 };
+                    if read || sizes && self.loaded.files[i].size > max_filesize {
                         break;
                     }
-                    (files, last) = (files + 1, Some(end));
+                    run.files += 1;
+                    run.binary += u64::from(binary);
+                    run.last = Some(run.end);
                     // Where `unread` looks for the next file's record first.
                     self.next.set(i + 1);
                 }
                 _ => break,
             }
-            end += 1;
+            run.end += 1;
         }
-        (end, files, last)
+        run
     }
 
     /// The size the index holds for the file at `rel`, when `unread` just

@@ -112,8 +112,9 @@ impl Page {
                 }
                 self.paging.file_done(key);
             }
-            ShardEventKind::IndexSkippedRun(files) => {
+            ShardEventKind::IndexSkippedRun((files, binary)) => {
                 self.stats.files_skipped_by_index += files;
+                self.stats.skipped.binary += binary;
                 self.paging.file_done(key);
             }
             ShardEventKind::Searched(r) => self.searched(key, r),
@@ -132,6 +133,11 @@ impl Page {
     /// Whether the request named the file `rel` (rg searches it whole).
     pub(super) fn is_named(&self, rel: &str) -> bool {
         self.named.iter().any(|n| n == rel)
+    }
+
+    /// Whether the request named any file.
+    pub(super) fn names_files(&self) -> bool {
+        !self.named.is_empty()
     }
 
     fn binary(&mut self, rel: &str) {

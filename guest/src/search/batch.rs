@@ -45,6 +45,8 @@ pub(crate) struct Listing {
     index_use: IndexUse,
     resume: Option<Position>,
     max_filesize: u64,
+    /// The request named files (binary ones are named in a warning).
+    named: bool,
     done: bool,
 }
 
@@ -120,6 +122,7 @@ impl Listing {
         }
         let reopen = walk::Reopen::for_walk(ws, &q.walk, &roots);
         let replay = session::Replay::new(key, after.is_none(), reopen);
+        let named = !walk::named_files(&roots).is_empty();
         let live = Box::new(walk::steps(walker.clone(), roots, after, seen.clone()));
         let marks = narrowing.as_ref().and_then(|n| replay.marks(|steps| n.marks(steps)));
         Ok(Listing {
@@ -134,6 +137,7 @@ impl Listing {
             index_use,
             resume,
             max_filesize: q.max_filesize,
+            named,
             done: false,
         })
     }
@@ -149,12 +153,12 @@ impl Listing {
         while !self.done && out.files.len() < max.max(1) as usize && bytes < BATCH_BYTES {
             // A kept walk passes the files the index rules out by the run.
             if let (Some(marks), Some(n)) = (&self.marks, &self.narrowing) {
-                let (end, files, last_file) = n.quiet_run(marks, self.at, self.max_filesize);
-                if let Some(Step::Entry(file)) = last_file.and_then(|i| self.replay.kept_step(i)) {
-                    skipped(&mut out.events, &mut run, &file.rel, files);
+                let quiet = n.quiet_run(marks, self.at, self.max_filesize, self.named);
+                if let Some(Step::Entry(file)) = quiet.last.and_then(|i| self.replay.kept_step(i)) {
+                    skipped(&mut out.events, &mut run, &file.rel, (quiet.files, quiet.binary));
                 }
-                if end > self.at {
-                    (self.last, self.at) = (Last::Kept(end - 1), end);
+                if quiet.end > self.at {
+                    (self.last, self.at) = (Last::Kept(quiet.end - 1), quiet.end);
                 }
             }
             match self.replay.step(self.at, &mut self.live) {
@@ -210,12 +214,14 @@ impl Listing {
     }
 
     /// The event of the file `entry` when it is not to be searched: the
-    /// index rules it out (`IndexSkippedRun(1)` for one that cannot match).
+    /// index rules it out (`IndexSkippedRun` for one that cannot match or,
+    /// not named, holds a NUL).
     fn unread(&self, entry: &Entry) -> Option<ShardEventKind> {
         Some(match self.narrowing.as_ref()?.unread(entry, self.max_filesize)? {
             Unread::TooLarge => ShardEventKind::TooLarge,
-            Unread::Binary => ShardEventKind::IndexSkipped(true),
-            Unread::NoMatch => ShardEventKind::IndexSkippedRun(1),
+            Unread::Binary if self.named => ShardEventKind::IndexSkipped(true),
+            Unread::Binary => ShardEventKind::IndexSkippedRun((1, 1)),
+            Unread::NoMatch => ShardEventKind::IndexSkippedRun((1, 0)),
         })
     }
 
@@ -277,15 +283,16 @@ impl Batches {
     }
 }
 
-/// Adds `n` files the index rules out, the last at `rel`, to the walk's
-/// events: to the `run` of them open since the last file handed out or
-/// event, or as a new one.
-fn skipped(events: &mut Vec<ShardEvent>, run: &mut Option<usize>, rel: &str, n: u64) {
-    if let Some(ShardEvent { key, kind: ShardEventKind::IndexSkippedRun(files) }) = run.and_then(|i| events.get_mut(i))
+/// Adds `n` files the index rules out (so many of them binary), the last
+/// at `rel`, to the walk's events: to the `run` of them open since the last
+/// file handed out or event, or as a new one.
+fn skipped(events: &mut Vec<ShardEvent>, run: &mut Option<usize>, rel: &str, n: (u64, u64)) {
+    if let Some(ShardEvent { key, kind: ShardEventKind::IndexSkippedRun((files, binary)) }) =
+        run.and_then(|i| events.get_mut(i))
     {
         key.clear();
         key.push_str(rel);
-        *files += n;
+        (*files, *binary) = (*files + n.0, *binary + n.1);
     } else {
         *run = Some(events.len());
         events.push(ShardEvent { key: rel.to_string(), kind: ShardEventKind::IndexSkippedRun(n) });

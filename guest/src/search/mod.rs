@@ -78,13 +78,13 @@ pub fn search_text(ws: &Workspace, request: SearchTextRequest) -> Result<SearchT
     loop {
         // A kept walk passes the files the index rules out by the run.
         if let (Some(marks), Some(n)) = (&marks, &search.narrowing) {
-            let (end, files, last_file) = n.quiet_run(marks, at, q.max_filesize);
-            if let Some(Step::Entry(file)) = last_file.and_then(|i| replay.kept_step(i)) {
-                page.accept(&file.rel, ShardEventKind::IndexSkippedRun(files));
+            let run = n.quiet_run(marks, at, q.max_filesize, page.names_files());
+            if let Some(Step::Entry(file)) = run.last.and_then(|i| replay.kept_step(i)) {
+                page.accept(&file.rel, ShardEventKind::IndexSkippedRun((run.files, run.binary)));
             }
-            if end > at {
-                last = replay.kept_step(end - 1).map(Cow::Borrowed);
-                at = end;
+            if run.end > at {
+                last = replay.kept_step(run.end - 1).map(Cow::Borrowed);
+                at = run.end;
             }
         }
         let Some(step) = replay.step(at, &mut walk) else { break };

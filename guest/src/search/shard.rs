@@ -61,13 +61,40 @@ pub(crate) fn in_walk_order<E>(
         .iter()
         .filter_map(|(events, stopped)| Some((events.last().map_or(String::new(), |e| key(e).clone()), (*stopped)?)))
         .min_by(|a, b| path_cmp(&a.0, &b.0));
-    let mut events: Vec<E> = shards.into_iter().flat_map(|(events, _)| events).collect();
-    // Stable: equal keys (shard 0's walk events) keep their order.
-    events.sort_by(|a, b| path_cmp(key(a), key(b)));
+    let mut events = merged(shards.into_iter().map(|(events, _)| events).collect(), &key);
     if let Some((last, _)) = &cut {
         events.truncate(events.partition_point(|e| path_cmp(key(e), last).is_le()));
     }
     (events, cut)
+}
+
+/// The events of every shard in walk order; equal keys (shard 0's walk
+/// events) keep their order, and those of an earlier shard come first.
+/// Each shard's events come in walk order (an instance takes its batches in
+/// order): they are merged, not sorted, unless one does not.
+fn merged<E>(shards: Vec<Vec<E>>, key: impl Fn(&E) -> &String) -> Vec<E> {
+    let in_order = |events: &Vec<E>| events.windows(2).all(|w| path_cmp(key(&w[0]), key(&w[1])).is_le());
+    let total = shards.iter().map(Vec::len).sum();
+    if !shards.iter().all(in_order) {
+        let mut events: Vec<E> = shards.into_iter().flatten().collect();
+        events.sort_by(|a, b| path_cmp(key(a), key(b)));
+        return events;
+    }
+    let mut heads: Vec<_> = shards.into_iter().map(|s| s.into_iter().peekable()).collect();
+    let mut events = Vec::with_capacity(total);
+    loop {
+        // The shard whose next event comes first (the earliest, on a tie).
+        let mut first: Option<(usize, &String)> = None;
+        for (i, head) in heads.iter_mut().enumerate() {
+            if let Some(e) = head.peek() {
+                if first.is_none_or(|(_, k)| path_cmp(key(e), k).is_lt()) {
+                    first = Some((i, key(e)));
+                }
+            }
+        }
+        let Some((i, _)) = first else { return events };
+        events.extend(heads[i].next());
+    }
 }
 
 /// After a merge's replay: the page stops as the shard it was cut at
