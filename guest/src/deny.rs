@@ -53,10 +53,29 @@ impl Denylist {
 /// `#.env#`, `.#.env`, `.env.swp`, `id_rsa.bak`, `secrets.yml.orig` …) are
 /// denied like it.
 fn name_is_denied(name: &str, parent: Option<&str>) -> bool {
+    // Every copy is a piece of the name, and a denied one holds a listed
+    // name, prefix or suffix: most names hold none (one pass over the name).
+    LISTED.get_or_init(listed_names).is_match(name) && any_copy_is_denied(name, parent)
+}
+
+fn any_copy_is_denied(name: &str, parent: Option<&str>) -> bool {
     // Most names are lower case already: copy only those that are not.
     let lower = name.bytes().any(|b| b.is_ascii_uppercase()).then(|| name.to_ascii_lowercase());
     let denied = copies_of(lower.as_deref().unwrap_or(name)).any(|n| base_name_is_denied(n, parent));
     denied
+}
+
+static LISTED: std::sync::OnceLock<aho_corasick::AhoCorasick> = std::sync::OnceLock::new();
+
+/// Finds any name, prefix or suffix of the built-in list in a name, in any
+/// ASCII case.
+fn listed_names() -> aho_corasick::AhoCorasick {
+    let files = IN_DIR.iter().map(|(_, f)| f);
+    aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(NAMES.iter().chain(PREFIXES).chain(SUFFIXES).chain(files))
+        .expect("a small fixed list")
 }
 
 /// `name` (lower case) and the names it is a copy of, one layer at a time
@@ -190,6 +209,38 @@ fn path_is_denied(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_passed_over_at_a_glance_hold_nothing_listed() {
+        // Listed names, prefixes and suffixes, in copies' dress and in any
+        // case, between other names' pieces: whatever the full check
+        // denies, the glance looks at.
+        let listed: Vec<&str> = NAMES.iter().chain(PREFIXES).chain(SUFFIXES).copied().collect();
+        let dress =
+            ["{}", "{}~", "#{}#", ".#{}", "{}.swp", ".{}.swp", "{}.bak", "copy of {}", "{} (1)", "{}.1", "{}.~2~"];
+        let others = ["", "a", "x.", ".y", "config", "Docker", "ENV", "id", "-1"];
+        let mut seen = 0;
+        for l in &listed {
+            for d in dress {
+                for (before, after) in others.iter().flat_map(|b| others.iter().map(move |a| (b, a))) {
+                    let name = d.replace("{}", &format!("{before}{l}{after}"));
+                    for name in [name.clone(), name.to_ascii_uppercase()] {
+                        for parent in [None, Some(".kube"), Some(".AWS.bak"), Some(".docker")] {
+                            if any_copy_is_denied(&name, parent) {
+                                seen += 1;
+                                assert!(name_is_denied(&name, parent), "{name:?} in {parent:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (d, f) in IN_DIR {
+            assert!(name_is_denied(&f.to_ascii_uppercase(), Some(d)), "{d}/{f}");
+        }
+        assert!(seen > 10_000, "{seen}");
+        assert!(!name_is_denied("main.go", None) && !LISTED.get_or_init(listed_names).is_match("main.go"));
+    }
 
     #[test]
     fn the_contract_list() {
