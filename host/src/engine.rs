@@ -465,18 +465,15 @@ mod files {
             |cx: StoreContextMut<'_, State>,
              (fd, len, offset): (Resource<Descriptor>, u64, u64)|
              -> Answer<(Vec<u8>, bool)> {
-                use std::os::unix::fs::FileExt;
                 let Descriptor::File(f) = cx.data().table.get(&fd)? else {
                     return Ok((Err(ErrorCode::BadDescriptor),));
                 };
-                let mut buf = vec![0; usize::try_from(len).unwrap_or(usize::MAX).min(MAX_READ)];
-                Ok((match f.file.read_at(&mut buf, offset) {
+                // (Read into the buffer's spare room: nothing to zero first.)
+                let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(usize::MAX).min(MAX_READ));
+                Ok((match rustix::io::pread(&f.file, rustix::buffer::spare_capacity(&mut buf), offset) {
                     Ok(0) => Ok((Vec::new(), true)),
-                    Ok(n) => {
-                        buf.truncate(n);
-                        Ok((buf, false))
-                    }
-                    Err(e) => Err(error(e)),
+                    Ok(_) => Ok((buf, false)),
+                    Err(e) => Err(error(e.into())),
                 },))
             },
         )?;
