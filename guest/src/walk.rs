@@ -301,7 +301,7 @@ pub struct Walker {
     /// The request's ignore files (rg's `--ignore-file`), in the order
     /// given: below every ignore file the walk finds, the later above the
     /// earlier.
-    explicit: Vec<Gitignore>,
+    explicit: Vec<Rc<Gitignore>>,
     /// Problems reading them, handed out by the first walk.
     problems: RefCell<Vec<WalkError>>,
 }
@@ -309,11 +309,11 @@ pub struct Walker {
 /// The ignore files of one directory, and its parent's.
 struct Level {
     parent: Option<Rc<Level>>,
-    rgignore: Option<Gitignore>,
-    ignore: Option<Gitignore>,
-    gitignore: Option<Gitignore>,
+    rgignore: Option<Rc<Gitignore>>,
+    ignore: Option<Rc<Gitignore>>,
+    gitignore: Option<Rc<Gitignore>>,
     /// `.git/info/exclude`, when `.git` is a directory here.
-    exclude: Option<Gitignore>,
+    exclude: Option<Rc<Gitignore>>,
     /// The directory holds `.git` (or `.jj`): a repository root.
     has_git: bool,
     /// Bytes of the workspace-relative path of an entry below this
@@ -427,7 +427,7 @@ impl Walker {
     /// as rg leaves it out with a message. A path outside the workspace is
     /// an error. (rg matches these
     /// case-sensitively even with --ignore-file-case-insensitive.)
-    fn explicit_ignores(&self) -> Result<Vec<Gitignore>, SearchError> {
+    fn explicit_ignores(&self) -> Result<Vec<Rc<Gitignore>>, SearchError> {
         let mut all = Vec::new();
         if self.opts.no_ignore {
             return Ok(all);
@@ -594,7 +594,7 @@ impl Walker {
         let case_insensitive = self.opts.ignore.case_insensitive;
         // (Matched with paths relative to this directory: see `Level::under`.)
         let root = Path::new(".");
-        let mut read = |name: &str| -> Option<Gitignore> {
+        let mut read = |name: &str| -> Option<Rc<Gitignore>> {
             let kind = names.iter().find(|(n, _)| n == name)?.1;
             let shown = join(rel, name);
             let text = match self.read_ignore_file(dir, &join(real, name), name, kind) {
@@ -800,7 +800,7 @@ impl Walker {
         for l in level.chain() {
             // (Below `l`'s directory: always, as the walk goes down from it.)
             let below = Path::new(rel.get(l.under..).unwrap_or(rel));
-            let matched = |g: &'l Option<Gitignore>| g.as_ref().map_or(Match::None, |g| g.matched(below, is_dir));
+            let matched = |g: &'l Option<Rc<Gitignore>>| g.as_deref().map_or(Match::None, |g| g.matched(below, is_dir));
             if rg.is_none() {
                 rg = matched(&l.rgignore);
             }
@@ -915,6 +915,51 @@ fn has_git(names: &[(String, Kind)]) -> bool {
 /// each line's `\r` dropped. A line is never quoted in a problem: it may be a
 /// denied file's.
 fn parse_ignore(
+    root: &Path,
+    from: PathBuf,
+    text: &[u8],
+    shown: &str,
+    case_insensitive: bool,
+    problems: &mut Vec<WalkError>,
+) -> Option<Rc<Gitignore>> {
+    let key = (root.to_path_buf(), case_insensitive, text.to_vec());
+    if let Some(gi) = PARSED.with_borrow(|p| p.files.get(&key).cloned()) {
+        return Some(gi);
+    }
+    let before = problems.len();
+    let gi = Rc::new(build_ignore(root, from, text, shown, case_insensitive, problems)?);
+    // (One with problems is made again: its warnings name each file.)
+    if problems.len() == before {
+        PARSED.with_borrow_mut(|p| {
+            p.bytes += text.len();
+            if p.bytes > PARSED_BYTES || p.files.len() >= PARSED_FILES {
+                (p.files, p.bytes) = (Default::default(), text.len());
+            }
+            p.files.insert(key, gi.clone());
+        });
+    }
+    Some(gi)
+}
+
+/// Ignore files made into matchers, by root, case and text: trees hold
+/// many copies of one (copied and vendored projects), and making one
+/// compiles each of its globs (~40 µs a line). Up to [`PARSED_FILES`] files
+/// and [`PARSED_BYTES`] of their text, then it starts again.
+#[derive(Default)]
+struct Parsed {
+    files: std::collections::HashMap<(PathBuf, bool, Vec<u8>), Rc<Gitignore>>,
+    bytes: usize,
+}
+
+const PARSED_FILES: usize = 1024;
+const PARSED_BYTES: usize = 1 << 20;
+
+thread_local! {
+    static PARSED: RefCell<Parsed> = RefCell::default();
+}
+
+/// [`parse_ignore`]'s matcher, made.
+fn build_ignore(
     root: &Path,
     from: PathBuf,
     text: &[u8],
@@ -1312,6 +1357,34 @@ mod tests {
         let files = walk_all(&ws, &opts, ".", None);
         for want in ["c/d/e/y.txt", "c/l/y.txt", "c/l/m/e/y.txt", &format!("c/l/m/e/{}/f.txt", &deep[6..])] {
             assert!(files.iter().any(|f| f == want), "{want} missing: {files:?}");
+        }
+    }
+
+    #[test]
+    fn copies_of_an_ignore_file_each_apply_from_their_own_directory() {
+        let dir = tree(&["a/x.txt", "a/sub/x.txt", "a/y.log", "b/x.txt", "b/z.txt", "c/x.txt", "c/w.txt", "d/x.txt"]);
+        let rules = "/x.txt\n*.log\n";
+        for d in ["a", "b"] {
+            std::fs::write(dir.path().join(d).join(".ignore"), rules).unwrap();
+        }
+        // The same rules and a line that is not UTF-8: the rest left out,
+        // with a warning naming this copy.
+        std::fs::write(dir.path().join("c/.ignore"), [rules.as_bytes(), b"w.txt\xff\nw.txt\n"].concat()).unwrap();
+        let ws = Workspace::new(dir.path());
+        for _ in 0..2 {
+            let w = Rc::new(Walker::new(&ws, &WalkOptions::default()).unwrap());
+            let roots = w.roots(&[".".to_string()]).unwrap();
+            let (mut files, mut problems) = (Vec::new(), Vec::new());
+            for step in roots.iter().flat_map(|r| w.walk(r, None).collect::<Vec<_>>()) {
+                match step {
+                    Ok(e) if e.is_file => files.push(e.rel),
+                    Ok(_) => {}
+                    Err(e) => problems.push(e.message),
+                }
+            }
+            assert_eq!(files, ["a/sub/x.txt", "b/z.txt", "c/w.txt", "d/x.txt"]);
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(problems[0].starts_with("c/.ignore: line 3"), "{problems:?}");
         }
     }
 
