@@ -944,7 +944,9 @@ fn parse_ignore(
 /// Ignore files made into matchers, by root, case and text: trees hold
 /// many copies of one (copied and vendored projects), and making one
 /// compiles each of its globs (~40 µs a line). Up to [`PARSED_FILES`] files
-/// and [`PARSED_BYTES`] of their text, then it starts again.
+/// and [`PARSED_BYTES`] of their text (a quarter of one ignore file's cap:
+/// what is kept adds less than one more such file's matchers), then it
+/// starts again.
 #[derive(Default)]
 struct Parsed {
     files: std::collections::HashMap<(PathBuf, bool, Vec<u8>), Rc<Gitignore>>,
@@ -952,7 +954,7 @@ struct Parsed {
 }
 
 const PARSED_FILES: usize = 1024;
-const PARSED_BYTES: usize = 1 << 20;
+const PARSED_BYTES: usize = 256 << 10;
 
 thread_local! {
     static PARSED: RefCell<Parsed> = RefCell::default();
