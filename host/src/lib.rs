@@ -688,7 +688,8 @@ impl Sandbox {
         let p = &self.guest_policy;
         let started = Instant::now();
         let queue = Queue::new(self.jobs);
-        // The first batch an instance stopped in (none yet: MAX).
+        // The last batch the page needs: the first an instance stopped in,
+        // or the one the tally's page ends in (none known yet: MAX).
         let cut = AtomicUsize::new(usize::MAX);
         let tally = std::sync::Mutex::new(Tally::default());
         let empty =
