@@ -657,18 +657,37 @@ pub(crate) fn real_cache_dir() -> Option<PathBuf> {
 /// signal (`SIGURG`, ignored by default) has no handler of the embedder's.
 #[cfg(unix)]
 mod interrupt {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::{Mutex, OnceLock};
+    use std::marker::PhantomData;
+    use std::sync::{Arc, Mutex, OnceLock};
     use std::time::Instant;
 
-    struct Watched {
-        id: u64,
+    /// A thread's deadline: each thread has its own, so watching (twice per
+    /// `open`) takes a lock no other thread takes but the ticker.
+    struct Slot {
         thread: libc::pthread_t,
-        at: Instant,
+        at: Mutex<Option<Instant>>,
     }
 
-    static WATCHED: Mutex<Vec<Watched>> = Mutex::new(Vec::new());
-    static NEXT: AtomicU64 = AtomicU64::new(0);
+    /// Every thread's slot, from its first watch to its end.
+    static SLOTS: Mutex<Vec<Arc<Slot>>> = Mutex::new(Vec::new());
+
+    /// The current thread's slot, listed while the thread lives.
+    struct Mine(Arc<Slot>);
+
+    impl Drop for Mine {
+        fn drop(&mut self) {
+            SLOTS.lock().unwrap_or_else(|e| e.into_inner()).retain(|s| !Arc::ptr_eq(s, &self.0));
+        }
+    }
+
+    thread_local! {
+        static MINE: Mine = {
+            // SAFETY: pthread_self has no preconditions.
+            let slot = Arc::new(Slot { thread: unsafe { libc::pthread_self() }, at: Mutex::new(None) });
+            SLOTS.lock().unwrap_or_else(|e| e.into_inner()).push(slot.clone());
+            Mine(slot)
+        };
+    }
 
     extern "C" fn nothing(_: libc::c_int) {}
 
@@ -690,34 +709,44 @@ mod interrupt {
         })
     }
 
-    /// While the guard lives, the current thread is interrupted from `at` on.
-    pub struct Guard(u64);
+    /// While the guard lives, the current thread is interrupted from `at` on
+    /// (or from an earlier time an enclosing guard set). Guards end in the
+    /// reverse order they began, on the thread that made them.
+    pub struct Guard {
+        before: Option<Instant>,
+        _thread: PhantomData<*const ()>,
+    }
 
     pub fn watch(at: Instant) -> Option<Guard> {
         if !installed() {
             return None;
         }
-        let id = NEXT.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: pthread_self has no preconditions.
-        let thread = unsafe { libc::pthread_self() };
-        WATCHED.lock().unwrap_or_else(|e| e.into_inner()).push(Watched { id, thread, at });
-        Some(Guard(id))
+        MINE.try_with(|mine| {
+            let mut slot = mine.0.at.lock().unwrap_or_else(|e| e.into_inner());
+            let before = *slot;
+            *slot = Some(before.map_or(at, |b| b.min(at)));
+            Guard { before, _thread: PhantomData }
+        })
+        .ok()
     }
 
     impl Drop for Guard {
         fn drop(&mut self) {
-            WATCHED.lock().unwrap_or_else(|e| e.into_inner()).retain(|w| w.id != self.0);
+            let _ = MINE.try_with(|mine| *mine.0.at.lock().unwrap_or_else(|e| e.into_inner()) = self.before);
         }
     }
 
     /// Signals every watched thread that is past its time.
     pub fn tick() {
         let now = Instant::now();
-        let watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
-        for w in watched.iter().filter(|w| now >= w.at) {
-            // SAFETY: the thread is alive: it removes itself (under this
-            // lock) before its guard is gone.
-            unsafe { libc::pthread_kill(w.thread, libc::SIGURG) };
+        for slot in SLOTS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let at = slot.at.lock().unwrap_or_else(|e| e.into_inner());
+            if at.is_some_and(|at| now >= at) {
+                // SAFETY: the thread is alive: it takes its slot out of
+                // `SLOTS` (under that lock) before it ends; and it is still
+                // watched: it ends its guard under the slot's lock.
+                unsafe { libc::pthread_kill(slot.thread, libc::SIGURG) };
+            }
         }
     }
 }
