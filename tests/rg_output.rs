@@ -393,6 +393,40 @@ fn sorted_by_modification_and_access_time_as_rgs() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no file's creation time"));
 }
 
+/// `--files-without-match` and `--include-zero` name every file rg read:
+/// empty ones, ones that are only a byte order mark (nothing to read once
+/// it is dropped), and with `-a` or `--binary` binary ones too.
+#[test]
+fn files_without_a_match_are_the_files_rg_read() {
+    let t = Tree::new();
+    t.write("empty.txt", "")
+        .write("bom8.txt", b"\xEF\xBB\xBF")
+        .write("bom16le.txt", b"\xFF\xFE")
+        .write("bom16be.txt", b"\xFE\xFF")
+        .write("bom8-line.txt", b"\xEF\xBB\xBF\n")
+        .write("half.txt", b"\xEF\xBB")
+        .write("nul2.bin", b"\0\0")
+        .write("nul.bin", b"a\0b\n")
+        .write("sub/bom8.txt", b"\xEF\xBB\xBF")
+        .write("text.txt", "a line\n");
+    all_as_rgs(
+        t.path(),
+        &[
+            &["--files-without-match", "zz"],
+            &["-c", "--include-zero", "zz"],
+            &["--count-matches", "--include-zero", "-e", "^"],
+            &["--files-without-match", "zz", "bom8.txt", "nul2.bin", "sub"],
+            &["--files-without-match", "-E", "utf-16le", "zz"],
+            &["--files-without-match", "-E", "none", "zz"],
+            &["--files-without-match", "--max-filesize", "2", "zz"],
+            &["--files-without-match", "-j2", "zz"],
+            &["--files-without-match", "-a", "zz"],
+            &["-c", "--include-zero", "--binary", "zz"],
+            &["--files-without-match", "--binary", "a"],
+        ],
+    );
+}
+
 /// Where two outputs part: the line number and both lines.
 fn first_difference(theirs: &str, ours: &str) -> String {
     let (a, b): (Vec<&str>, Vec<&str>) = (theirs.split_inclusive('\n').collect(), ours.split_inclusive('\n').collect());

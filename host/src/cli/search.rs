@@ -583,6 +583,10 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
         // only before its first line); one named is searched on.
         let counted = file_counts(sandbox, &mut request, root).and_then(|counts| {
             let named = file_counts(sandbox, &mut every_line, root)?;
+            // (With --binary or -a, every file is searched whole.)
+            if matches!(request.binary, Some(sandgrep::BinaryMode::Search | sandgrep::BinaryMode::Text)) {
+                return Ok((counts, named.clone(), named));
+            }
             every_line.binary = Some(sandgrep::BinaryMode::Skip);
             let whole = file_counts(sandbox, &mut every_line, root);
             every_line.binary = request.binary;
@@ -608,6 +612,7 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
                         && args.walked.get(i) != Some(&true)
                         && named.contains_key(&e.path)
             };
+            let searched = |e: &sandgrep::FileEntry| searched(e) || only_a_bom(sandbox, &every_line, e);
             for e in response.entries.into_iter().filter(searched) {
                 listed = true;
                 let count = counts.get(&e.path).copied();
@@ -639,6 +644,22 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     // (As rg: exit 0 when a file without a match was printed, or with
     // --include-zero when anything matched.)
     Ok(Outcome::of(if args.include_zero { found } else { printed }, false))
+}
+
+/// Whether the file `e`, which no search of every line found, is only a
+/// byte order mark (2 or 3 bytes that are text without one): it decodes
+/// to nothing, as an empty file does, and rg reads it as one.
+fn only_a_bom(sandbox: &Sandbox, every_line: &SearchTextRequest, e: &sandgrep::FileEntry) -> bool {
+    if !matches!(e.size, Some(2 | 3)) {
+        return false;
+    }
+    let mut raw = SearchTextRequest {
+        encoding: Some("none".into()),
+        binary: Some(sandgrep::BinaryMode::Skip),
+        max_filesize: Some(every_line.max_filesize.map_or(3, |m| m.min(3))),
+        ..every_line.clone()
+    };
+    file_counts(sandbox, &mut raw, &e.path).is_ok_and(|found| found.contains_key(&e.path))
 }
 
 /// Each file `request` finds under `root`, with its count.
