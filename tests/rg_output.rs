@@ -395,7 +395,9 @@ fn sorted_by_modification_and_access_time_as_rgs() {
 
 /// `--files-without-match` and `--include-zero` name every file rg read:
 /// empty ones, ones that are only a byte order mark (nothing to read once
-/// it is dropped), and with `-a` or `--binary` binary ones too.
+/// it is dropped), and with `-a` or `--binary` binary ones too; a binary
+/// file counts as read without a match in the exit status, one past
+/// `--max-filesize` is never read.
 #[test]
 fn files_without_a_match_are_the_files_rg_read() {
     let t = Tree::new();
@@ -423,6 +425,21 @@ fn files_without_a_match_are_the_files_rg_read() {
             &["--files-without-match", "-a", "zz"],
             &["-c", "--include-zero", "--binary", "zz"],
             &["--files-without-match", "--binary", "a"],
+        ],
+    );
+    // A binary file is read (to its NUL) and has no match; one past
+    // --max-filesize is not read at all: with nothing else, no file was.
+    let t = Tree::new();
+    t.write("x.bin", b"a\0b\n").write("big.txt", "zz\n".repeat(100));
+    all_as_rgs(
+        t.path(),
+        &[
+            &["--files-without-match", "zz", "-g", "x.bin"],
+            &["-c", "--include-zero", "zz", "-g", "x.bin"],
+            &["--files-without-match", "zz", "--max-filesize", "100"],
+            &["--files-without-match", "zz", "--max-filesize", "100", "-g", "big.txt"],
+            &["-c", "zz", "--max-filesize", "100", "-g", "big.txt"],
+            &["zz", "--max-filesize", "100", "-g", "big.txt"],
         ],
     );
 }
@@ -790,6 +807,13 @@ fn files_are_read_as_rg_reads_them() {
         &["--encoding=latin1", "café"],
         &["-E", "none", "-c", "foo", "utf16.txt"],
         &["-E", "utf-16le", "--no-encoding", "-c", "bar", "nobom.txt"],
+        // -E none: a UTF-16 file's bytes as they are (NULs and all), also
+        // where the search reads the whole file (PCRE2, stop-on-nonmatch).
+        &["-E", "none", "-c", "--include-zero", "foo", "-g", "utf16.txt"],
+        &["-E", "none", "-a", "--pcre2", "-c", "bar foo", "utf16.txt"],
+        &["-E", "none", "-a", "--pcre2", "--count-matches", "f.o.o", "utf16.txt"],
+        &["-E", "none", "-a", "--stop-on-nonmatch", "--count-matches", "f.o", "utf16.txt"],
+        &["-E", "none", "-a", "-U", "--count-matches", "o.\\n.b", "utf16.txt"],
     ];
     all_as_rgs(t.path(), sets);
 }

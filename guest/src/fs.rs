@@ -148,7 +148,7 @@ impl SearchFile {
     /// Another handle on the same open file, for reads at offsets while
     /// this one is being read through.
     pub fn at(&self) -> FileAt {
-        FileAt { raw: Some(self.raw.clone()), size: self.size, bytes: None, text: None }
+        FileAt { raw: Some(self.raw.clone()), size: self.size, bytes: None, text: None, sniffed: true }
     }
 }
 
@@ -163,18 +163,27 @@ pub struct FileAt {
     bytes: Option<Rc<[u8]>>,
     /// The decompressed text, when the file was compressed.
     text: Option<Rc<crate::decompress::Text>>,
+    /// A UTF-16 byte order mark makes it the UTF-8 it transcodes to (not
+    /// with `-E none`).
+    sniffed: bool,
 }
 
 impl FileAt {
     /// Bytes in memory read as a file.
     pub fn bytes(bytes: Rc<[u8]>) -> FileAt {
-        FileAt { raw: None, size: bytes.len() as u64, bytes: Some(bytes), text: None }
+        FileAt { raw: None, size: bytes.len() as u64, bytes: Some(bytes), text: None, sniffed: true }
     }
 
     /// A compressed file's text read as the file (UTF-16 sniffed as a
     /// file's is).
     pub fn decompressed(text: Rc<crate::decompress::Text>) -> FileAt {
-        FileAt { raw: None, size: text.len(), bytes: None, text: Some(text) }
+        FileAt { raw: None, size: text.len(), bytes: None, text: Some(text), sniffed: true }
+    }
+
+    /// The same, its bytes as they are even after a UTF-16 byte order mark
+    /// (searched with `-E none`).
+    pub fn unsniffed(self) -> FileAt {
+        FileAt { sniffed: false, ..self }
     }
 
     /// Up to `len` bytes at `offset` (within the size seen at open).
@@ -201,7 +210,8 @@ impl FileAt {
     /// Whether the file starts with a UTF-16 byte order mark: it is then
     /// searched and read as the UTF-8 it transcodes to.
     pub fn is_utf16(&self) -> bool {
-        (self.raw.is_some() || self.text.is_some())
+        self.sniffed
+            && (self.raw.is_some() || self.text.is_some())
             && self.read_at(0, 2).is_ok_and(|h| h == [0xFF, 0xFE] || h == [0xFE, 0xFF])
     }
 

@@ -301,6 +301,7 @@ fn search_file(
         Ok(opened) => opened,
         Err(kind) => return kind,
     };
+    let at = if q.encoding.as_deref() == Some("none") { at.unsniffed() } else { at };
     // As rg's --mmap: the file searched as one slice, NUL bytes looked for
     // only in its first 64 KiB and in the lines returned. (rg reads a
     // decompressed text as a stream; `skip` leaves out a file with a NUL

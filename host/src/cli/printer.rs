@@ -312,7 +312,9 @@ pub struct Totals {
     pub bytes_searched: u64,
     /// The file the last page ended in.
     pub last_path: String,
-    /// Files left out as too large or unreadable (not by a filter).
+    /// Files that could not be read, or past sandgrep's own size cap (rg
+    /// counts them searched; not one past --max-filesize, which its walk
+    /// passes over).
     pub files_left: u64,
 }
 

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use sandgrep::limits::{LIST_RESULTS, MAX_RESULTS};
+use sandgrep::limits::{LIST_RESULTS, MAX_FILESIZE, MAX_RESULTS};
 use sandgrep::{
     render, BinaryMode, FileCount, ListFilesRequest, OutputMode, QueryMode, Sandbox, SearchError, SearchTextRequest,
     SearchTextResponse, TextMatch,
@@ -443,7 +443,11 @@ pub(crate) fn stream(
         }
         t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
         t.bytes_searched += r.stats.bytes_searched;
-        t.files_left += r.stats.skipped.too_large + r.stats.skipped.unreadable;
+        t.files_left += r.stats.skipped.unreadable;
+        if args.max_filesize.is_none() {
+            // (sandgrep's own cap: rg would have read them.)
+            t.files_left += r.stats.skipped.too_large;
+        }
         run.withheld.add(&r.stats);
         run.searching += r.stats.elapsed_ms;
         run.left = run.left.saturating_sub(r.stats.matches_returned);
@@ -567,7 +571,7 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     every_line.output = Some(OutputMode::FilesWithMatches);
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
     let (mut found, mut printed) = (false, false);
-    let (mut errored, mut listed) = (false, false);
+    let (mut errored, mut listed, mut unnamed) = (false, false, false);
     let mut stdin = Run { left: u64::MAX, ..Run::default() };
     for (i, root) in roots.iter().enumerate() {
         printer.next_root(i)?;
@@ -612,10 +616,24 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
                         && args.walked.get(i) != Some(&true)
                         && named.contains_key(&e.path)
             };
-            let searched = |e: &sandgrep::FileEntry| searched(e) || only_a_bom(sandbox, &every_line, e);
-            for e in response.entries.into_iter().filter(searched) {
+            for e in response.entries {
+                // rg's walk passes over a file past --max-filesize: not read.
+                // One past sandgrep's own cap rg reads; the search skipped it
+                // (and said so).
+                let size = e.size.unwrap_or(0);
+                if request.max_filesize.is_some_and(|max| size > max) {
+                    continue;
+                }
                 listed = true;
+                if size > request.max_filesize.unwrap_or(MAX_FILESIZE.default).min(MAX_FILESIZE.max) {
+                    continue;
+                }
                 let count = counts.get(&e.path).copied();
+                if !(searched(&e) || only_a_bom(sandbox, &every_line, &e)) {
+                    // Binary: read up to its NUL without a match, never named.
+                    unnamed |= count.is_none();
+                    continue;
+                }
                 if args.include_zero || count.is_none() {
                     printer.file_count(&FileCount { path: e.path, count: count.unwrap_or(0) }, args.include_zero)?;
                     printed = true;
@@ -641,22 +659,24 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     if args.paths.is_empty() && !listed {
         return Ok(nothing_searched(args));
     }
-    // (As rg: exit 0 when a file without a match was printed, or with
-    // --include-zero when anything matched.)
-    Ok(Outcome::of(if args.include_zero { found } else { printed }, false))
+    // (As rg: exit 0 when a file without a match was read (printed, or
+    // binary), or with --include-zero when anything matched.)
+    Ok(Outcome::of(if args.include_zero { found } else { printed || unnamed }, false))
 }
 
 /// Whether the file `e`, which no search of every line found, is only a
 /// byte order mark (2 or 3 bytes that are text without one): it decodes
 /// to nothing, as an empty file does, and rg reads it as one.
 fn only_a_bom(sandbox: &Sandbox, every_line: &SearchTextRequest, e: &sandgrep::FileEntry) -> bool {
-    if !matches!(e.size, Some(2 | 3)) {
+    // (The longest byte order mark, UTF-8's.)
+    const BOMS: u64 = 3;
+    if !matches!(e.size, Some(2..=BOMS)) {
         return false;
     }
     let mut raw = SearchTextRequest {
         encoding: Some("none".into()),
         binary: Some(sandgrep::BinaryMode::Skip),
-        max_filesize: Some(every_line.max_filesize.map_or(3, |m| m.min(3))),
+        max_filesize: Some(every_line.max_filesize.map_or(BOMS, |m| m.min(BOMS))),
         ..every_line.clone()
     };
     file_counts(sandbox, &mut raw, &e.path).is_ok_and(|found| found.contains_key(&e.path))
