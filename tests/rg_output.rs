@@ -343,6 +343,13 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--crlf", "--files-without-match", "bar"],
         &["--crlf", "--heading", "-n", "-A1", "foo", "crlf.txt", "twice.txt"],
         &["--crlf", "--no-heading", "-B1", "bar", "crlf.txt"],
+        // rg's own line for one past --max-columns ends in `\r\n` too.
+        &["--crlf", "-M", "5", "-n", "-C", "1", "foo", "crlf.txt"],
+        &["--crlf", "-M", "5", "--max-columns-preview", "-A", "1", "foo", "crlf.txt"],
+        &["--crlf", "-M", "5", "--vimgrep", "foo", "crlf.txt"],
+        // The later of --crlf and --null-data wins.
+        &["--null-data", "--crlf", "-c", "foo"],
+        &["--crlf", "--null-data", "-c", "foo"],
         // -m 0 searches nothing, whatever the output.
         &["-m", "0", "--files-without-match", "qux"],
         &["-m", "0", "-c", "--include-zero", "foo"],

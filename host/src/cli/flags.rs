@@ -313,8 +313,9 @@ pub(crate) struct SearchArgs {
     /// Binary files are binary (the default).
     #[arg(help_heading = "Search options", long, overrides_with = "text")]
     pub(crate) no_text: bool,
-    /// Lines may end in CRLF: `$` matches before `\r\n`.
-    #[arg(help_heading = "Search options", long, overrides_with = "no_crlf")]
+    /// Lines may end in CRLF: `$` matches before `\r\n`. (It and
+    /// --null-data override each other, as rg's.)
+    #[arg(help_heading = "Search options", long, overrides_with_all = ["no_crlf", "null_data"])]
     pub(crate) crlf: bool,
     /// Lines end in LF (the default).
     #[arg(help_heading = "Search options", long, overrides_with = "crlf")]

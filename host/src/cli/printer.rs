@@ -582,12 +582,13 @@ impl<W: Write> Printer<W> {
         };
         match line {
             Pending::Context(text, offset) => {
-                let shown = match self.omitted(&text, &[]) {
-                    Some(preview) if self.style.max_columns_preview => preview.into(),
-                    Some(_) => "[Omitted long context line]".into(),
-                    None => render::line(trimmed(&text, self.style.trim).0),
+                // (A line the printer makes itself ends as its other lines.)
+                let (shown, end) = match self.omitted(&text, &[]) {
+                    Some(preview) if self.style.max_columns_preview => (preview.into(), self.style.term()),
+                    Some(_) => ("[Omitted long context line]".into(), self.style.term()),
+                    None => (render::line(trimmed(&text, self.style.trim).0), self.style.eol()),
                 };
-                let s = format!("{}{shown}{}", prefix(self, true, None, offset), self.style.eol());
+                let s = format!("{}{shown}{end}", prefix(self, true, None, offset));
                 self.write(&s)
             }
             Pending::Match { column, spans, columns, text, offset }
@@ -625,18 +626,28 @@ impl<W: Write> Printer<W> {
             Pending::Match { column, spans, columns, text, offset } if self.style.vimgrep && !spans.is_empty() => {
                 for (&(s, e), c) in spans.iter().zip(columns) {
                     // (Each line colors its own match.)
-                    let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &[(s, e)]));
+                    let (shown, end) = self.shown(&text, &spans, &[(s, e)]);
                     let column = column.map(|_| c);
-                    let line = format!("{}{shown}{}", prefix(self, false, column, offset + s as u64), self.style.eol());
+                    let line = format!("{}{shown}{end}", prefix(self, false, column, offset + s as u64));
                     self.write(&line)?;
                 }
                 Ok(())
             }
             Pending::Match { column, spans, text, offset, .. } => {
-                let shown = self.omitted(&text, &spans).unwrap_or_else(|| self.matched_line(&text, &spans));
-                let s = format!("{}{shown}{}", prefix(self, false, column, offset), self.style.eol());
+                let (shown, end) = self.shown(&text, &spans, &spans);
+                let s = format!("{}{shown}{end}", prefix(self, false, column, offset));
                 self.write(&s)
             }
+        }
+    }
+
+    /// A matching line as printed, `colored` matches drawn, and what ends
+    /// it: rg's line for one longer than --max-columns ends as a line the
+    /// printer makes itself.
+    fn shown(&self, text: &str, spans: &[(usize, usize)], colored: &[(usize, usize)]) -> (String, &'static str) {
+        match self.omitted(text, spans) {
+            Some(omitted) => (omitted, self.style.term()),
+            None => (self.matched_line(text, colored), self.style.eol()),
         }
     }
 
