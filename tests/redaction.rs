@@ -124,3 +124,63 @@ fn passthru_and_null_data_lines_are_redacted_and_counted() {
     assert!(!out.contains(pw) && out.contains("password = \"[REDACTED]\" hello"), "{}", out.len());
     assert_eq!(search(&["--null-data", "-c", "Zq8r", "huge.dat"]).0, "");
 }
+
+/// A search that reads a file redacted whole (PCRE2, stop-on-nonmatch, a
+/// pattern that may span lines) reports byte offsets in the file, as rg
+/// does: a secret's mark is shorter or longer than the secret, and the
+/// lines after it are where they are. The secret's own line is redacted;
+/// the others are rg's, byte for byte.
+#[test]
+fn byte_offsets_after_a_secret_are_the_files() {
+    let t = Tree::new();
+    t.write("app.py", "a = 1\npassword = \"conta1n3rize14xQ\"\nError one\nok\nError two\n");
+    t.write("short.py", "api_key = \"Zq8vL2xK9pT4wR7m\"\nError three\n");
+    for args in [
+        &["-b", "-n", "Error"][..],
+        &["-b", "-n", "-P", "Error"],
+        &["-b", "-o", "-P", "E(?=rror)"],
+        &["-b", "--stop-on-nonmatch", "Error"],
+        &["-b", "-n", "-U", "Error (one|three)\\n"],
+        &["-b", "-n", "-P", "-A", "1", "Error t"],
+    ] {
+        let mut sorted = vec!["--sort", "path"];
+        sorted.extend_from_slice(args);
+        let theirs = stdout(&crate::conformance::rg(t.path(), &sorted));
+        let ours = stdout(&run(t.path(), args));
+        assert!(!theirs.is_empty() && !ours.contains("[REDACTED]"), "{args:?}: {theirs}");
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+    // In rg's JSON too (absolute_offset), and on standard input.
+    let json = |out: &std::process::Output| -> Vec<(String, u64)> {
+        stdout(out)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["type"] == "match")
+            .map(|v| {
+                (
+                    v["data"]["lines"]["text"].as_str().unwrap().to_string(),
+                    v["data"]["absolute_offset"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let args = ["--json", "-P", "Error", "app.py"];
+    assert_eq!(json(&run(t.path(), &args)), json(&crate::conformance::rg(t.path(), &args)));
+    let piped = |mut cmd: std::process::Command| {
+        let mut child = cmd
+            .args(["-b", "-P", "Error"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"password = \"conta1n3rize14xQ\"\nError one\n").unwrap();
+        stdout(&child.wait_with_output().unwrap())
+    };
+    // (No --root: a search with no path reads piped standard input.)
+    let mut ours = std::process::Command::new(env!("CARGO_BIN_EXE_sandgrep"));
+    ours.current_dir(t.path()).env("SANDGREP_CACHE_DIR", crate::util::cache_dir());
+    let mut theirs = crate::util::rg_command();
+    theirs.current_dir(t.path());
+    assert_eq!(piped(ours), piped(theirs));
+}

@@ -147,15 +147,34 @@ pub struct FileSink<'a, 'm> {
     /// that redacted each line before the search, which the lines handed to
     /// this sink no longer show.
     pub redacted_before: std::collections::BTreeMap<u64, Vec<&'static str>>,
+    /// And its redactions: the searcher's offsets are in the redacted text.
+    whole_edits: Vec<Edit>,
 }
 
 impl<'a, 'm> FileSink<'a, 'm> {
+    /// What the search found, its byte offsets in the file's text (not in
+    /// the text redacted whole: a secret's mark is not its length).
+    pub fn into_results(self) -> FileResults {
+        let mut r = self.results;
+        if !self.whole_edits.is_empty() {
+            let edits = &self.whole_edits;
+            let unmap = |at: u64, end: bool| redact::unmap(at as usize, edits, end) as u64;
+            for m in &mut r.matches {
+                (m.offset, m.bytes_searched) = (unmap(m.offset, false), unmap(m.bytes_searched, true));
+            }
+            r.bytes_searched = unmap(r.bytes_searched, true);
+            r.binary_offset = r.binary_offset.map(|at| unmap(at, false));
+        }
+        r
+    }
+
     /// `text` redacted whole, for a multi-line search to see it as callers
     /// do (a secret then neither joins nor splits the blocks of lines
     /// around it), each line's rules noted for the answer to count; `None`
     /// when nothing was redacted.
     pub fn redact_whole(&mut self, text: &[u8]) -> Option<Vec<u8>> {
         let (shown, edits) = redact::redact_lines(b"", text);
+        self.whole_edits.clone_from(&edits);
         let (mut line, mut at) = (1, 0);
         for e in &edits {
             line += memchr::memchr_iter(b'\n', &text[at..e.start]).count() as u64;
@@ -205,6 +224,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             last_match_end: 0,
             results: FileResults::default(),
             redacted_before: Default::default(),
+            whole_edits: Vec::new(),
         }
     }
 

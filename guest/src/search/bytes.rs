@@ -114,7 +114,7 @@ pub fn search_bytes(
         Ok(()) => {}
     }
     let taken = sink.taken();
-    let mut r = sink.results;
+    let mut r = sink.into_results();
     r.timed_out |= pcre2_late;
     // Lines and offsets in the stream.
     let before = first_line.max(1) - 1;

@@ -379,7 +379,7 @@ fn search_file(
     } else {
         searcher.search_reader(cfg.scan, &mut file, &mut sink)
     };
-    let mut r = sink.results;
+    let mut r = sink.into_results();
     out.bytes_searched = r.bytes_searched;
     // (PCRE2 stopped by the deadline: what was found, as the sink's own stop.)
     let outcome = match outcome {
