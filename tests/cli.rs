@@ -311,8 +311,12 @@ fn symlinks_cannot_lead_out_of_the_workspace() {
 fn after_context_is_complete_when_a_cap_stops_the_search() {
     let t = Tree::new();
     t.write("f.txt", "foo 1\nfoo 2\nctx 3\nctx 4\nfoo 5\n");
+    // (As rg 15: a line that matches within it is shown as a match.)
     let out = run(t.path(), &["search", "--column", "-m", "1", "-A", "2", "foo"]);
-    assert_eq!(stdout(&out), "f.txt:1:1:foo 1\nf.txt-2-foo 2\nf.txt-3-ctx 3\n");
+    assert_eq!(stdout(&out), "f.txt:1:1:foo 1\nf.txt:2:1:foo 2\nf.txt-3-ctx 3\n");
+    let theirs = crate::conformance::rg(t.path(), &["--column", "-H", "-m", "1", "-A", "2", "foo"]);
+    assert_eq!(stdout(&out), stdout(&theirs));
+    // The page an agent asks for keeps to its cap: the rest is context.
     let v = json(t.path(), &["search", "--json-page", "--max-results", "1", "-A", "2", "foo"]);
     assert_eq!(v["matches"][0]["context_after"], serde_json::json!(["foo 2", "ctx 3"]));
 }

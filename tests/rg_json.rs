@@ -105,6 +105,9 @@ fn json_lines_are_rgs_message_for_message() {
         &["-A", "2", "-B", "1", "qux"],
         &["-m", "1", "foo"],
         &["-m", "2", "bar"],
+        // Past -m, matches within the last result's after-context.
+        &["-m", "1", "-A", "2", "foo"],
+        &["-m", "2", "-C", "1", "bar"],
         &["-i", "foo"],
         &["-w", "foo"],
         &["-F", "o b"],

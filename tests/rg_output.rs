@@ -347,6 +347,13 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["--crlf", "-M", "5", "-n", "-C", "1", "foo", "crlf.txt"],
         &["--crlf", "-M", "5", "--max-columns-preview", "-A", "1", "foo", "crlf.txt"],
         &["--crlf", "-M", "5", "--vimgrep", "foo", "crlf.txt"],
+        // Past -m, lines that match within the last result's after-context
+        // are results too (rg 15), counted by -c as well.
+        &["-n", "-m", "1", "-A", "2", "foo"],
+        &["-m", "2", "-C", "1", "--heading", "foo", "src"],
+        &["-c", "-m", "1", "-A", "3", "foo"],
+        &["--count-matches", "-m", "1", "-A", "2", "foo"],
+        &["-v", "-n", "-m", "1", "-A", "2", "foo", "src"],
         // The later of --crlf and --null-data wins.
         &["--null-data", "--crlf", "-c", "foo"],
         &["--crlf", "--null-data", "-c", "foo"],

@@ -94,6 +94,8 @@ fn stdin_alone_prints_what_rg_prints() {
         &["-c"],
         &["-c", "-H"],
         &["--count-matches"],
+        &["-n", "-m", "1", "-A", "2", "-i"],
+        &["-c", "-m", "1", "-A", "4", "-i"],
         &["-l"],
         &["-q"],
         &["-v", "-n"],

@@ -35,6 +35,10 @@ pub struct SinkConfig<'m> {
     pub max_columns: usize,
     /// Returned lines keep a carriage return before their newline.
     pub keep_cr: bool,
+    /// A caller streaming every result, as rg: past a file's cap, lines
+    /// that match within the after-context still owed come back as
+    /// results, as rg 15 prints them (`-m 1 -A 2`).
+    pub trailing_matches: bool,
     /// Replace secrets in returned text.
     pub redact: bool,
     /// Every line is returned: those that are no result as lines of
@@ -142,6 +146,8 @@ pub struct FileSink<'a, 'm> {
     /// Where the last match recorded ends (its lines' terminator included):
     /// where rg's search stops once the file's limit is reached.
     last_match_end: u64,
+    /// The last line of the last result taken (see [`Self::trailing`]).
+    last_taken_line: u64,
     pub results: FileResults,
     /// For a file searched redacted whole (see `search_file`): the rules
     /// that redacted each line before the search, which the lines handed to
@@ -222,6 +228,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             break_pending: false,
             before_run: Vec::new(),
             last_match_end: 0,
+            last_taken_line: 0,
             results: FileResults::default(),
             redacted_before: Default::default(),
             whole_edits: Vec::new(),
@@ -520,6 +527,19 @@ impl<'a, 'm> FileSink<'a, 'm> {
         count_up_to(self.cfg.matcher, text, range, |_, _| true, left)
     }
 
+    /// Whether a matching line at `line` is past the file's own cap, within
+    /// the after-context of the last result taken (see
+    /// `SinkConfig::trailing_matches`).
+    fn trailing(&self, line: u64) -> bool {
+        self.cfg.trailing_matches
+            && self.cfg.output != OutputMode::FilesWithMatches
+            && self.results.text_bytes <= self.budget
+            && self.capped
+            && self.taken >= self.limit
+            && line > self.last_taken_line
+            && line <= self.last_taken_line + self.cfg.after as u64
+    }
+
     /// Results counted against the limit.
     pub fn taken(&self) -> u64 {
         self.taken
@@ -616,6 +636,21 @@ impl Sink for FileSink<'_, '_> {
                     let around = Around::of(searcher, self.cfg.matcher, mat);
                     self.record_match(line, lines, shown, edits, false, offset, offset + block.len() as u64, around);
                 }
+            } else if self.trailing(line) {
+                // As rg 15: past the file's cap, a line that matches within
+                // the after-context of the last result taken is a result too
+                // (shown, counted; owed no context of its own).
+                let end = offset + block.len() as u64;
+                self.last_match_end = end;
+                let many = self.cfg.count_matches && !self.cfg.invert;
+                self.results.count += if many { self.matches_in(searcher, mat, u64::MAX).0.max(1) } else { 1 };
+                if let Some((shown, edits)) = shaped {
+                    let lines = mat.lines().count().max(1);
+                    let around = Around::of(searcher, self.cfg.matcher, mat);
+                    let owed = self.owed.len();
+                    self.record_match(line, lines, shown, edits, false, offset, end, around);
+                    self.owed.truncate(owed);
+                }
             } else if self.taken >= self.limit || self.results.text_bytes > self.budget {
                 self.results.more = true;
             } else {
@@ -631,6 +666,7 @@ impl Sink for FileSink<'_, '_> {
                 let (n, found, past) = if matches { self.matches_in(searcher, mat, left) } else { (1, 1, false) };
                 self.results.count += n.max(1);
                 self.last_match_end = offset + block.len() as u64;
+                self.last_taken_line = line + mat.lines().count().max(1) as u64 - 1;
                 self.taken += if multiline { found.max(1) } else { 1 };
                 self.hits += 1;
                 self.results.more |= past;

@@ -58,6 +58,7 @@ pub fn search_bytes(
         after: q.after,
         max_columns: q.max_columns,
         keep_cr: q.streaming,
+        trailing_matches: q.streaming,
         redact: ws.redact,
         passthru: q.passthru,
         null_data: q.null_data,
@@ -94,6 +95,7 @@ pub fn search_bytes(
         FileSink::new(&cfg, &name, FileAt::bytes(data.clone()), seen, limit, Some(deadline), MAX_OUTPUT_BYTES);
     sink.repeat_seen = content && q.after > 0;
     sink.hit_cap = hit_cap;
+    sink.capped = q.per_file.is_some() && limit == per_file && !q.passthru;
     super::literal::set_deadline(Some(deadline));
     let outcome = if cfg.redact && (searcher.multi_line_with_matcher(scan) || q.stop_on_nonmatch || matcher.is_pcre2())
     {

@@ -226,6 +226,7 @@ impl Searching {
             after: q.after,
             max_columns: q.max_columns,
             keep_cr: q.streaming,
+            trailing_matches: q.streaming,
             redact: self.redact,
             passthru: q.passthru,
             null_data: q.null_data,
@@ -698,7 +699,9 @@ fn searcher_with(q: &TextQuery, encoding: Option<&str>) -> Searcher {
         // Counts and file lists need no line numbers (nor does a cursor in
         // them: they resume at file boundaries); counting lines costs as
         // much as the search of a file with no match.
-        .line_number(content)
+        // (But where rg's count of a file goes past its cap: the lines
+        // within the after-context of its last result, see `trailing`.)
+        .line_number(content || q.streaming && q.after > 0 && q.per_file.is_some())
         .multi_line(q.multiline)
         .before_context(if content { q.before } else { 0 })
         .after_context(if content { q.after } else { 0 })
