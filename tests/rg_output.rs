@@ -456,6 +456,17 @@ fn files_without_a_match_are_the_files_rg_read() {
             &["zz", "--max-filesize", "100", "-g", "big.txt"],
         ],
     );
+    // One past sandgrep's own cap (rg has none) is not read: not named, and
+    // said so, never "no files were searched".
+    t.write("huge.txt", "x\n".repeat(4_500_000));
+    for args in
+        [&["--files-without-match", "zz", "-g", "huge.txt"][..], &["-c", "--include-zero", "zz", "-g", "huge.txt"]]
+    {
+        let out = run(t.path(), args);
+        let err = crate::util::stderr(&out);
+        assert_eq!((stdout(&out).as_str(), out.status.code()), ("", Some(1)), "{args:?}: {err}");
+        assert!(err.contains("1 file(s) skipped as larger than max-filesize"), "{args:?}: {err}");
+    }
 }
 
 /// Where two outputs part: the line number and both lines.

@@ -444,7 +444,7 @@ pub(crate) fn stream(
         t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
         t.bytes_searched += r.stats.bytes_searched;
         t.files_left += r.stats.skipped.unreadable;
-        if args.max_filesize.is_none() {
+        if args.max_filesize.is_none_or(|max| max > MAX_FILESIZE.max) {
             // (sandgrep's own cap: rg would have read them.)
             t.files_left += r.stats.skipped.too_large;
         }
@@ -572,6 +572,9 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     let roots = if args.paths.is_empty() { vec![".".to_string()] } else { args.paths.clone() };
     let (mut found, mut printed) = (false, false);
     let (mut errored, mut listed, mut unnamed) = (false, false, false);
+    // Files past sandgrep's own size cap (rg reads them; the search cannot).
+    let cap = request.max_filesize.unwrap_or(MAX_FILESIZE.default).min(MAX_FILESIZE.max);
+    let mut over_cap = 0;
     let mut stdin = Run { left: u64::MAX, ..Run::default() };
     for (i, root) in roots.iter().enumerate() {
         printer.next_root(i)?;
@@ -607,6 +610,7 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
         let mut list = listing(args, root);
         list.include_metadata = true;
         let root_file = as_listed(root);
+        let mut boms = None;
         loop {
             let response = sandbox.list_files(&list).map_err(by_path)?;
             let searched = |e: &sandgrep::FileEntry| {
@@ -625,11 +629,18 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
                     continue;
                 }
                 listed = true;
-                if size > request.max_filesize.unwrap_or(MAX_FILESIZE.default).min(MAX_FILESIZE.max) {
+                if size > cap {
+                    over_cap += 1;
                     continue;
                 }
                 let count = counts.get(&e.path).copied();
-                if !(searched(&e) || only_a_bom(sandbox, &every_line, &e)) {
+                // (A file of 2 or 3 bytes no search of every line found may be
+                // only a byte order mark: the tree's such files, read once.)
+                let mut bom = || {
+                    matches!(e.size, Some(2..=BOMS))
+                        && boms.get_or_insert_with(|| only_boms(sandbox, &every_line, root)).contains_key(&e.path)
+                };
+                if !(searched(&e) || bom()) {
                     // Binary: read up to its NUL without a match, never named.
                     unnamed |= count.is_none();
                     continue;
@@ -646,6 +657,9 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
         }
     }
     printer.finish()?;
+    if over_cap > 0 && !args.no_messages {
+        notes(&[format!("{over_cap} file(s) skipped as larger than max-filesize ({cap} bytes)")], None);
+    }
     if args.stats {
         let mut searching = 0;
         let mut totals = counted(sandbox, args, &mut args.request(), &mut searching)?;
@@ -664,22 +678,20 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     Ok(Outcome::of(if args.include_zero { found } else { printed || unnamed }, false))
 }
 
-/// Whether the file `e`, which no search of every line found, is only a
-/// byte order mark (2 or 3 bytes that are text without one): it decodes
-/// to nothing, as an empty file does, and rg reads it as one.
-fn only_a_bom(sandbox: &Sandbox, every_line: &SearchTextRequest, e: &sandgrep::FileEntry) -> bool {
-    // (The longest byte order mark, UTF-8's.)
-    const BOMS: u64 = 3;
-    if !matches!(e.size, Some(2..=BOMS)) {
-        return false;
-    }
+/// The longest byte order mark (UTF-8's).
+const BOMS: u64 = 3;
+
+/// The files of 2 or 3 bytes under `root` that are text without decoding
+/// (`-E none`): those no search of every line found are only a byte order
+/// mark, which decodes to nothing, as an empty file does (rg reads them).
+fn only_boms(sandbox: &Sandbox, every_line: &SearchTextRequest, root: &str) -> HashMap<String, u64> {
     let mut raw = SearchTextRequest {
         encoding: Some("none".into()),
         binary: Some(sandgrep::BinaryMode::Skip),
         max_filesize: Some(every_line.max_filesize.map_or(BOMS, |m| m.min(BOMS))),
         ..every_line.clone()
     };
-    file_counts(sandbox, &mut raw, &e.path).is_ok_and(|found| found.contains_key(&e.path))
+    file_counts(sandbox, &mut raw, root).unwrap_or_default()
 }
 
 /// Each file `request` finds under `root`, with its count.
