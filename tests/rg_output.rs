@@ -809,6 +809,11 @@ fn files_are_read_as_rg_reads_them() {
         &["-c", "-a", "needle"],
         &["-n", "--text", "late", "-g", "hay"],
         &["-a", "--no-text", "-n", "needle"],
+        // -a, --no-text, --binary and --no-binary: one mode, the last wins.
+        &["-a", "--no-binary", "-c", "foo"],
+        &["--binary", "--no-text", "-c", "foo"],
+        &["-a", "--binary", "--no-binary", "-c", "foo"],
+        &["--no-binary", "-a", "-c", "foo"],
         &["-uuu", "foo"],
         &["--no-mmap", "foo", "small.bin"],
         &["--no-mmap", "-c", "foo", "small.bin"],

@@ -307,11 +307,12 @@ pub(crate) struct SearchArgs {
     /// Match whole words only.
     #[arg(help_heading = "Search options", short = 'w', long, overrides_with = "line_regexp")]
     pub(crate) word_regexp: bool,
-    /// Search binary files as if they were text.
-    #[arg(help_heading = "Search options", short = 'a', long, overrides_with = "no_text")]
+    /// Search binary files as if they were text. (It, --no-text, --binary
+    /// and --no-binary set one mode: the last given wins, as rg's.)
+    #[arg(help_heading = "Search options", short = 'a', long, overrides_with_all = ["no_text", "binary", "no_binary"])]
     pub(crate) text: bool,
     /// Binary files are binary (the default).
-    #[arg(help_heading = "Search options", long, overrides_with = "text")]
+    #[arg(help_heading = "Search options", long, overrides_with_all = ["text", "binary", "no_binary"])]
     pub(crate) no_text: bool,
     /// Lines may end in CRLF: `$` matches before `\r\n`. (It and
     /// --null-data override each other, as rg's.)
@@ -511,10 +512,10 @@ pub(crate) struct SearchArgs {
     pub(crate) unrestricted: u8,
     /// Search binary files found by the walk too (as files named are:
     /// "binary file matches").
-    #[arg(help_heading = "Filter options", long, overrides_with = "no_binary")]
+    #[arg(help_heading = "Filter options", long, overrides_with_all = ["no_binary", "text", "no_text"])]
     pub(crate) binary: bool,
     /// Files found by the walk stop at their first NUL byte (the default).
-    #[arg(help_heading = "Filter options", long, overrides_with = "binary")]
+    #[arg(help_heading = "Filter options", long, overrides_with_all = ["binary", "text", "no_text"])]
     pub(crate) no_binary: bool,
     /// Lines of context after each match.
     #[arg(help_heading = "Output options", short = 'A', long, value_name = "N")]
