@@ -161,6 +161,8 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-f", &patterns, "-n"],
         &["-f", &patterns, "-e", "qux", "src"],
         &["-f", &no_patterns],
+        &["--files-without-match", "-f", &no_patterns],
+        &["-c", "--include-zero", "-f", &no_patterns],
         &["-M", "9", "-C", "1", "bar"],
         &["--max-columns", "9", "-n", "--column", "-v", "foo"],
         &["--max-columns", "9", "--color", "always", "foo", "src"],
@@ -439,6 +441,8 @@ fn files_without_a_match_are_the_files_rg_read() {
             &["--files-without-match", "-a", "zz"],
             &["-c", "--include-zero", "--binary", "zz"],
             &["--files-without-match", "--binary", "a"],
+            // (--include-zero counts only with -c.)
+            &["--include-zero", "--files-without-match", "zz"],
         ],
     );
     // A binary file is read (to its NUL) and has no match; one past

@@ -141,6 +141,10 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
         return Ok(Outcome::Nothing);
     }
     let counting = args.count || args.count_matches;
+    // As rg: no patterns (an empty -f file) find nothing but with -v.
+    if !args.json_page && args.regexp.is_empty() && !args.pattern_files.is_empty() && !args.invert_match {
+        return Ok(Outcome::Nothing);
+    }
     let unmatched = args.files_without_match && !counting || args.include_zero && counting;
     if !args.json_page && unmatched {
         return with_unmatched(sandbox, args, &mut shown);
@@ -156,10 +160,6 @@ pub(crate) fn search(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write)
     // As rg: --json prints rg's JSON Lines, but for -c, -l and
     // --files-without-match, which print their text.
     let json = args.json && !(counting || args.files_with_matches || args.files_without_match);
-    // As rg: no patterns (an empty -f file) find nothing but with -v.
-    if args.regexp.is_empty() && !args.pattern_files.is_empty() && !args.invert_match {
-        return Ok(Outcome::Nothing);
-    }
     let started = std::time::Instant::now();
     request.streaming = true;
     // Lines longer than --max-columns are left out, as rg does (see
@@ -561,10 +561,12 @@ pub(crate) fn style(args: &SearchArgs) -> printer::Style {
 /// limit).
 pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut impl Write) -> io::Result<Outcome> {
     let started = std::time::Instant::now();
+    // (--include-zero counts only with -c or --count-matches.)
+    let zero = args.include_zero && (args.count || args.count_matches);
     let mut printer = printer::Printer::new(&mut *out, style(args), printer::Names::new(&args.given, &args.paths));
     let mut request = args.request();
     request.streaming = true;
-    request.output = Some(if args.include_zero { OutputMode::Count } else { OutputMode::FilesWithMatches });
+    request.output = Some(if zero { OutputMode::Count } else { OutputMode::FilesWithMatches });
     let mut every_line = args.request();
     (every_line.query, every_line.mode, every_line.invert_match) = (String::new(), Some(QueryMode::Regex), false);
     (every_line.word, every_line.multiline) = (false, false);
@@ -645,8 +647,8 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
                     unnamed |= count.is_none();
                     continue;
                 }
-                if args.include_zero || count.is_none() {
-                    printer.file_count(&FileCount { path: e.path, count: count.unwrap_or(0) }, args.include_zero)?;
+                if zero || count.is_none() {
+                    printer.file_count(&FileCount { path: e.path, count: count.unwrap_or(0) }, zero)?;
                     printed = true;
                 }
             }
@@ -675,7 +677,7 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     }
     // (As rg: exit 0 when a file without a match was read (printed, or
     // binary), or with --include-zero when anything matched.)
-    Ok(Outcome::of(if args.include_zero { found } else { printed || unnamed }, false))
+    Ok(Outcome::of(if zero { found } else { printed || unnamed }, false))
 }
 
 /// The longest byte order mark (UTF-8's).
