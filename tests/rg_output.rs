@@ -356,6 +356,12 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-c", "-m", "1", "-A", "3", "foo"],
         &["--count-matches", "-m", "1", "-A", "2", "foo"],
         &["-v", "-n", "-m", "1", "-A", "2", "foo", "src"],
+        // A multi-line search does not stop at a line without a match.
+        &["--stop-on-nonmatch", "-U", "-n", "foo"],
+        &["--stop-on-nonmatch", "-U", "-m", "2", "-n", "foo", "src"],
+        // -u at most three times; PCRE2 makes no NUL check (finds nothing).
+        &["-uuuu", "foo"],
+        &["-P", "-c", "o\\x00b"],
         // The later of --crlf and --null-data wins.
         &["--null-data", "--crlf", "-c", "foo"],
         &["--crlf", "--null-data", "-c", "foo"],

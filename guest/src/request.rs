@@ -54,7 +54,7 @@ pub struct TextQuery {
     /// are no result as lines of context of their own (rg's `--passthru`).
     pub passthru: bool,
     /// A file's search stops at its first line that is no result after one
-    /// that is (rg's `--stop-on-nonmatch`).
+    /// that is (rg's `--stop-on-nonmatch`; not with multiline, as rg).
     pub stop_on_nonmatch: bool,
     /// The regex engine for `mode: regex` (rg's `--engine`).
     pub engine: RegexEngine,
@@ -256,7 +256,8 @@ impl TextQuery {
             crlf: r.crlf,
             null_data: r.null_data,
             passthru,
-            stop_on_nonmatch: r.stop_on_nonmatch,
+            // (As rg's: a multi-line search never stops at such a line.)
+            stop_on_nonmatch: r.stop_on_nonmatch && !r.multiline,
             engine: r.engine.unwrap_or(RegexEngine::Default),
             search_zip: r.search_zip,
             mmap: r.mmap,

@@ -143,7 +143,9 @@ impl SearchArgs {
         self.type_table()?;
         // As rg: with binary detection on, a pattern that must match a NUL
         // byte somewhere can never match.
-        if !self.text && !self.null_data {
+        // (PCRE2 makes no such check: rg's -P finds nothing instead.)
+        let pcre2 = self.pcre2 || self.engine.as_deref() == Some("pcre2");
+        if !self.text && !self.null_data && !pcre2 {
             let (query, mode) = self.query();
             let query = if mode == QueryMode::Literal { regex_syntax::escape(&query) } else { query };
             if regex_syntax::Parser::new().parse(&query).is_ok_and(|hir| must_match_nul(&hir)) {
@@ -154,6 +156,10 @@ impl SearchArgs {
             }
         }
         // (-u's --no-ignore: see `ignore_where_given`.)
+        if self.unrestricted > 3 {
+            let message = "flag -u can only be repeated up to 3 times";
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        }
         if self.unrestricted >= 2 {
             self.hidden = true;
         }
