@@ -356,6 +356,9 @@ fn piped_output_is_rgs_byte_for_byte() {
         &["-c", "-m", "1", "-A", "3", "foo"],
         &["--count-matches", "-m", "1", "-A", "2", "foo"],
         &["-v", "-n", "-m", "1", "-A", "2", "foo", "src"],
+        // (Not with PCRE2: rg's searcher then goes line by line, slowly,
+        // and shows them as context.)
+        &["-P", "-n", "-m", "1", "-A", "2", "foo"],
         // A multi-line search does not stop at a line without a match.
         &["--stop-on-nonmatch", "-U", "-n", "foo"],
         &["--stop-on-nonmatch", "-U", "-m", "2", "-n", "foo", "src"],
