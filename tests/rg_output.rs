@@ -359,8 +359,9 @@ fn piped_output_is_rgs_byte_for_byte() {
         // (Not with PCRE2: rg's searcher then goes line by line, slowly,
         // and shows them as context.)
         &["-P", "-n", "-m", "1", "-A", "2", "foo"],
-        // A multi-line search does not stop at a line without a match.
+        // --stop-on-nonmatch and -U: the later wins.
         &["--stop-on-nonmatch", "-U", "-n", "foo"],
+        &["-U", "--stop-on-nonmatch", "-n", "foo"],
         &["--stop-on-nonmatch", "-U", "-m", "2", "-n", "foo", "src"],
         // -u at most three times; PCRE2 makes no NUL check (finds nothing).
         &["-uuuu", "foo"],

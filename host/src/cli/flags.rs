@@ -290,7 +290,7 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Search options", short = 'm', long = "max-count", value_name = "PER_FILE")]
     pub(crate) max_count: Option<u64>,
     /// Let matches span lines.
-    #[arg(help_heading = "Search options", short = 'U', long, overrides_with = "no_multiline")]
+    #[arg(help_heading = "Search options", short = 'U', long, overrides_with_all = ["no_multiline", "stop_on_nonmatch"])]
     pub(crate) multiline: bool,
     /// Undoes --multiline.
     #[arg(help_heading = "Search options", long, overrides_with = "multiline")]
@@ -326,8 +326,8 @@ pub(crate) struct SearchArgs {
     #[arg(help_heading = "Search options", long)]
     pub(crate) null_data: bool,
     /// A file's search stops at its first line without a match after one
-    /// with a match.
-    #[arg(help_heading = "Search options", long)]
+    /// with a match. (It and -U override each other, as rg's.)
+    #[arg(help_heading = "Search options", long, overrides_with = "multiline")]
     pub(crate) stop_on_nonmatch: bool,
     /// The files' text encoding (an encoding_rs label; `none`: no BOM sniffing).
     #[arg(help_heading = "Search options", short = 'E', long, value_name = "ENCODING", overrides_with = "no_encoding")]
