@@ -529,12 +529,14 @@ impl<'a, 'm> FileSink<'a, 'm> {
 
     /// Whether a matching line at `line` is past the file's own cap, within
     /// the after-context of the last result taken (see
-    /// `SinkConfig::trailing_matches`).
-    /// (rg's searcher does so only line by line with its fast search: not
-    /// with PCRE2, stop-on-nonmatch, nor a pattern that may span lines.)
-    fn trailing(&self, line: u64) -> bool {
+    /// `SinkConfig::trailing_matches`): rg's searcher reports those only
+    /// on its fast line-by-line path (not with PCRE2, stop-on-nonmatch, or
+    /// a pattern that may span lines).
+    fn trailing(&self, searcher: &Searcher, line: u64) -> bool {
         self.cfg.trailing_matches
             && !self.cfg.matcher.is_pcre2()
+            && !searcher.stop_on_nonmatch()
+            && !searcher.multi_line_with_matcher(self.cfg.matcher)
             && self.cfg.output != OutputMode::FilesWithMatches
             && self.results.text_bytes <= self.budget
             && self.capped
@@ -639,10 +641,7 @@ impl Sink for FileSink<'_, '_> {
                     let around = Around::of(searcher, self.cfg.matcher, mat);
                     self.record_match(line, lines, shown, edits, false, offset, offset + block.len() as u64, around);
                 }
-            } else if self.trailing(line)
-                && !searcher.stop_on_nonmatch()
-                && !searcher.multi_line_with_matcher(self.cfg.matcher)
-            {
+            } else if self.trailing(searcher, line) {
                 // As rg 15: past the file's cap, a line that matches within
                 // the after-context of the last result taken is a result too
                 // (shown, counted; owed no context of its own).
