@@ -182,6 +182,18 @@ fn json_lines_are_rgs_message_for_message() {
 /// match, the lines as rg splits them, `end` with its `binary_offset`),
 /// one the walk found (stopped at the buffer with its NUL), --binary, -v,
 /// context, -m, --no-mmap; and a stream on stdin.
+/// Past a file's -m, after-context starts where rg's count of the file
+/// ended: an empty line there still ends in its line break.
+#[test]
+fn after_context_past_a_cap_is_rgs() {
+    let t = Tree::new();
+    t.write("e.txt", "x\na 1.2\n\nb\nc 3.4\n\nlast 5.6");
+    for args in [&["-m", "1", "-A", "2", "[0-9]\\.[0-9]"][..], &["-m", "2", "-A", "3", "[0-9]"], &["-A", "1", "[0-9]"]]
+    {
+        compare(t.path(), &[], args);
+    }
+}
+
 #[test]
 fn json_lines_of_binary_files_are_rgs() {
     let t = Tree::new();

@@ -141,11 +141,12 @@ impl<W: Write> Printer<W> {
         self.flush_before(first)?;
         let file = self.file.as_mut().expect("just set");
         // A line ends with its terminator, but the file's last line may have
-        // none: it ends where the search of the file ended.
+        // none: it ends where the search of the file ended. (An empty one has
+        // one: after-context past a file's -m starts where its search ended.)
         let end = m.bytes_searched;
         let eol = if self.null_data { '\0' } else { '\n' };
         let terminated = |text: &str, offset: u64| {
-            if offset + text.len() as u64 == end {
+            if !text.is_empty() && offset + text.len() as u64 == end {
                 text.to_string()
             } else {
                 format!("{text}{eol}")
