@@ -14,6 +14,14 @@ pub struct Limit {
     pub max: u64,
 }
 
+impl Limit {
+    /// What a request's `value` comes to: the default when absent, else
+    /// clamped into `min..=max`.
+    pub fn applied(self, value: Option<u64>) -> u64 {
+        value.unwrap_or(self.default).clamp(self.min, self.max)
+    }
+}
+
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 

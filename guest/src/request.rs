@@ -144,15 +144,13 @@ fn type_edits(changes: Vec<TypeChange>) -> Result<Vec<TypeEdit>, SearchError> {
 /// range, noting any change in `warnings`.
 fn clamp<T: Into<u64>>(name: &str, value: Option<T>, limit: Limit, warnings: &mut Vec<String>) -> u64 {
     let v = value.map_or(limit.default, Into::into);
-    if v > limit.max {
-        warnings.push(format!("{name} {v} lowered to the maximum, {}", limit.max));
-        limit.max
-    } else if v < limit.min {
-        warnings.push(format!("{name} {v} raised to the minimum, {}", limit.min));
-        limit.min
-    } else {
-        v
+    let applied = limit.applied(Some(v));
+    if applied < v {
+        warnings.push(format!("{name} {v} lowered to the maximum, {applied}"));
+    } else if applied > v {
+        warnings.push(format!("{name} {v} raised to the minimum, {applied}"));
     }
+    applied
 }
 
 fn check_query(name: &str, query: &str) -> Result<(), SearchError> {

@@ -575,7 +575,7 @@ pub(crate) fn with_unmatched(sandbox: &Sandbox, args: &SearchArgs, out: &mut imp
     let (mut found, mut printed) = (false, false);
     let (mut errored, mut listed, mut unnamed) = (false, false, false);
     // Files past sandgrep's own size cap (rg reads them; the search cannot).
-    let cap = request.max_filesize.unwrap_or(MAX_FILESIZE.default).min(MAX_FILESIZE.max);
+    let cap = MAX_FILESIZE.applied(request.max_filesize);
     let mut over_cap = 0;
     let mut stdin = Run { left: u64::MAX, ..Run::default() };
     for (i, root) in roots.iter().enumerate() {
