@@ -5,6 +5,53 @@
 
 pub mod limits;
 
+/// The one order of paths (SPEC §2), `rg --sort path`'s: component by
+/// component, each bytewise, a path before everything beneath it (`a/b`
+/// before `a+`, `git/x.go` before `git.go`) — Rust's `Path` order. The
+/// workspace root `.` comes first. Answers, cursors, shards, listings and
+/// the index's table of files all sort by it.
+///
+/// It also orders the keys of walk events: a path and a NUL
+/// (the guest's `page::walk_anchor`) sorts just after that path and before
+/// whatever follows it (beneath it or not). (No name holds a NUL.)
+pub fn path_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn bytes(p: &str) -> &[u8] {
+        if p == "." {
+            &[]
+        } else {
+            p.as_bytes()
+        }
+    }
+    let (a, b) = (bytes(a), bytes(b));
+    // `/` ends a component, so it sorts below every byte a name holds.
+    let rank = |c: u8| match c {
+        0 => 0,
+        b'/' => 1,
+        c => u16::from(c) + 1,
+    };
+    let same = common_prefix(a, b);
+    match (a.get(same), b.get(same)) {
+        (Some(&x), Some(&y)) => rank(x).cmp(&rank(y)),
+        _ => a.len().cmp(&b.len()),
+    }
+}
+
+/// How many bytes `a` and `b` start with alike, eight at a time (paths
+/// that sort near each other share long prefixes).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let word = |s: &[u8]| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
+        let differ = word(a) ^ word(b);
+        if differ != 0 {
+            return i + (differ.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
+}
+
 /// The PCRE2 the component compiles in (rg's `-P`), as the pcre2 crate's
 /// `version()` names it, which `rg --pcre2-version` prints (the guest's
 /// test `pcre2_version_is_the_contracts` holds them equal). Without its

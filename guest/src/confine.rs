@@ -4,11 +4,11 @@
 //! instead of an opaque I/O failure, and gives every path one canonical,
 //! workspace-relative spelling.
 
-use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
 use sandgrep_contract::limits::OPEN_DIRS;
+pub use sandgrep_contract::path_cmp;
 
 use crate::error::io_error;
 use crate::fs::{Dir, Kind};
@@ -201,53 +201,6 @@ pub fn lists_bare_repository(names: &[(String, Kind)]) -> bool {
     has("HEAD", Kind::File) && has("objects", Kind::Dir) && has("refs", Kind::Dir)
 }
 
-/// The one order of paths (SPEC §2), `rg --sort path`'s: component by
-/// component, each bytewise, a path before everything beneath it (`a/b`
-/// before `a+`, `git/x.go` before `git.go`) — Rust's `Path` order. The
-/// workspace root `.` comes first. Answers, cursors, shards, listings and
-/// the index's table of files all sort by it.
-///
-/// It also orders the keys of walk events: a path and a NUL
-/// ([`crate::page::walk_anchor`]) sorts just after that path and before
-/// whatever follows it (beneath it or not). (No name holds a NUL.)
-pub fn path_cmp(a: &str, b: &str) -> Ordering {
-    fn bytes(p: &str) -> &[u8] {
-        if p == "." {
-            &[]
-        } else {
-            p.as_bytes()
-        }
-    }
-    let (a, b) = (bytes(a), bytes(b));
-    // `/` ends a component, so it sorts below every byte a name holds.
-    let rank = |c: u8| match c {
-        0 => 0,
-        b'/' => 1,
-        c => u16::from(c) + 1,
-    };
-    let same = common_prefix(a, b);
-    match (a.get(same), b.get(same)) {
-        (Some(&x), Some(&y)) => rank(x).cmp(&rank(y)),
-        _ => a.len().cmp(&b.len()),
-    }
-}
-
-/// How many bytes `a` and `b` start with alike, eight at a time (paths
-/// that sort near each other share long prefixes).
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let n = a.len().min(b.len());
-    let mut i = 0;
-    while i + 8 <= n {
-        let word = |s: &[u8]| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
-        let differ = word(a) ^ word(b);
-        if differ != 0 {
-            return i + (differ.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
-}
-
 /// Whether `path` is `root` itself or lies beneath it.
 pub fn is_within(path: &str, root: &str) -> bool {
     root == "." || path == root || (path.starts_with(root) && path.as_bytes().get(root.len()) == Some(&b'/'))
@@ -256,6 +209,7 @@ pub fn is_within(path: &str, root: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cmp::Ordering;
 
     #[test]
     fn normal_forms() {

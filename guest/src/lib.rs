@@ -49,7 +49,7 @@ pub use bindings::exports::sandgrep::search::index::{
 };
 pub use bindings::exports::sandgrep::search::parallel::{
     AstEventKind, AstFileOutcome, AstShardEvent, AstShardResult, FileOutcome, ShardEvent, ShardEventKind, ShardResult,
-    ShardStop, WalkSkips, WalkedFile, WalkedFiles,
+    ShardStop, WalkPart, WalkSearched, WalkSkips, WalkedFile, WalkedFiles,
 };
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, BinaryMode, BinaryNotice, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode,
@@ -231,6 +231,18 @@ impl Workspace {
         search::search_files(self, request, start, files)
     }
 
+    /// The next events of a divided search's part (see the WIT's `walk-search`).
+    pub fn walk_search(
+        &self,
+        request: SearchTextRequest,
+        start: bool,
+        part: Option<WalkPart>,
+        max: u32,
+        give: bool,
+    ) -> Result<WalkSearched, SearchError> {
+        search::walk_search(self, request, start, part, max, give)
+    }
+
     /// The page of a parallel search, from its shards' results.
     pub fn merge_shards(
         &self,
@@ -312,6 +324,17 @@ mod component {
             files: Vec<WalkedFile>,
         ) -> Result<ShardResult, SearchError> {
             Workspace::new(".").with_policy(&policy)?.search_files(request, start, files)
+        }
+
+        fn walk_search(
+            request: SearchTextRequest,
+            policy: Policy,
+            start: bool,
+            part: Option<WalkPart>,
+            max: u32,
+            give: bool,
+        ) -> Result<WalkSearched, SearchError> {
+            Workspace::new(".").with_policy(&policy)?.walk_search(request, start, part, max, give)
         }
 
         fn merge_shards(

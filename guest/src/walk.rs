@@ -289,6 +289,17 @@ pub enum Step {
     TimedOut,
 }
 
+/// A run of a walk handed off ([`Walk::hand_off`]): the directory `dir`'s
+/// children from the one named `first` up to the one named `end` (none:
+/// to its last), `depth` below the root, and everything under them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    pub dir: String,
+    pub first: String,
+    pub end: Option<String>,
+    pub depth: usize,
+}
+
 pub struct Walker {
     ws: Workspace,
     opts: WalkOptions,
@@ -349,6 +360,9 @@ struct Frame {
     level: Rc<Level>,
     /// Depth of the children below the root.
     depth: usize,
+    /// Where its children end when part of them were handed off (see
+    /// [`Walk::hand_off`]): the first name not among them.
+    end: Option<String>,
 }
 
 impl Frame {
@@ -551,6 +565,69 @@ impl Walker {
         }
         walk.queue.reverse();
         walk
+    }
+
+    /// The rest of the walk of `root` that another instance's walk handed
+    /// off ([`Walk::hand_off`]). Its directory and those above it are
+    /// opened from the workspace root again, each checked against the
+    /// denylist, none through a link, and their ignore files read again
+    /// (what they held that was wrong was said by the walk that entered
+    /// them, and is not said twice). One replaced meanwhile is a problem.
+    /// With `after`, as [`Walker::walk`].
+    pub fn walk_rest(self: &Rc<Self>, root: &Root, part: &Part, after: Option<&str>) -> Walk {
+        let (rel, depth) = (part.dir.as_str(), part.depth);
+        let walker = self.clone();
+        let after = after.map(str::to_string);
+        let mut walk = Walk { walker, after, stack: Vec::new(), queue: Vec::new(), steps: 0, timed_out: false };
+        let counted = self.skips();
+        let Ok(mut dir) = self.ws.root_dir() else { return walk.replaced(rel) };
+        let mut level = None;
+        let (mut at, mut up) = (String::from("."), None);
+        let mut names = rel.split('/').filter(|n| !n.is_empty() && *n != ".");
+        loop {
+            // (As the walk: no bare repository below the root; the root
+            // and what is above it were named.)
+            let below = at != root.rel && confine::is_within(&at, &root.rel);
+            let Some(mut listing) =
+                dir.list().ok().map(|l| l.0).filter(|names| !below || !confine::lists_bare_repository(names))
+            else {
+                self.skips.set(counted);
+                return walk.replaced(rel);
+            };
+            if !self.opts.no_ignore {
+                let above = at != root.rel && confine::is_within(&root.rel, &at);
+                level = Some(Rc::new(if above && self.opts.ignore.no_parent {
+                    Level { has_git: has_git(&listing), parent: level, ..Level::empty() }
+                } else {
+                    self.level(&at, &at, &dir, &listing, level, &mut Vec::new())
+                }));
+            }
+            let Some(name) = names.next() else {
+                self.skips.set(counted);
+                let (first, end) = (part.first.as_bytes(), part.end.as_ref().map(String::as_bytes));
+                listing.retain(|(n, _)| n.as_bytes() >= first && end.is_none_or(|end| n.as_bytes() < end));
+                listing.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
+                walk.stack.push(Frame {
+                    children: listing.into_iter(),
+                    rel: rel.to_string(),
+                    real: None,
+                    dir: Some(dir),
+                    identity: None,
+                    level,
+                    depth,
+                    end: part.end.clone(),
+                });
+                return walk;
+            };
+            at = join(&at, name);
+            let opened = (!self.ws.deny.entry_denied(&at, name, up, true)).then(|| dir.open_dir(name).ok()).flatten();
+            let Some(opened) = opened else {
+                self.skips.set(counted);
+                return walk.replaced(rel);
+            };
+            (dir, up) = (opened, Some(name));
+        }
     }
 
     /// The levels of the ancestors of a root inside the workspace,
@@ -997,7 +1074,7 @@ fn build_ignore(
     }
 }
 
-fn join(dir: &str, name: &str) -> String {
+pub(crate) fn join(dir: &str, name: &str) -> String {
     if dir == "." {
         return name.to_string();
     }
@@ -1073,7 +1150,9 @@ impl Walk {
         // a directory's contents follow it whatever its name).
         names.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let level = level.unwrap_or_else(|| Rc::new(Level::empty()));
-        self.stack.push(Frame { children: names.into_iter(), rel, real, dir: Some(dir), identity: None, level, depth });
+        let frame =
+            Frame { children: names.into_iter(), rel, real, dir: Some(dir), identity: None, level, depth, end: None };
+        self.stack.push(frame);
         self.close_outer();
         true
     }
@@ -1150,6 +1229,56 @@ impl Walk {
                 frame.dir = Some(dir.clone());
             }
         }
+    }
+
+    /// A walk of nothing but the problem that `rel` changed.
+    fn replaced(mut self, rel: &str) -> Walk {
+        let message = format!("{rel}: replaced or moved while searching; the rest of it was left out");
+        self.queue.push(Err(WalkError { message, unreadable: true }));
+        self
+    }
+
+    /// Gives up the end of what is left of this walk, for other instances
+    /// to walk ([`Walker::walk_rest`]), as parts in walk order: the nearer
+    /// first (a page that ends soon needs it first), each big enough to be
+    /// worth a walk. The children left of each directory the walk is in,
+    /// but the innermost's, which it keeps; when only one has any, all but
+    /// its first third of them, in two parts (or its one directory left).
+    /// Not in a walk that follows links (where a link leads depends on the
+    /// way there).
+    pub fn hand_off(&mut self) -> Vec<Part> {
+        if self.stack.iter().any(|f| f.real.is_some()) {
+            return Vec::new();
+        }
+        let mut frames: Vec<&mut Frame> = self.stack.iter_mut().filter(|f| f.children.len() > 0).collect();
+        let mut parts = Vec::new();
+        if frames.len() > 1 {
+            frames.pop();
+            for frame in frames.into_iter().rev() {
+                let first = frame.children.as_slice()[0].0.clone();
+                frame.children = Vec::new().into_iter();
+                let end = frame.end.replace(first.clone());
+                parts.push(Part { dir: frame.rel.clone(), first, end, depth: frame.depth });
+            }
+            return parts;
+        }
+        let Some(frame) = frames.pop() else { return parts };
+        let left = frame.children.as_slice();
+        if left.len() == 1 && left[0].1 != Kind::Dir {
+            return parts;
+        }
+        let keep = left.len() / 3;
+        let near = keep + (left.len() - keep).div_ceil(2);
+        let mut starts = vec![left[keep].0.clone()];
+        starts.extend(left.get(near).map(|c| c.0.clone()));
+        frame.children = left[..keep].to_vec().into_iter();
+        let mut end = frame.end.replace(starts[0].clone());
+        for first in starts.into_iter().rev() {
+            parts.push(Part { dir: frame.rel.clone(), first: first.clone(), end: end.take(), depth: frame.depth });
+            end = Some(first);
+        }
+        parts.reverse();
+        parts
     }
 
     fn expired(&mut self) -> bool {
@@ -1388,6 +1517,99 @@ mod tests {
             assert_eq!(problems.len(), 1, "{problems:?}");
             assert!(problems[0].starts_with("c/.ignore: line 3"), "{problems:?}");
         }
+    }
+
+    /// The walk of `root` in parts, as instances divide it: every `every`
+    /// steps a part hands its end off; the parts are walked last first, and
+    /// put back in walk order. Its steps (problems as `!message`) and skips.
+    fn divided(
+        ws: &Workspace,
+        opts: &WalkOptions,
+        root: &str,
+        every: usize,
+        after: Option<&str>,
+    ) -> (Vec<String>, Skips) {
+        let w = Rc::new(Walker::new(ws, opts).unwrap());
+        let roots = w.roots(&[root.to_string()]).unwrap();
+        let mut parts = vec![(String::new(), w.walk(&roots[0], after))];
+        let mut walked = Vec::new();
+        while let Some((key, mut walk)) = parts.pop() {
+            let mut steps = Vec::new();
+            while let Some(step) = walk.next() {
+                steps.push(step.map_or_else(|e| format!("!{}", e.message), |e| e.rel));
+                if steps.len() % every == 0 {
+                    for part in walk.hand_off() {
+                        parts.push((join(&part.dir, &part.first), w.walk_rest(&roots[0], &part, after)));
+                    }
+                }
+            }
+            walked.push((key, steps));
+        }
+        walked.sort_by(|a, b| path_cmp(&a.0, &b.0));
+        (walked.into_iter().flat_map(|(_, steps)| steps).collect(), w.skips())
+    }
+
+    #[test]
+    fn a_walk_handed_off_in_parts_is_the_walk() {
+        let mut files: Vec<String> = ORDER_TREE.iter().map(|f| f.to_string()).collect();
+        for d in ["p", "p/q", "p/q/r", "s", "s/t"] {
+            for f in ["a.txt", "b.log", ".hid", "keep.log", "z/x.txt", ".env", "id_rsa"] {
+                files.push(format!("{d}/{f}"));
+            }
+        }
+        let refs: Vec<&str> = files.iter().map(String::as_str).collect();
+        let dir = tree(&refs);
+        let root = dir.path();
+        std::fs::write(root.join(".gitignore"), "*.log\n!keep.log\n").unwrap();
+        std::fs::write(root.join("p/.ignore"), "z/\n").unwrap();
+        std::fs::write(root.join("p/q/.gitignore"), b"!b.log\nbad\xff\n").unwrap();
+        std::fs::write(root.join("s/.rgignore"), "a.txt\n").unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        // A bare repository below the root: never entered.
+        for d in ["s/bare/objects", "s/bare/refs"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("s/bare/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let ws = Workspace::new(root);
+        let opts = [
+            WalkOptions::default(),
+            WalkOptions { hidden: true, ..Default::default() },
+            WalkOptions { max_depth: Some(3), ..Default::default() },
+            WalkOptions { no_ignore: true, hidden: true, ..Default::default() },
+            WalkOptions { ignore: IgnoreRules { no_parent: true, ..Default::default() }, ..Default::default() },
+        ];
+        for opts in &opts {
+            for (root, after) in [(".", None), ("p", None), ("p/q", None), (".", Some("p/q/a.txt"))] {
+                let whole = divided(&ws, opts, root, usize::MAX, after);
+                assert!(whole.0.iter().any(|s| s.ends_with(".txt")), "{whole:?}");
+                for every in [1, 2, 3, 7] {
+                    assert_eq!(divided(&ws, opts, root, every, after), whole, "{opts:?} {root} every {every}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_part_whose_directory_is_swapped_for_a_link_is_not_walked() {
+        let dir = tree(&["0s/secret.txt", "p/q/a.txt", "p/q/b.txt", "p/q/c.txt", "p/q/d.txt"]);
+        let ws = Workspace::new(dir.path());
+        let w = Rc::new(Walker::new(&ws, &WalkOptions::default()).unwrap());
+        let roots = w.roots(&[".".to_string()]).unwrap();
+        let mut walk = w.walk(&roots[0], None);
+        assert!(walk.by_ref().any(|e| e.is_ok_and(|e| e.rel == "p/q/a.txt")));
+        let parts = walk.hand_off();
+        let part = parts.iter().find(|p| p.dir == "p/q").expect("p/q's files handed off").clone();
+        let rest = |part: &Part| -> Vec<String> {
+            w.walk_rest(&roots[0], part, None).map(|e| e.map_or_else(|e| format!("!{}", e.message), |e| e.rel)).collect()
+        };
+        assert!(rest(&part).iter().all(|s| s.starts_with("p/q/")), "{:?}", rest(&part));
+        std::fs::rename(dir.path().join("p/q"), dir.path().join("p/old")).unwrap();
+        std::os::unix::fs::symlink("../0s", dir.path().join("p/q")).unwrap();
+        assert_eq!(rest(&part), ["!p/q: replaced or moved while searching; the rest of it was left out"]);
+        // The directory above it, too.
+        std::fs::rename(dir.path().join("p"), dir.path().join("p2")).unwrap();
+        std::os::unix::fs::symlink("0s", dir.path().join("p")).unwrap();
+        assert_eq!(rest(&part), ["!p/q: replaced or moved while searching; the rest of it was left out"]);
     }
 
     fn tree(files: &[&str]) -> tempfile::TempDir {

@@ -31,6 +31,7 @@
 
 pub mod cache;
 mod defaults;
+mod divided;
 mod engine;
 mod engine_config;
 pub mod json;
@@ -650,7 +651,16 @@ impl Sandbox {
         // is only what the index cannot rule out; one more merges their
         // events into the page one instance would have made.
         let started = Instant::now();
-        let shards = self.walked_once(timeout, request)?;
+        // Instances that each walk a part where nothing is kept between
+        // calls (no index, no kept walk); else one walk hands paths out.
+        let divisible = self.indexed().is_none()
+            && self.session.as_ref().is_none_or(|s| (s.unchanged_since)().is_none())
+            && request.paths.len() <= 1
+            && !request.follow_symlinks;
+        let shards = match divisible.then(|| self.divided(timeout, request)).transpose()?.flatten() {
+            Some(shards) => shards,
+            None => self.walked_once(timeout, request)?,
+        };
         let mut response =
             self.call(timeout, |i, s| i.sandgrep_search_parallel().call_merge_shards(s, request, p, &shards))?;
         response.stats.elapsed_ms = started.elapsed().as_millis() as u64;

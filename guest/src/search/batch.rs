@@ -302,7 +302,7 @@ fn skipped(events: &mut Vec<ShardEvent>, run: &mut Option<usize>, rel: &str, n: 
 /// Adds the event of the file `rel` to a batch's; a file that gave nothing
 /// to report joins the run of them just before it (the page only counts
 /// those), so a merge lifts an event per file that matched, not per file.
-fn push_event(events: &mut Vec<ShardEvent>, rel: &str, kind: &ShardEventKind) {
+pub(super) fn push_event(events: &mut Vec<ShardEvent>, rel: &str, kind: &ShardEventKind) {
     let quiet = |r: &FileOutcome| {
         r.count == 0
             && !r.more

@@ -15,11 +15,13 @@ mod batch;
 pub(crate) use batch::Dirs;
 mod bytes;
 mod literal;
+mod own;
 pub(crate) mod shard;
 mod zip;
 
 pub use batch::{search_files, walk_files};
 pub use bytes::search_bytes;
+pub use own::walk_search;
 pub use shard::merge_shards;
 
 use assemble::Page;

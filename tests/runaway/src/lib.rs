@@ -106,6 +106,26 @@ impl exports::sandgrep::search::parallel::Guest for Runaway {
         Ok(ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None, results: 0, page_takes: 0 })
     }
 
+    fn walk_search(
+        request: SearchTextRequest,
+        _: Policy,
+        _: bool,
+        _: Option<exports::sandgrep::search::parallel::WalkPart>,
+        _: u32,
+        _: bool,
+    ) -> Result<exports::sandgrep::search::parallel::WalkSearched, SearchError> {
+        misbehave(&request.query);
+        Ok(exports::sandgrep::search::parallel::WalkSearched {
+            events: Vec::new(),
+            given: Vec::new(),
+            done: true,
+            stopped: None,
+            results: 0,
+            page_takes: 0,
+            divided: false,
+        })
+    }
+
     fn merge_shards(
         request: SearchTextRequest,
         policy: Policy,
