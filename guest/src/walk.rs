@@ -37,7 +37,7 @@ use crate::confine::{self, path_cmp, Opened, Target};
 use crate::error::{error_message, plain_io_message};
 use crate::fs::{Dir, Kind, SearchFile};
 use crate::request::{TypeEdit, WalkOptions};
-use crate::{SearchError, Workspace};
+use crate::{SearchError, WalkPart as Part, Workspace};
 
 /// Largest ignore file read; a larger one is left out with a warning.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
@@ -287,17 +287,6 @@ pub enum Step {
     Skipped(Skips),
     /// The walk stopped at its deadline.
     TimedOut,
-}
-
-/// A run of a walk handed off ([`Walk::hand_off`]): the directory `dir`'s
-/// children from the one named `first` up to the one named `end` (none:
-/// to its last), `depth` below the root, and everything under them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Part {
-    pub dir: String,
-    pub first: String,
-    pub end: Option<String>,
-    pub depth: usize,
 }
 
 pub struct Walker {
@@ -575,7 +564,7 @@ impl Walker {
     /// them, and is not said twice). One replaced meanwhile is a problem.
     /// With `after`, as [`Walker::walk`].
     pub fn walk_rest(self: &Rc<Self>, root: &Root, part: &Part, after: Option<&str>) -> Walk {
-        let (rel, depth) = (part.dir.as_str(), part.depth);
+        let (rel, depth) = (part.dir.as_str(), part.depth as usize);
         let walker = self.clone();
         let after = after.map(str::to_string);
         let mut walk = Walk { walker, after, stack: Vec::new(), queue: Vec::new(), steps: 0, timed_out: false };
@@ -1258,7 +1247,7 @@ impl Walk {
                 let first = frame.children.as_slice()[0].0.clone();
                 frame.children = Vec::new().into_iter();
                 let end = frame.end.replace(first.clone());
-                parts.push(Part { dir: frame.rel.clone(), first, end, depth: frame.depth });
+                parts.push(Part { dir: frame.rel.clone(), first, end, depth: frame.depth as u32 });
             }
             return parts;
         }
@@ -1274,7 +1263,12 @@ impl Walk {
         frame.children = left[..keep].to_vec().into_iter();
         let mut end = frame.end.replace(starts[0].clone());
         for first in starts.into_iter().rev() {
-            parts.push(Part { dir: frame.rel.clone(), first: first.clone(), end: end.take(), depth: frame.depth });
+            parts.push(Part {
+                dir: frame.rel.clone(),
+                first: first.clone(),
+                end: end.take(),
+                depth: frame.depth as u32,
+            });
             end = Some(first);
         }
         parts.reverse();
@@ -1600,7 +1594,9 @@ mod tests {
         let parts = walk.hand_off();
         let part = parts.iter().find(|p| p.dir == "p/q").expect("p/q's files handed off").clone();
         let rest = |part: &Part| -> Vec<String> {
-            w.walk_rest(&roots[0], part, None).map(|e| e.map_or_else(|e| format!("!{}", e.message), |e| e.rel)).collect()
+            w.walk_rest(&roots[0], part, None)
+                .map(|e| e.map_or_else(|e| format!("!{}", e.message), |e| e.rel))
+                .collect()
         };
         assert!(rest(&part).iter().all(|s| s.starts_with("p/q/")), "{:?}", rest(&part));
         std::fs::rename(dir.path().join("p/q"), dir.path().join("p/old")).unwrap();

@@ -238,7 +238,7 @@ impl crate::Sandbox {
         });
         let mut shards = Vec::with_capacity(instances.len());
         for instance in instances {
-            // (A helper that never got a part walked nothing.)
+            // (Only the first instance can find the search cannot be divided.)
             let Some((mut walked, stopped)) = instance? else {
                 if shards.is_empty() {
                     return Ok(None);

@@ -95,13 +95,7 @@ impl Own {
             None => self.walker.walk(&self.root, after),
             Some(p) => {
                 self.seen = self.walker.skips();
-                let part = walk::Part {
-                    dir: p.dir.clone(),
-                    first: p.first.clone(),
-                    end: p.end.clone(),
-                    depth: p.depth as usize,
-                };
-                self.walker.walk_rest(&self.root, &part, after)
+                self.walker.walk_rest(&self.root, p, after)
             }
         };
         let page = self.search.page(std::slice::from_ref(&self.root));
@@ -170,9 +164,7 @@ impl Own {
         };
         (out.results, out.page_takes) = (page.paging.taken() - before, page.paging.takes());
         if give && !out.done && out.stopped.is_none() {
-            let parts = walk.hand_off().into_iter();
-            out.given =
-                parts.map(|p| WalkPart { dir: p.dir, first: p.first, end: p.end, depth: p.depth as u32 }).collect();
+            out.given = walk.hand_off();
         }
         if out.done || out.stopped.is_some() {
             self.part = None;
