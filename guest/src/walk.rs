@@ -577,14 +577,19 @@ impl Walker {
             // (As the walk: no bare repository below the root; the root
             // and what is above it were named.)
             let below = at != root.rel && confine::is_within(&at, &root.rel);
-            let Some(mut listing) =
-                dir.list().ok().map(|l| l.0).filter(|names| !below || !confine::lists_bare_repository(names))
-            else {
-                self.skips.set(counted);
-                return walk.replaced(rel);
+            let above = at != root.rel && confine::is_within(&root.rel, &at);
+            let listing = dir.list().ok().map(|l| l.0).filter(|names| !below || !confine::lists_bare_repository(names));
+            // (An ancestor of the root that cannot be listed has rules no
+            // one knows, as in a walk; the walk listed the others.)
+            let mut listing = match listing {
+                Some(listing) => listing,
+                None if above => Vec::new(),
+                None => {
+                    self.skips.set(counted);
+                    return walk.replaced(rel);
+                }
             };
             if !self.opts.no_ignore {
-                let above = at != root.rel && confine::is_within(&root.rel, &at);
                 level = Some(Rc::new(if above && self.opts.ignore.no_parent {
                     Level { has_git: has_git(&listing), parent: level, ..Level::empty() }
                 } else {

@@ -91,6 +91,19 @@ impl Parts {
     }
 }
 
+/// Stops every instance when dropped in a panic (none waits for a part
+/// the panicking one would have handed off).
+struct EndsOnDrop<'a>(&'a Mutex<Parts>, &'a Condvar);
+
+impl Drop for EndsOnDrop<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).over = true;
+            self.1.notify_all();
+        }
+    }
+}
+
 /// One instance's parts: each one's events, by where it begins, and where
 /// and why it stopped, if it did.
 type Walked = (Vec<(Key, Vec<ShardEvent>)>, Option<(Key, ShardStop)>);
@@ -134,6 +147,8 @@ impl crate::Sandbox {
                     s: &mut wasmtime::Store<engine::State>,
                     first: Option<(Key, Option<WalkPart>)>|
          -> wasmtime::Result<Result<Option<Walked>, SearchError>> {
+            // However this instance ends (a panic included), none waits for it.
+            let _ends = EndsOnDrop(&parts, &changed);
             let (mut walked, mut stopped): Walked = (Vec::new(), None);
             let mut begun = false;
             let mut next = first;
@@ -238,13 +253,10 @@ impl crate::Sandbox {
         });
         let mut shards = Vec::with_capacity(instances.len());
         for instance in instances {
-            // (Only the first instance can find the search cannot be divided.)
-            let Some((mut walked, stopped)) = instance? else {
-                if shards.is_empty() {
-                    return Ok(None);
-                }
-                continue;
-            };
+            // An instance that found the search cannot be divided (the root
+            // swapped for a file as it began, say) stopped the others: one
+            // walk handing files out searches it all again.
+            let Some((mut walked, stopped)) = instance? else { return Ok(None) };
             // In walk order; past the part it stopped in, nothing counts
             // (the merge cuts where it stopped).
             walked.sort_by(|a, b| a.0.cmp(&b.0));
