@@ -51,18 +51,7 @@ pub fn walk_search(
             *kept = None;
             *kept = Own::new(ws, request)?;
         }
-        let Some(own) = kept.as_mut() else {
-            let none = WalkSearched {
-                events: Vec::new(),
-                given: Vec::new(),
-                done: true,
-                stopped: None,
-                results: 0,
-                page_takes: 0,
-                divided: false,
-            };
-            return Ok(none);
-        };
+        let Some(own) = kept.as_mut() else { return Ok(nothing(false)) };
         if start || part.is_some() {
             own.begin(part);
         }
@@ -106,19 +95,9 @@ impl Own {
 
     /// Walks and searches on in the part: at most `max` files.
     fn next(&mut self, max: u32, give: bool) -> WalkSearched {
-        let mut out = WalkSearched {
-            events: Vec::new(),
-            given: Vec::new(),
-            done: false,
-            stopped: None,
-            results: 0,
-            page_takes: 0,
-            divided: true,
-        };
-        let Some((walk, page)) = self.part.as_mut() else {
-            out.done = true;
-            return out;
-        };
+        let mut out = nothing(true);
+        let Some((walk, page)) = self.part.as_mut() else { return out };
+        out.done = false;
         let before = page.paging.taken();
         let mut files = 0;
         while !page.paging.stopped() && files < max.max(1) {
@@ -170,6 +149,20 @@ impl Own {
             self.part = None;
         }
         out
+    }
+}
+
+/// An answer with nothing in it: the part over (or, not `divided`, no
+/// part at all).
+fn nothing(divided: bool) -> WalkSearched {
+    WalkSearched {
+        events: Vec::new(),
+        given: Vec::new(),
+        done: true,
+        stopped: None,
+        results: 0,
+        page_takes: 0,
+        divided,
     }
 }
 
