@@ -1,6 +1,7 @@
 //! What each way of getting the component's machine code costs a process
 //! (BENCHMARKS.md, "no compiled code from disk"): compiling it in memory,
-//! deserializing bytes the binary holds (what sandgrep does), and mapping a
+//! deserializing bytes the binary holds (what sandgrep did until it ran
+//! them in place, BENCHMARKS.md "the component run in place"), and mapping a
 //! file (the disk cache it no longer keeps). `bench_load RUNS`.
 
 use std::time::Instant;

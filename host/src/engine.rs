@@ -20,8 +20,15 @@ pub(crate) static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
 
 /// [`WASM`] compiled to this machine's code by `build.rs`, with the engine
 /// configuration of [`crate::engine_config`] (empty when it was not: a
-/// build for another target).
-static PRECOMPILED: &[u8] = include_bytes!(env!("SANDGREP_CWASM"));
+/// build for another target). On Linux it lies in the binary's own
+/// executable code, aligned as its sections are (the largest, 4096), and
+/// runs where it is: no copy of its tens of MB at each start.
+#[cfg_attr(target_os = "linux", link_section = ".text.sandgrep_component")]
+static PRECOMPILED: Aligned<{ include_bytes!(env!("SANDGREP_CWASM")).len() }> =
+    Aligned(*include_bytes!(env!("SANDGREP_CWASM")));
+
+#[repr(C, align(4096))]
+struct Aligned<const N: usize>([u8; N]);
 
 /// The name the component looks for its index directory under.
 const INDEX_PREOPEN: &str = "/sandgrep-index";
@@ -85,15 +92,15 @@ pub(crate) struct Runtime {
 pub(crate) fn runtime() -> Result<Arc<Runtime>, Error> {
     static RUNTIME: OnceLock<Result<Arc<Runtime>, String>> = OnceLock::new();
     RUNTIME
-        .get_or_init(|| Runtime::new(WASM, Some(PRECOMPILED)).map(Arc::new).map_err(|e| format!("{e:#}")))
+        .get_or_init(|| Runtime::new(WASM, true).map(Arc::new).map_err(|e| format!("{e:#}")))
         .clone()
         .map_err(Error::Setup)
 }
 
 impl Runtime {
-    /// A runtime for `wasm`, a build of the `sandgrep` world, with its
-    /// `precompiled` machine code when this binary holds it.
-    pub(crate) fn new(wasm: &[u8], precompiled: Option<&'static [u8]>) -> wasmtime::Result<Runtime> {
+    /// A runtime for `wasm`, a build of the `sandgrep` world; `precompiled`
+    /// when it is [`WASM`], whose machine code this binary holds.
+    pub(crate) fn new(wasm: &[u8], precompiled: bool) -> wasmtime::Result<Runtime> {
         let mut config = crate::engine_config::config();
         // `perf` names the guest's functions (a /tmp/perf-PID.map) when asked.
         // For profiling only: wasmtime appends to that predictable name and
@@ -101,8 +108,7 @@ impl Runtime {
         if std::env::var_os("SANDGREP_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
-        let engine = Engine::new(&config)?;
-        let component = load_component(&engine, wasm, precompiled)?;
+        let (engine, component) = load_component(&mut config, wasm, precompiled)?;
         let mut linker = Linker::<State>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         files::add_to_linker(&mut linker)?;
@@ -612,20 +618,63 @@ mod files {
 /// fit this engine (a binary built on a machine with other CPU features),
 /// the component is compiled here, in memory, for this process (seconds;
 /// said on a terminal).
-fn load_component(engine: &Engine, wasm: &[u8], precompiled: Option<&'static [u8]>) -> wasmtime::Result<Component> {
-    if let Some(code) = precompiled.filter(|c| !c.is_empty()) {
+fn load_component(
+    config: &mut wasmtime::Config,
+    wasm: &[u8],
+    precompiled: bool,
+) -> wasmtime::Result<(Engine, Component)> {
+    let code: &'static [u8] = &PRECOMPILED.0;
+    if precompiled && !code.is_empty() {
         // SAFETY: `code` is part of this executable (read-only, as trusted as
         // the host's own code): `build.rs` compiled it from `WASM` with this
         // engine's configuration. wasmtime still checks that it was made for
         // this engine and CPU, and refuses it otherwise.
-        if let Ok(component) = unsafe { Component::deserialize(engine, code) } {
-            return Ok(component);
+        if cfg!(target_os = "linux") {
+            // In place: it is already executable and never written.
+            let range = code.as_ptr_range();
+            config.with_custom_code_memory(Some(Arc::new(InPlace(range.start as usize..range.end as usize))));
+            let engine = Engine::new(config)?;
+            if let Ok(component) = unsafe { Component::deserialize_raw(&engine, std::ptr::NonNull::from(code)) } {
+                return Ok((engine, component));
+            }
+            config.with_custom_code_memory(None);
+        } else {
+            let engine = Engine::new(config)?;
+            if let Ok(component) = unsafe { Component::deserialize(&engine, code) } {
+                return Ok((engine, component));
+            }
         }
     }
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!("sandgrep: compiling the search component for this machine (a few seconds, once per process)");
     }
-    Component::new(engine, wasm)
+    let engine = Engine::new(config)?;
+    let component = Component::new(&engine, wasm)?;
+    Ok((engine, component))
+}
+
+/// Code memory that is part of this binary's executable code: published as
+/// it is. Anything else wasmtime would make executable is refused, so an
+/// engine with it runs [`PRECOMPILED`] alone.
+struct InPlace(std::ops::Range<usize>);
+
+impl wasmtime::CustomCodeMemory for InPlace {
+    fn required_alignment(&self) -> usize {
+        1
+    }
+
+    fn publish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
+        let start = ptr as usize;
+        if self.0.start <= start && start.saturating_add(len) <= self.0.end {
+            Ok(())
+        } else {
+            Err(wasmtime::format_err!("code outside the binary's own"))
+        }
+    }
+
+    fn unpublish_executable(&self, _ptr: *const u8, _len: usize) -> wasmtime::Result<()> {
+        Ok(())
+    }
 }
 
 /// The user's cache directory for sandgrep (the index lives there):

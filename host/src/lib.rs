@@ -344,7 +344,7 @@ impl Sandbox {
     /// As [`Sandbox::open`], with another build of the component (a
     /// `sandgrep` world) instead of the embedded one — for testing hosts.
     pub fn open_with_component(workspace: impl AsRef<Path>, policy: Policy, wasm: &[u8]) -> Result<Sandbox, Error> {
-        let runtime = engine::Runtime::new(wasm, None).map_err(|e| Error::Setup(format!("{e:#}")))?;
+        let runtime = engine::Runtime::new(wasm, false).map_err(|e| Error::Setup(format!("{e:#}")))?;
         Sandbox::with_runtime(workspace, policy, Arc::new(runtime))
     }
 
