@@ -597,6 +597,24 @@ fn secrets_in_every_kind_of_returned_text() {
     }
 }
 
+/// The embedded component runs where it lies in the binary's code (no copy):
+/// a trap in it is caught as in any other code, and the next call works.
+#[test]
+fn a_trap_in_the_embedded_component_is_an_error_and_the_next_call_works() {
+    let t = Tree::new();
+    t.write("a.txt", "needle\n");
+    t.write("one-line.js", format!("{}needle\n", "x".repeat(20 << 20)));
+    let policy = sandgrep::Policy { memory_limit: 32 << 20, ..sandgrep::Policy::default() };
+    let sandbox = sandgrep::Sandbox::open(t.path(), policy).unwrap();
+    let mut r = sandgrep::SearchTextRequest::new("needle");
+    r.max_filesize = Some(100 << 20);
+    let err = sandbox.search_text(&r).err().expect("a 20 MiB line under a 32 MiB cap");
+    assert!(matches!(err, sandgrep::Error::OutOfMemory(_)), "{err}");
+    r.paths = vec!["a.txt".into()];
+    let page = sandbox.search_text(&r).unwrap();
+    assert_eq!(page.matches.len(), 1);
+}
+
 #[test]
 fn a_runaway_call_is_stopped_and_the_next_one_works() {
     let t = Tree::new();
