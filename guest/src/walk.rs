@@ -52,6 +52,14 @@ pub struct Root {
     opened: Opened,
 }
 
+impl Root {
+    /// Whether the root is reached through a link (`-L`, or a root named
+    /// by a link): what is below it is walked by where the link leads.
+    pub fn through_link(&self) -> bool {
+        self.opened.real != self.rel
+    }
+}
+
 /// The roots that are files: named by the request, not found in a walk.
 pub fn named_files(roots: &[Root]) -> Vec<String> {
     roots.iter().filter(|r| r.is_file).map(|r| r.rel.clone()).collect()
@@ -534,7 +542,7 @@ impl Walker {
             path: self.ws.fs_path(&root.rel),
             is_file: root.is_file,
             is_dir: root.is_dir,
-            real: (root.opened.real != root.rel).then(|| root.opened.real.clone()),
+            real: root.through_link().then(|| root.opened.real.clone()),
             at,
             kept: None,
         };

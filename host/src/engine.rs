@@ -21,13 +21,15 @@ pub(crate) static WASM: &[u8] = include_bytes!(env!("SANDGREP_WASM"));
 /// [`WASM`] compiled to this machine's code by `build.rs`, with the engine
 /// configuration of [`crate::engine_config`] (empty when it was not: a
 /// build for another target). On Linux it lies in the binary's own
-/// executable code, aligned as its sections are (the largest, 4096), and
-/// runs where it is: no copy of its tens of MB at each start.
+/// executable code and runs where it is: no copy of its tens of MB at each
+/// start. wasmtime aligns the code's sections to the page size and checks
+/// where the code begins against it: 64 KiB is the largest page size Linux
+/// has (4 KiB on x86-64, up to 64 KiB on aarch64).
 #[cfg_attr(target_os = "linux", link_section = ".text.sandgrep_component")]
 static PRECOMPILED: Aligned<{ include_bytes!(env!("SANDGREP_CWASM")).len() }> =
     Aligned(*include_bytes!(env!("SANDGREP_CWASM")));
 
-#[repr(C, align(4096))]
+#[repr(C, align(65536))]
 struct Aligned<const N: usize>([u8; N]);
 
 /// The name the component looks for its index directory under.
@@ -98,9 +100,9 @@ pub(crate) fn runtime() -> Result<Arc<Runtime>, Error> {
 }
 
 impl Runtime {
-    /// A runtime for `wasm`, a build of the `sandgrep` world; `precompiled`
+    /// A runtime for `wasm`, a build of the `sandgrep` world; `embedded`
     /// when it is [`WASM`], whose machine code this binary holds.
-    pub(crate) fn new(wasm: &[u8], precompiled: bool) -> wasmtime::Result<Runtime> {
+    pub(crate) fn new(wasm: &[u8], embedded: bool) -> wasmtime::Result<Runtime> {
         let mut config = crate::engine_config::config();
         // `perf` names the guest's functions (a /tmp/perf-PID.map) when asked.
         // For profiling only: wasmtime appends to that predictable name and
@@ -108,7 +110,7 @@ impl Runtime {
         if std::env::var_os("SANDGREP_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }
-        let (engine, component) = load_component(&mut config, wasm, precompiled)?;
+        let (engine, component) = load_component(&mut config, wasm, embedded)?;
         let mut linker = Linker::<State>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         files::add_to_linker(&mut linker)?;
@@ -618,18 +620,17 @@ mod files {
 /// fit this engine (a binary built on a machine with other CPU features),
 /// the component is compiled here, in memory, for this process (seconds;
 /// said on a terminal).
-fn load_component(
-    config: &mut wasmtime::Config,
-    wasm: &[u8],
-    precompiled: bool,
-) -> wasmtime::Result<(Engine, Component)> {
+fn load_component(config: &mut wasmtime::Config, wasm: &[u8], embedded: bool) -> wasmtime::Result<(Engine, Component)> {
     let code: &'static [u8] = &PRECOMPILED.0;
-    if precompiled && !code.is_empty() {
-        // SAFETY: `code` is part of this executable (read-only, as trusted as
-        // the host's own code): `build.rs` compiled it from `WASM` with this
-        // engine's configuration. wasmtime still checks that it was made for
-        // this engine and CPU, and refuses it otherwise.
-        if cfg!(target_os = "linux") {
+    if embedded && !code.is_empty() {
+        // SAFETY: sysconf takes no memory.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(usize::MAX);
+        // SAFETY (both deserializations): `code` is part of this executable
+        // (read-only, as trusted as the host's own code): `build.rs` compiled
+        // it from `WASM` with this engine's configuration. wasmtime still
+        // checks that it was made for this engine and CPU, and refuses it
+        // otherwise.
+        if cfg!(target_os = "linux") && (code.as_ptr() as usize) % page == 0 {
             // In place: it is already executable and never written.
             let range = code.as_ptr_range();
             config.with_custom_code_memory(Some(Arc::new(InPlace(range.start as usize..range.end as usize))));
@@ -637,6 +638,7 @@ fn load_component(
             if let Ok(component) = unsafe { Component::deserialize_raw(&engine, std::ptr::NonNull::from(code)) } {
                 return Ok((engine, component));
             }
+            // (Code compiled here lies elsewhere: that engine would refuse it.)
             config.with_custom_code_memory(None);
         } else {
             let engine = Engine::new(config)?;

@@ -62,14 +62,15 @@ pub fn walk_search(
 impl Own {
     /// The search of `request`, if it can be divided: no index, no kept
     /// walk (a long-lived host replays one), no link followed (where one
-    /// leads depends on the way there), one root that is a directory.
+    /// leads depends on the way there, so a walk under one hands nothing
+    /// off), one root that is a directory, not reached through a link.
     fn new(ws: &Workspace, request: SearchTextRequest) -> Result<Option<Own>, SearchError> {
         let search = Searching::new(ws, request, true)?;
         if search.narrowing.is_some() || session::generation().is_some() || search.q.walk.follow_symlinks {
             return Ok(None);
         }
         let (walker, mut roots) = search.walk(ws)?;
-        if roots.len() != 1 || !roots[0].is_dir {
+        if roots.len() != 1 || !roots[0].is_dir || roots[0].through_link() {
             return Ok(None);
         }
         let root = roots.remove(0);
