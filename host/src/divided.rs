@@ -14,9 +14,8 @@ use crate::bindings::exports::sandgrep::search::parallel::{ShardEvent, ShardResu
 use crate::{bindings, engine, Error, IndexUse, SearchError, SearchTextRequest};
 
 /// Files an instance searches in one call: few enough that one waiting
-/// for a part of its own gets one soon (calls of 8 files cost no more CPU
-/// than calls of 128 in the 55k benchmark).
-/// A call asked to hand a part off searches one file and gives.
+/// for a part of its own gets one soon. A call asked to hand a part off
+/// searches one file and gives.
 const FILES_PER_CALL: u32 = 32;
 
 /// Where a part begins, ordered as the walk is.

@@ -679,6 +679,17 @@ impl wasmtime::CustomCodeMemory for InPlace {
     }
 }
 
+#[cfg(all(test, target_os = "linux"))]
+mod in_place_tests {
+    /// The embedded component runs where it lies in the binary: its image
+    /// is the binary's own bytes, not a copy of them.
+    #[test]
+    fn the_embedded_code_runs_where_it_lies() {
+        let (_, component) = super::load_component(&mut crate::engine_config::config(), super::WASM, true).unwrap();
+        assert_eq!(component.image_range(), super::PRECOMPILED.0.as_ptr_range());
+    }
+}
+
 /// The user's cache directory for sandgrep (the index lives there):
 /// `$SANDGREP_CACHE_DIR`, else `$XDG_CACHE_HOME/sandgrep`, else
 /// `~/.cache/sandgrep`.
