@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::util::{json, run, Tree};
+use crate::util::{command, json, run, stderr, stdout, Tree};
 
 /// A tree of `files` files over nested directories (names chosen to test
 /// path order: `a`, `a-b`, `a.b`, `a.txt`, `a+`), with matches spread unevenly, a
@@ -116,4 +116,61 @@ fn a_bad_pattern_is_refused_with_no_file_to_search() {
         assert_eq!(out.status.code(), Some(2), "{jobs}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("column"), "{jobs}: {out:?}");
     }
+}
+
+#[test]
+fn the_clis_first_two_pages_over_instances_are_one_instances() {
+    // More files with a match than the CLI's first page holds (200), in
+    // several directories: when that page is shown, an instance walking a
+    // later directory has searched past its end, and the next page goes on
+    // from what it found, each file counted once (files searched, entries
+    // withheld, matches), the file the page ended in from where it ended.
+    // Files of one match and of three, each beside two with none.
+    let t = Tree::new();
+    for d in ["a", "b", "c", "d"] {
+        t.write(&format!("{d}/0.txt"), "needle 1\nneedle 2\n");
+        for i in 0..300 {
+            let hits = if i % 2 == 0 { 3 } else { 1 };
+            t.write(&format!("{d}/{i:03}.txt"), format!("x\n{}y\n", format!("needle {d}{i}\n").repeat(hits)));
+            t.write(&format!("{d}/{i:03}.q1"), "nothing\n");
+            t.write(&format!("{d}/{i:03}.q2"), "nothing\n");
+        }
+        t.write(&format!("{d}/.env"), "needle\n");
+    }
+    // (Times, and the bytes of the file after a page's end, which each
+    // page reads as far as it needs: work done, not the answer.)
+    let lines = |out: &std::process::Output| -> Vec<String> {
+        let work = |l: &str| l.contains("seconds") || l.ends_with(" bytes searched");
+        stdout(out).lines().filter(|l| !work(l)).map(str::to_string).collect()
+    };
+    let first_difference = |a: &[String], b: &[String]| {
+        let at = a.iter().zip(b).position(|(a, b)| a != b).unwrap_or(a.len().min(b.len()));
+        format!("line {at} of {} and {}: {:?} against {:?}", a.len(), b.len(), a.get(at), b.get(at))
+    };
+    for args in [&["-c", "needle"][..], &["-n", "needle"], &["-l", "needle"], &["--stats", "-n", "needle"]] {
+        let one = run(t.path(), &[&["-j1"], args].concat());
+        for jobs in ["-j2", "-j3"] {
+            let many = run(t.path(), &[&[jobs], args].concat());
+            let (a, b) = (lines(&one), lines(&many));
+            assert!(a == b, "{args:?} {jobs}: {}", first_difference(&a, &b));
+            assert_eq!(stderr(&one), stderr(&many), "{args:?} {jobs}");
+        }
+    }
+    let rg = crate::conformance::rg(t.path(), &["--sort", "path", "-n", "needle"]);
+    let path = |l: &str| l.split(':').next().unwrap().to_string();
+    let rg_lines: Vec<String> = stdout(&rg).lines().map(path).collect();
+    assert_eq!(rg_lines[199], rg_lines[200], "the first page ends inside a file");
+    let (a, b) = (lines(&rg), lines(&run(t.path(), &["-j2", "-n", "needle"])));
+    assert!(a == b, "rg: {}", first_difference(&a, &b));
+    // A reader that goes away after the first line ends the search.
+    let mut child = command(t.path())
+        .args(["-j2", "-n", "needle"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+    assert_eq!(Some(first.trim_end()), stdout(&rg).lines().next());
+    assert!(child.wait().is_ok());
 }

@@ -7,11 +7,13 @@
 //! one shard for `merge-shards`.
 
 use std::collections::BTreeMap;
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::bindings::exports::sandgrep::search::parallel::{ShardEvent, ShardResult, ShardStop, WalkPart};
-use crate::{bindings, engine, Error, IndexUse, SearchError, SearchTextRequest};
+use crate::limits::MAX_RESULTS;
+use crate::{bindings, engine, Error, IndexUse, SearchError, SearchTextRequest, SearchTextResponse};
 
 /// Files an instance searches in one call: few enough that one waiting
 /// for a part of its own gets one soon. A call asked to hand a part off
@@ -40,6 +42,16 @@ impl Key {
     }
 }
 
+/// What is known of one part: its events so far, the results they gave the
+/// page, whether it is over, and why its instance stopped in it.
+#[derive(Default)]
+struct Part {
+    events: Vec<ShardEvent>,
+    results: u64,
+    over: bool,
+    stop: Option<ShardStop>,
+}
+
 /// What the instances of one search share.
 #[derive(Default)]
 struct Parts {
@@ -49,14 +61,17 @@ struct Parts {
     idle: usize,
     /// Parts being walked.
     running: usize,
-    /// The results of each part so far, and whether it is over.
-    tally: BTreeMap<Key, (u64, bool)>,
+    /// Every part begun or handed off, by where it begins.
+    parts: BTreeMap<Key, Part>,
     /// No part after this one is needed, nor more of it when the page ends
     /// in what it searched (`true`): the first part an instance stopped in,
-    /// or where the tally's page ends.
+    /// or where the page ends.
     cut: Option<(Key, bool)>,
-    /// An instance failed, or the search cannot be divided: the others stop.
+    /// An instance failed, the search cannot be divided, or the reader of
+    /// the first page wants no more of it: the others stop.
     over: bool,
+    /// The first page was shown (or is not wanted).
+    shown: bool,
 }
 
 impl Parts {
@@ -71,25 +86,30 @@ impl Parts {
         }
     }
 
-    /// Once the parts, in walk order, up to one (in it as far as it went)
-    /// gave more results than a page `takes`, the page ends in them.
-    fn tally(&mut self, takes: u64) {
+    /// Where a page that takes `takes` results ends, once the parts in walk
+    /// order up to one (in it as far as it went) gave more.
+    fn page_end(&self, takes: u64) -> Option<Key> {
         let mut results = 0u64;
-        let mut end = None;
-        for (key, &(n, over)) in &self.tally {
-            results = results.saturating_add(n);
+        for (key, part) in &self.parts {
+            results = results.saturating_add(part.results);
             if results > takes {
-                end = Some(key.clone());
-                break;
+                return Some(key.clone());
             }
-            if !over {
-                break;
+            if !part.over {
+                return None;
             }
         }
-        if let Some(key) = end {
-            self.cut_at(&key, true);
-        }
+        None
     }
+}
+
+/// A first page shown as soon as the walk order holds it, from a search
+/// that goes on to the page after it.
+pub(crate) struct First<'a> {
+    /// The first page's request (the search's asks for the page after it).
+    pub(crate) request: &'a SearchTextRequest,
+    /// Shows the first page; whether the search goes on.
+    pub(crate) show: &'a mut dyn FnMut(SearchTextResponse) -> bool,
 }
 
 /// Stops every instance when dropped in a panic (none waits for a part
@@ -105,26 +125,33 @@ impl Drop for EndsOnDrop<'_> {
     }
 }
 
-/// One instance's parts: each one's events, by where it begins, and where
-/// and why it stopped, if it did.
-type Walked = (Vec<(Key, Vec<ShardEvent>)>, Option<(Key, ShardStop)>);
+/// The events of a divided search for `merge-shards`, in walk order; and,
+/// if a first page was shown, whether its reader wants the page after it.
+pub(crate) type Divided = (ShardResult, Option<bool>);
 
 impl crate::Sandbox {
-    /// `request` divided among `jobs` instances (see the module's comment):
-    /// the shards for `merge-shards`, or `None` when the search cannot be
-    /// divided (the first instance says so before it searches anything).
+    /// `request` divided among `jobs` instances (see the module's comment),
+    /// or `None` when the search cannot be divided (the first instance says
+    /// so before it searches anything). With `first`, its page is shown as
+    /// soon as the parts in walk order hold it, and the search goes on to
+    /// the end of `request`'s, which holds it and the page after it.
     pub(crate) fn divided(
         &self,
         timeout: Duration,
         request: &SearchTextRequest,
-    ) -> Result<Option<Vec<ShardResult>>, Error> {
+        mut first: Option<First<'_>>,
+    ) -> Result<Option<Divided>, Error> {
         let p = &self.guest_policy;
         let started = Instant::now();
-        let parts = Mutex::new(Parts { running: 1, ..Parts::default() });
+        let whole = Key(String::new());
+        let parts = Mutex::new(Parts { running: 1, shown: first.is_none(), ..Parts::default() });
         let changed = Condvar::new();
         let lock = || parts.lock().unwrap_or_else(|e| e.into_inner());
-        let whole = Key(String::new());
-        lock().tally.insert(whole.clone(), (0, false));
+        lock().parts.insert(whole.clone(), Part::default());
+        // The first page's request (`request` asks for both pages: the
+        // guest's `page-takes` count them together).
+        let first_request = first.as_ref().map(|f| f.request);
+        let max = |r: &SearchTextRequest| r.max_results.map_or(MAX_RESULTS.default, u64::from);
         // The next part for an instance: waits while others still walk.
         let take = || {
             let mut parts = lock();
@@ -143,18 +170,23 @@ impl crate::Sandbox {
                 parts.idle -= 1;
             }
         };
-        // One instance: the parts it walks and searches, the first given.
+        // One instance: the parts it walks and searches, the first given;
+        // whether the search could be divided.
         let walk = |i: &bindings::Sandgrep,
                     s: &mut wasmtime::Store<engine::State>,
-                    first: Option<(Key, Option<WalkPart>)>|
-         -> wasmtime::Result<Result<Option<Walked>, SearchError>> {
+                    first: Option<(Key, Option<WalkPart>)>,
+                    shown: &Sender<SearchTextResponse>|
+         -> wasmtime::Result<Result<bool, SearchError>> {
             // However this instance ends (a panic included), none waits for it.
             let _ends = EndsOnDrop(&parts, &changed);
-            let (mut walked, mut stopped): Walked = (Vec::new(), None);
+            let stop = || {
+                lock().over = true;
+                changed.notify_all();
+            };
             let mut begun = false;
+            let mut stopped = false;
             let mut next = first;
             while let Some((key, mut part)) = next.take().or_else(take) {
-                let mut events = Vec::new();
                 loop {
                     let give = {
                         let parts = lock();
@@ -184,53 +216,83 @@ impl crate::Sandbox {
                     let r = match call {
                         Ok(Ok(r)) => r,
                         failed => {
-                            lock().over = true;
-                            changed.notify_all();
-                            return failed.map(|r| r.map(|_| None));
+                            stop();
+                            return failed.map(|r| r.map(|_| false));
                         }
                     };
                     if !r.divided {
-                        lock().over = true;
-                        changed.notify_all();
-                        return Ok(Ok(None));
+                        stop();
+                        return Ok(Ok(false));
                     }
                     begun = true;
-                    events.extend(r.events);
                     let mut parts = lock();
                     for given in r.given {
                         let at = Key::of(&given);
-                        parts.tally.insert(at.clone(), (0, false));
+                        parts.parts.insert(at.clone(), Part::default());
                         parts.waiting.insert(at, given);
                         changed.notify_one();
                     }
-                    if let Some(counted) = parts.tally.get_mut(&key) {
-                        counted.0 = counted.0.saturating_add(r.results);
-                        counted.1 |= r.done;
-                    }
+                    let ours = parts.parts.entry(key.clone()).or_default();
+                    ours.events.extend(r.events);
+                    ours.results = ours.results.saturating_add(r.results);
+                    ours.over |= r.done;
                     if let Some(stop) = r.stopped {
+                        ours.stop = Some(stop);
                         parts.cut_at(&key, false);
-                        stopped = Some((key.clone(), stop));
+                        stopped = true;
                     }
-                    parts.tally(r.page_takes);
-                    if r.done || r.stopped.is_some() {
+                    if let Some(end) = parts.page_end(r.page_takes) {
+                        parts.cut_at(&end, true);
+                    }
+                    // The first page, once the parts up to where it ends are
+                    // known and no stop comes before that.
+                    let page = match first_request.filter(|_| !parts.shown && !parts.over) {
+                        Some(asked) => {
+                            let end = parts.page_end(r.page_takes.saturating_sub(max(request)) + max(asked));
+                            end.filter(|end| parts.cut.as_ref().is_none_or(|(cut, _)| cut >= end)).map(|end| {
+                                let events = parts.parts.range(..=end).flat_map(|(_, p)| p.events.iter().cloned());
+                                (asked, ShardResult { events: events.collect(), ..nothing() })
+                            })
+                        }
+                        None => None,
+                    };
+                    parts.shown |= page.is_some();
+                    drop(parts);
+                    if let Some((asked, shard)) = page {
+                        match i.sandgrep_search_parallel().call_merge_shards(&mut *s, asked, p, &[shard]) {
+                            Ok(Ok(page)) => _ = shown.send(page),
+                            failed => {
+                                stop();
+                                return failed.map(|r| r.map(|_| false));
+                            }
+                        }
+                    }
+                    if r.done || stopped {
                         break;
                     }
                 }
-                walked.push((key, events));
                 let mut parts = lock();
                 parts.running -= 1;
                 changed.notify_all();
-                if stopped.is_some() {
+                if stopped {
                     break;
                 }
             }
-            Ok(Ok(Some((walked, stopped))))
+            Ok(Ok(true))
         };
-        let instances: Vec<Result<Option<Walked>, Error>> = std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..self.jobs)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let r = self.helper_call(timeout, |i, s| walk(i, s, None));
+        let (shown, pages) = channel();
+        let mut wants = None;
+        let instances: Vec<Result<bool, Error>> = std::thread::scope(|scope| {
+            let (walk, whole, changed) = (&walk, &whole, &changed);
+            let threads: Vec<_> = (0..self.jobs)
+                .map(|n| {
+                    let shown = shown.clone();
+                    scope.spawn(move || {
+                        let r = if n == 0 {
+                            self.call(timeout, |i, s| walk(i, s, Some((whole.clone(), None)), &shown))
+                        } else {
+                            self.helper_call(timeout, |i, s| walk(i, s, None, &shown))
+                        };
                         if r.is_err() {
                             lock().over = true;
                             changed.notify_all();
@@ -239,39 +301,47 @@ impl crate::Sandbox {
                     })
                 })
                 .collect();
-            let first = self.call(timeout, |i, s| walk(i, s, Some((whole.clone(), None))));
-            if first.is_err() {
-                lock().over = true;
-                changed.notify_all();
+            drop(shown);
+            // The first page, shown on this thread as the instances go on.
+            for mut page in pages {
+                if let Some(first) = first.as_mut() {
+                    page.stats.elapsed_ms = started.elapsed().as_millis() as u64;
+                    let go_on = (first.show)(page);
+                    wants = Some(go_on);
+                    if !go_on {
+                        lock().over = true;
+                        changed.notify_all();
+                    }
+                }
             }
-            let mut all = vec![first];
-            all.extend(
-                helpers
-                    .into_iter()
-                    .map(|t| t.join().unwrap_or_else(|_| Err(Error::Crashed("a search thread panicked".into())))),
-            );
-            all
+            threads
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|_| Err(Error::Crashed("a search thread panicked".into()))))
+                .collect()
         });
-        let mut shards = Vec::with_capacity(instances.len());
         for instance in instances {
             // An instance that found the search cannot be divided (the root
             // swapped for a file as it began, say) stopped the others: one
             // walk handing files out searches it all again.
-            let Some((mut walked, stopped)) = instance? else { return Ok(None) };
-            // In walk order; past the part it stopped in, nothing counts
-            // (the merge cuts where it stopped).
-            walked.sort_by(|a, b| a.0.cmp(&b.0));
-            if let Some((at, _)) = &stopped {
-                walked.retain(|(key, _)| key <= at);
+            if !instance? {
+                return Ok(None);
             }
-            shards.push(ShardResult {
-                events: walked.into_iter().flat_map(|(_, events)| events).collect(),
-                stopped: stopped.map(|(_, stop)| stop),
-                index: IndexUse::None,
-                results: 0,
-                page_takes: 0,
-            });
         }
-        Ok(Some(shards))
+        // The parts in walk order; past the first an instance stopped in,
+        // nothing counts (the merge cuts where it stopped).
+        let mut shard = nothing();
+        for (_, part) in parts.into_inner().unwrap_or_else(|e| e.into_inner()).parts {
+            shard.events.extend(part.events);
+            if part.stop.is_some() {
+                shard.stopped = part.stop;
+                break;
+            }
+        }
+        Ok(Some((shard, wants)))
     }
+}
+
+/// A shard with no events.
+fn nothing() -> ShardResult {
+    ShardResult { events: Vec::new(), stopped: None, index: IndexUse::None, results: 0, page_takes: 0 }
 }

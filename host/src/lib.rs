@@ -646,23 +646,97 @@ impl Sandbox {
         if self.jobs == 1 {
             return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_text(s, request, p));
         }
-        // One instance walks (the kept one, if free: its walk and index are
-        // loaded), the others search what it hands out, which with an index
-        // is only what the index cannot rule out; one more merges their
-        // events into the page one instance would have made.
         let started = Instant::now();
-        // Instances that each walk a part where nothing is kept between
-        // calls (no index, no kept walk); else one walk hands paths out.
-        let divisible = self.indexed().is_none()
-            && self.session.as_ref().is_none_or(|s| (s.unchanged_since)().is_none())
-            && request.paths.len() <= 1
-            && !request.follow_symlinks;
-        let shards = match divisible.then(|| self.divided(timeout, request)).transpose()?.flatten() {
-            Some(shards) => shards,
+        let shards = match self.divisible(request).then(|| self.divided(timeout, request, None)).transpose()?.flatten()
+        {
+            Some((shard, _)) => vec![shard],
             None => self.walked_once(timeout, request)?,
         };
+        self.merged(timeout, request, &shards, started)
+    }
+
+    /// `search_text` page after page, for a reader of the whole stream (the
+    /// CLI): `show` takes each page, readies `request` for the next one (its
+    /// cursor and size) and says whether to go on. Where the instances
+    /// divide the walk, the first page is shown as soon as the walk order
+    /// holds it, and the same walk goes on to the page after it (`both`
+    /// results in the two): what an instance searched past the first page's
+    /// end is not searched again.
+    pub fn search_text_pages(
+        &self,
+        request: &mut SearchTextRequest,
+        both: u32,
+        show: &mut dyn FnMut(SearchTextResponse, &mut SearchTextRequest) -> bool,
+    ) -> Result<(), Error> {
+        let (timeout, first) = self.capped(request);
+        if self.jobs == 1 || !self.divisible(&first) {
+            let page = self.search_text(request)?;
+            show(page, request);
+            return Ok(());
+        }
+        let p = &self.guest_policy;
+        let started = Instant::now();
+        let first = first.into_owned();
+        let run = SearchTextRequest { max_results: Some(both), ..first.clone() };
+        let (mut first_ms, mut ended_in) = (0, None);
+        let mut show_first = |page: SearchTextResponse| {
+            first_ms = page.stats.elapsed_ms;
+            ended_in = page.matches.last().map(|m| m.path.clone());
+            show(page, &mut *request)
+        };
+        let divided = self.divided(timeout, &run, Some(divided::First { request: &first, show: &mut show_first }))?;
+        let (shards, wants) = match divided {
+            Some((shard, wants)) => (vec![shard], wants),
+            None => (self.walked_once(timeout, &first)?, None),
+        };
+        if wants == Some(false) {
+            return Ok(());
+        }
+        // The first page, or (shown) the page after it, whose walk searched
+        // the file the first ended in from its start: searched again from
+        // where the page resumes in it, as a walk resumed there does.
+        let (_, asked) = self.capped(request);
+        let resumed = ended_in
+            .filter(|_| wants == Some(true))
+            .and_then(|path| Some((shards[0].events.iter().position(|e| e.key == path)?, path)));
+        let mut page = self.call(timeout, |i, s| {
+            let merge = i.sandgrep_search_parallel();
+            let Some((at, path)) = resumed.clone() else { return merge.call_merge_shards(s, &asked, p, &shards) };
+            let file = WalkedFile { path, real: None };
+            let again = match merge.call_search_files(&mut *s, &asked, p, true, &[file])? {
+                Ok(again) => again,
+                Err(e) => return Ok(Err(e)),
+            };
+            let mut shard = shards[0].clone();
+            shard.events.splice(at..=at, again.events);
+            merge.call_merge_shards(s, &asked, p, &[shard])
+        })?;
+        page.stats.elapsed_ms = (started.elapsed().as_millis() as u64).saturating_sub(first_ms);
+        show(page, request);
+        Ok(())
+    }
+
+    /// Whether the instances may each walk a part of the tree: nothing is
+    /// kept between calls (no index, no kept walk); else one walk hands
+    /// paths out. (The guest refuses the rest before it searches.)
+    fn divisible(&self, request: &SearchTextRequest) -> bool {
+        self.indexed().is_none()
+            && self.session.as_ref().is_none_or(|s| (s.unchanged_since)().is_none())
+            && request.paths.len() <= 1
+            && !request.follow_symlinks
+    }
+
+    /// The page one instance would have made, from the events of `shards`.
+    fn merged(
+        &self,
+        timeout: Duration,
+        request: &SearchTextRequest,
+        shards: &[ShardResult],
+        started: Instant,
+    ) -> Result<SearchTextResponse, Error> {
+        let p = &self.guest_policy;
         let mut response =
-            self.call(timeout, |i, s| i.sandgrep_search_parallel().call_merge_shards(s, request, p, &shards))?;
+            self.call(timeout, |i, s| i.sandgrep_search_parallel().call_merge_shards(s, request, p, shards))?;
         response.stats.elapsed_ms = started.elapsed().as_millis() as u64;
         Ok(response)
     }

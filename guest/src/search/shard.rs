@@ -27,7 +27,17 @@ pub fn merge_shards(
     let resume = page::resume_from(&stream_key, q.cursor.as_deref())?;
     // (Instances that searched handed-out files had no index: the walk's says.)
     let index = shards.iter().map(|s| s.index).find(|i| *i != crate::IndexUse::None).unwrap_or(crate::IndexUse::None);
-    let (events, cut) = in_walk_order(shards.into_iter().map(|s| (s.events, s.stopped)).collect(), |e| &e.key);
+    let (mut events, cut) = in_walk_order(shards.into_iter().map(|s| (s.events, s.stopped)).collect(), |e| &e.key);
+    // A walk that began before where the page resumes (the CLI's first two
+    // pages share one) saw what a walk resumed there does not: the files
+    // before it, and the one it ends, if done.
+    if let Some(r) = &resume {
+        let before = |key: &str| match path_cmp(key, &r.path) {
+            std::cmp::Ordering::Equal => r.line == u64::MAX,
+            order => order.is_lt(),
+        };
+        events.drain(..events.partition_point(|e| before(&e.key)));
+    }
     let roots = Walker::new(ws, &q.walk)?.roots(&q.paths)?;
     let mut page = Page::new(std::rc::Rc::new(q), resume, warnings, walk::named_files(&roots));
     for event in events {

@@ -395,89 +395,136 @@ pub(crate) fn stream(
     let single = sandbox.clone().with_jobs(1);
     let mut dense = false;
     // A first page of the default size comes soon (a reader may want one
-    // line: `| head -1`); the next are as large as pages go.
-    let mut most = MAX_RESULTS.default;
+    // line: `| head -1`); the next are as large as pages go, the second
+    // one less the first: instances that divide the walk find the two in
+    // one walk (one may have searched past the first page's end), unless
+    // each page has a time limit of its own (--timeout).
+    let size = |n: usize| match n {
+        0 => MAX_RESULTS.default,
+        1 => MAX_RESULTS.max - MAX_RESULTS.default,
+        _ => MAX_RESULTS.max,
+    };
+    let mut pages = 0;
     loop {
-        request.max_results = Some(run.left.min(most) as u32);
-        most = MAX_RESULTS.max;
-        let r = if dense { &single } else { sandbox }.search_text(request).map_err(by_path)?;
-        dense |= r.stats.matches_returned > r.stats.files_scanned;
-        // Files with results whose compressed stream broke off: errors,
-        // counted in no stats (as rg's; the page where one is done counts
-        // none of it, and takes back what the last page counted).
-        let mut broken: Vec<&str> = r.matches.iter().map(|m| m.path.as_str()).filter(|p| broke(&r, p)).collect();
-        broken.dedup();
-        broken.iter().for_each(|p| printer.broken(p));
-        // A page that goes on in the file the last one ended in searched it again.
-        let again = request.cursor.is_some() && r.matches.first().is_some_and(|m| m.path == printer.totals().last_path);
-        if again {
-            printer.searched_again();
-        }
-        // (How the run ends if the reader goes away while it is printed.)
-        super::stdin::printed(&r, &request.paths);
-        // A file's binary notice follows its last match (files in path order).
-        let mut notices = r.binary_notices.iter().peekable();
-        for m in &r.matches {
-            while let Some(n) =
-                notices.next_if(|n| n.path != m.path && std::path::Path::new(&n.path) < std::path::Path::new(&m.path))
-            {
-                printer.binary_notice(n)?;
+        request.max_results = Some(run.left.min(size(pages)) as u32);
+        let who = if dense { &single } else { sandbox };
+        let both = run.left.min(size(0) + size(1)) as u32;
+        let two = pages == 0 && args.timeout_ms.is_none() && run.left > size(0);
+        let mut ended = None;
+        let mut show = |r: SearchTextResponse, request: &mut SearchTextRequest| {
+            pages += 1;
+            match page(r, request, args, printer, run, &mut dense) {
+                Ok(None) => {
+                    request.max_results = Some(run.left.min(size(pages)) as u32);
+                    !dense
+                }
+                end => {
+                    ended = Some(end);
+                    false
+                }
             }
-            printer.text_match(m)?;
+        };
+        if two {
+            who.search_text_pages(request, both, &mut show).map_err(by_path)?;
+        } else {
+            let r = who.search_text(request).map_err(by_path)?;
+            show(r, request);
         }
-        for n in notices {
+        match ended {
+            Some(Ok(Some(end))) => return Ok(end),
+            Some(Err(e)) => return Err(e),
+            _ => {}
+        }
+    }
+}
+
+/// Prints one page of `stream`'s: how the stream ends, or `None` with
+/// `request` readied for the next page.
+fn page(
+    r: SearchTextResponse,
+    request: &mut SearchTextRequest,
+    args: &SearchArgs,
+    printer: &mut impl Results,
+    run: &mut Run,
+    dense: &mut bool,
+) -> io::Result<Option<(bool, Option<String>, sandgrep::SearchStats)>> {
+    *dense |= r.stats.matches_returned > r.stats.files_scanned;
+    // Files with results whose compressed stream broke off: errors,
+    // counted in no stats (as rg's; the page where one is done counts
+    // none of it, and takes back what the last page counted).
+    let mut broken: Vec<&str> = r.matches.iter().map(|m| m.path.as_str()).filter(|p| broke(&r, p)).collect();
+    broken.dedup();
+    broken.iter().for_each(|p| printer.broken(p));
+    // A page that goes on in the file the last one ended in searched it again.
+    let again = request.cursor.is_some() && r.matches.first().is_some_and(|m| m.path == printer.totals().last_path);
+    if again {
+        printer.searched_again();
+    }
+    // (How the run ends if the reader goes away while it is printed.)
+    super::stdin::printed(&r, &request.paths);
+    // A file's binary notice follows its last match (files in path order).
+    let mut notices = r.binary_notices.iter().peekable();
+    for m in &r.matches {
+        while let Some(n) =
+            notices.next_if(|n| n.path != m.path && std::path::Path::new(&n.path) < std::path::Path::new(&m.path))
+        {
             printer.binary_notice(n)?;
         }
-        for f in &r.files {
-            printer.file_count(f, args.count || args.count_matches)?;
+        printer.text_match(m)?;
+    }
+    for n in notices {
+        printer.binary_notice(n)?;
+    }
+    for f in &r.files {
+        printer.file_count(f, args.count || args.count_matches)?;
+    }
+    // (A page reaches a reader now, `| head` too.)
+    printer.flush(false)?;
+    // (--passthru's lines of context, column 0, are found by no match.)
+    let matched = r.matches.iter().any(|m| m.column != 0);
+    run.found |= matched || !r.files.is_empty() || r.binary_notices.iter().any(|n| !n.stopped);
+    let t = printer.totals();
+    t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
+    if again {
+        t.files_searched -= 1;
+    }
+    t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
+    t.bytes_searched += r.stats.bytes_searched;
+    t.files_left += r.stats.skipped.unreadable;
+    if args.max_filesize.is_none_or(|max| max > MAX_FILESIZE.max) {
+        // (sandgrep's own cap: rg would have read them.)
+        t.files_left += r.stats.skipped.too_large;
+    }
+    run.withheld.add(&r.stats);
+    run.searching += r.stats.elapsed_ms;
+    run.left = run.left.saturating_sub(r.stats.matches_returned);
+    let cut_by_time = r.timed_out && args.timeout_ms.is_some();
+    let goes_on = r.next_cursor.is_some() && run.left > 0 && !cut_by_time;
+    // As rg: an entry that could not be read (a directory, a file, a
+    // link -L cannot follow, a compressed file whose stream broke, a
+    // PCRE2 match past its limits) is an error, exit 2, said after what
+    // was found. (An ignore file that cannot be read is not: rg only
+    // says so.)
+    run.errored |= r.stats.skipped.unreadable > 0;
+    for w in r.warnings {
+        // rg says nothing of the binary files it skips in a directory,
+        // nor of the files -m cut short; a page full of text is no news
+        // when the next one follows.
+        let as_rg = w.ends_with(" binary file(s) skipped")
+            || left_out(&w)
+            || w.contains("(max-matches-per-file)")
+            || goes_on && w.starts_with("output reached ");
+        if !as_rg && !run.warnings.contains(&w) {
+            run.warnings.push(w);
         }
-        // (A page reaches a reader now, `| head` too.)
-        printer.flush(false)?;
-        // (--passthru's lines of context, column 0, are found by no match.)
-        let matched = r.matches.iter().any(|m| m.column != 0);
-        run.found |= matched || !r.files.is_empty() || r.binary_notices.iter().any(|n| !n.stopped);
-        let t = printer.totals();
-        t.files_searched += r.stats.files_scanned + r.stats.files_skipped_by_index;
-        if again {
-            t.files_searched -= 1;
+    }
+    match r.next_cursor {
+        Some(c) if goes_on => {
+            request.cursor = Some(c);
+            request.skip = None;
+            Ok(None)
         }
-        t.last_path = r.matches.last().map(|m| m.path.clone()).unwrap_or_default();
-        t.bytes_searched += r.stats.bytes_searched;
-        t.files_left += r.stats.skipped.unreadable;
-        if args.max_filesize.is_none_or(|max| max > MAX_FILESIZE.max) {
-            // (sandgrep's own cap: rg would have read them.)
-            t.files_left += r.stats.skipped.too_large;
-        }
-        run.withheld.add(&r.stats);
-        run.searching += r.stats.elapsed_ms;
-        run.left = run.left.saturating_sub(r.stats.matches_returned);
-        let cut_by_time = r.timed_out && args.timeout_ms.is_some();
-        let goes_on = r.next_cursor.is_some() && run.left > 0 && !cut_by_time;
-        // As rg: an entry that could not be read (a directory, a file, a
-        // link -L cannot follow, a compressed file whose stream broke, a
-        // PCRE2 match past its limits) is an error, exit 2, said after what
-        // was found. (An ignore file that cannot be read is not: rg only
-        // says so.)
-        run.errored |= r.stats.skipped.unreadable > 0;
-        for w in r.warnings {
-            // rg says nothing of the binary files it skips in a directory,
-            // nor of the files -m cut short; a page full of text is no news
-            // when the next one follows.
-            let as_rg = w.ends_with(" binary file(s) skipped")
-                || left_out(&w)
-                || w.contains("(max-matches-per-file)")
-                || goes_on && w.starts_with("output reached ");
-            if !as_rg && !run.warnings.contains(&w) {
-                run.warnings.push(w);
-            }
-        }
-        match r.next_cursor {
-            Some(c) if goes_on => {
-                request.cursor = Some(c);
-                request.skip = None;
-            }
-            c => return Ok((r.timed_out, c, r.stats)),
-        }
+        c => Ok(Some((r.timed_out, c, r.stats))),
     }
 }
 
