@@ -3,8 +3,8 @@
 //! divide a tree: no path crosses from one instance to another. One instance
 //! begins the whole walk; an instance with nothing to do waits, and the next
 //! call of one still walking asks it to hand the end of its part off. The
-//! parts are runs of the walk order: each instance's, put in that order, is
-//! one shard for `merge-shards`.
+//! parts are runs of the walk order: put in that order, they are one shard
+//! for `merge-shards`.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{channel, Sender};
@@ -106,7 +106,7 @@ impl Parts {
 /// A first page shown as soon as the walk order holds it, from a search
 /// that goes on to the page after it.
 pub(crate) struct First<'a> {
-    /// The first page's request (the search's asks for the page after it).
+    /// The first page's request (the search's asks for it and the next).
     pub(crate) request: &'a SearchTextRequest,
     /// Shows the first page; whether the search goes on.
     pub(crate) show: &'a mut dyn FnMut(SearchTextResponse) -> bool,
