@@ -174,3 +174,26 @@ fn the_clis_first_two_pages_over_instances_are_one_instances() {
     assert_eq!(Some(first.trim_end()), stdout(&rg).lines().next());
     assert!(child.wait().is_ok());
 }
+
+#[test]
+fn files_too_large_are_counted_once_over_pages() {
+    // Pages of `-c` (the first of 200 results), files over --max-filesize
+    // on each: one warning, their number in all.
+    let t = Tree::new();
+    let mut large = 0;
+    for i in 0..900 {
+        let text = "needle\n".repeat(1 + i % 3);
+        large += usize::from(text.len() > 10);
+        t.write(&format!("{}/{i:03}.txt", ["a", "b", "c"][i % 3]), text);
+    }
+    for jobs in ["-j1", "-j2"] {
+        let out = run(t.path(), &[jobs, "-c", "--max-filesize", "10", "needle"]);
+        let said: Vec<String> =
+            stderr(&out).lines().filter(|l| l.contains("max-filesize")).map(str::to_string).collect();
+        assert_eq!(
+            said,
+            [format!("sandgrep: warning: {large} file(s) skipped as larger than max-filesize (10 bytes)")]
+        );
+        assert_eq!(stdout(&out).lines().count(), 900 - large, "{jobs}");
+    }
+}

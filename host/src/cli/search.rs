@@ -514,8 +514,8 @@ fn page(
             || left_out(&w)
             || w.contains("(max-matches-per-file)")
             || goes_on && w.starts_with("output reached ");
-        if !as_rg && !run.warnings.contains(&w) {
-            run.warnings.push(w);
+        if !as_rg {
+            warn(&mut run.warnings, w);
         }
     }
     match r.next_cursor {
@@ -525,6 +525,25 @@ fn page(
             Ok(None)
         }
         c => Ok(Some((r.timed_out, c, r.stats))),
+    }
+}
+
+/// Adds `w` to what a run says at its end, once; a count of files too
+/// large to search adds up over the pages, said once.
+fn warn(warnings: &mut Vec<String>, w: String) {
+    const TOO_LARGE: &str = " file(s) skipped as larger than max-filesize";
+    let count =
+        |w: &str| w.split_once(TOO_LARGE).and_then(|(n, rest)| Some((n.parse::<u64>().ok()?, rest.to_string())));
+    if let Some((n, rest)) = count(&w) {
+        for said in warnings.iter_mut() {
+            if let Some((m, _)) = count(said).filter(|(_, r)| *r == rest) {
+                *said = format!("{}{TOO_LARGE}{rest}", n + m);
+                return;
+            }
+        }
+    }
+    if !warnings.contains(&w) {
+        warnings.push(w);
     }
 }
 
