@@ -197,3 +197,43 @@ fn files_too_large_are_counted_once_over_pages() {
         assert_eq!(stdout(&out).lines().count(), 900 - large, "{jobs}");
     }
 }
+
+#[test]
+fn the_file_the_first_page_ended_in_changed_before_the_next_page() {
+    // The first page ends inside `a/150.txt`, which is emptied or removed
+    // once its first line is read: the walk that goes on to the next page
+    // counted that file's results, which are gone, and must still find
+    // every later file.
+    let t = Tree::new();
+    for i in 0..150 {
+        t.write(&format!("a/{i:03}.txt"), format!("x\nneedle a{i}\n"));
+        t.write(&format!("a/{i:03}.q"), "nothing\n");
+    }
+    for i in 0..6000 {
+        t.write(&format!("b/{i:04}.txt"), format!("x\nneedle b{i}\n"));
+        t.write(&format!("b/{i:04}.q"), "nothing\n");
+    }
+    let end = t.path().join("a/150.txt");
+    for change in ["empty", "remove"] {
+        for jobs in ["-j1", "-j2"] {
+            std::fs::write(&end, "needle F\n".repeat(1000)).unwrap();
+            let mut child = command(t.path())
+                .args([jobs, "-n", "needle"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+            match change {
+                "empty" => std::fs::write(&end, "").unwrap(),
+                _ => std::fs::remove_file(&end).unwrap(),
+            }
+            let mut rest = String::new();
+            std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+            assert!(child.wait().unwrap().success(), "{change} {jobs}");
+            assert_eq!(rest.lines().filter(|l| l.contains("needle b")).count(), 6000, "{change} {jobs}");
+        }
+    }
+}

@@ -70,7 +70,7 @@ struct Parts {
     /// An instance failed, the search cannot be divided, or the reader of
     /// the first page wants no more of it: the others stop.
     over: bool,
-    /// The first page was shown (or is not wanted).
+    /// The first page was merged to be shown (or is not wanted).
     shown: bool,
 }
 
@@ -327,13 +327,17 @@ impl crate::Sandbox {
                 return Ok(None);
             }
         }
-        // The parts in walk order; past the first an instance stopped in,
-        // nothing counts (the merge cuts where it stopped).
+        // The parts in walk order up to the cut: the first an instance
+        // stopped in, or where the page ends (a page that, merged, does not
+        // fill by then, as one cut by its page-end file's change since it
+        // was searched, ends there too: past it the parts are not known).
+        let parts = parts.into_inner().unwrap_or_else(|e| e.into_inner());
         let mut shard = nothing();
-        for (_, part) in parts.into_inner().unwrap_or_else(|e| e.into_inner()).parts {
+        for (key, part) in parts.parts {
             shard.events.extend(part.events);
-            if part.stop.is_some() {
-                shard.stopped = part.stop;
+            if let Some((cut, _)) = parts.cut.as_ref().filter(|(cut, _)| *cut == key) {
+                shard.stopped = Some(part.stop.unwrap_or(ShardStop::PageFull));
+                debug_assert!(cut == &key);
                 break;
             }
         }

@@ -66,7 +66,7 @@ pub use bindings::exports::sandgrep::search::files::{
 };
 pub use bindings::exports::sandgrep::search::index::IndexReport;
 use bindings::exports::sandgrep::search::index::{IndexFile, IndexPart};
-use bindings::exports::sandgrep::search::parallel::{ShardResult, ShardStop, WalkedFile};
+use bindings::exports::sandgrep::search::parallel::{ShardEvent, ShardEventKind, ShardResult, ShardStop, WalkedFile};
 pub use bindings::exports::sandgrep::search::search::{
     AstMatch, BinaryMode, BinaryNotice, ByteChunk, CaseMode, FileCount, MetaVariable, OutputMode, QueryMode,
     RegexEngine, SearchAstRequest, SearchAstResponse, SearchTextRequest, SearchTextResponse, Submatch, TextMatch,
@@ -685,33 +685,52 @@ impl Sandbox {
             show(page, &mut *request)
         };
         let divided = self.divided(timeout, &run, Some(divided::First { request: &first, show: &mut show_first }))?;
-        let (shards, wants) = match divided {
-            Some((shard, wants)) => (vec![shard], wants),
-            None => (self.walked_once(timeout, &first)?, None),
+        // The first page, or (shown) the one after it, as `search_text`
+        // makes it: the search was not divided after all (its root swapped
+        // for a file), or the file the first page ended in is not what the
+        // walk searched (see below).
+        let alone = |request: &mut SearchTextRequest, show: &mut dyn FnMut(_, &mut _) -> bool| {
+            let page = self.search_text(request)?;
+            show(page, request);
+            Ok(())
         };
-        if wants == Some(false) {
-            return Ok(());
+        let Some((shard, wants)) = divided else { return alone(request, show) };
+        match wants {
+            Some(false) => return Ok(()),
+            None => {
+                let page = self.merged(timeout, &first, &[shard], started)?;
+                show(page, request);
+                return Ok(());
+            }
+            Some(true) => {}
         }
-        // The first page, or (shown) the page after it, whose walk searched
-        // the file the first ended in from its start: searched again from
-        // where the page resumes in it, as a walk resumed there does.
+        // The walk searched the file the first page ended in from its start:
+        // it is searched again from where the page resumes in it, as a walk
+        // resumed there does — unless it is no longer a file the walk
+        // searched (gone, a directory, a link, ...).
         let (_, asked) = self.capped(request);
-        let resumed = ended_in
-            .filter(|_| wants == Some(true))
-            .and_then(|path| Some((shards[0].events.iter().position(|e| e.key == path)?, path)));
-        let mut page = self.call(timeout, |i, s| {
-            let merge = i.sandgrep_search_parallel();
-            let Some((at, path)) = resumed.clone() else { return merge.call_merge_shards(s, &asked, p, &shards) };
-            let file = WalkedFile { path, real: None };
-            let again = match merge.call_search_files(&mut *s, &asked, p, true, &[file])? {
-                Ok(again) => again,
-                Err(e) => return Ok(Err(e)),
-            };
-            let mut shard = shards[0].clone();
-            shard.events.splice(at..=at, again.events);
-            merge.call_merge_shards(s, &asked, p, &[shard])
-        })?;
-        page.stats.elapsed_ms = (started.elapsed().as_millis() as u64).saturating_sub(first_ms);
+        let at = ended_in.and_then(|path| Some((shard.events.iter().position(|e| e.key == path)?, path)));
+        let again = match &at {
+            Some((_, path)) => {
+                let file = [WalkedFile { path: path.clone(), real: None }];
+                let again = self
+                    .call(timeout, |i, s| i.sandgrep_search_parallel().call_search_files(s, &asked, p, true, &file))?;
+                let searched = |e: &ShardEvent| {
+                    e.key == *path && matches!(e.kind, ShardEventKind::Searched(_) | ShardEventKind::Unmatched(_))
+                };
+                if !again.events.iter().all(searched) {
+                    return alone(request, show);
+                }
+                again.events
+            }
+            None => Vec::new(),
+        };
+        let mut shard = shard;
+        if let Some((at, _)) = at {
+            shard.events.splice(at..=at, again);
+        }
+        let mut page = self.merged(timeout, &asked, &[shard], started)?;
+        page.stats.elapsed_ms = page.stats.elapsed_ms.saturating_sub(first_ms);
         show(page, request);
         Ok(())
     }
