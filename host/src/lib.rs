@@ -661,7 +661,8 @@ impl Sandbox {
     /// divide the walk, the first page is shown as soon as the walk order
     /// holds it, and the same walk goes on to the page after it (`both`
     /// results in the two): what an instance searched past the first page's
-    /// end is not searched again.
+    /// end is used, not searched again (but the file the first page ended
+    /// in).
     pub fn search_text_pages(
         &self,
         request: &mut SearchTextRequest,
