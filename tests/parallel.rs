@@ -237,3 +237,21 @@ fn the_file_the_first_page_ended_in_changed_before_the_next_page() {
         }
     }
 }
+
+#[test]
+fn a_file_after_a_full_page_is_counted_on_the_next_one_only() {
+    // `-c` pages of 200 files, then the rest: the file that meets a full
+    // page is searched again by the next, and counted there alone, as rg
+    // counts each file once.
+    let t = Tree::new();
+    for i in 0..900 {
+        t.write(&format!("{}/{i:03}.txt", ["a", "b", "c"][i % 3]), "needle\n".repeat(1 + i % 3));
+    }
+    let searched =
+        |out: &std::process::Output| stdout(out).lines().find(|l| l.ends_with(" files searched")).map(str::to_string);
+    let rg = crate::conformance::rg(t.path(), &["--stats", "-c", "needle"]);
+    assert_eq!(searched(&rg).as_deref(), Some("900 files searched"));
+    for jobs in ["-j1", "-j2"] {
+        assert_eq!(searched(&run(t.path(), &[jobs, "--stats", "-c", "needle"])), searched(&rg), "{jobs}");
+    }
+}

@@ -104,12 +104,17 @@ impl Paging {
     /// Whether the page has room for one more result; if not, it is done and
     /// truncated (a result exists past its end).
     pub fn take(&mut self) -> bool {
-        if self.skip_left == 0 && self.returned >= self.max_results {
+        if self.takes_no_more() {
             self.cut();
             return false;
         }
         self.taken += 1;
         true
+    }
+
+    /// Whether the next result would cut the page.
+    pub fn takes_no_more(&self) -> bool {
+        self.skip_left == 0 && self.returned >= self.max_results
     }
 
     /// Results taken so far, skipped ones included (the pages of several

@@ -181,6 +181,16 @@ impl Page {
             return;
         }
         let Some((_, taken)) = self.paging.resume_point(rel) else { return };
+        // A file with results for a page that takes no more is the next
+        // page's: it counts there (rg counts each file once).
+        // (A search given no room for one says only that there is `more`.)
+        let results = r.more || if self.q.output == OutputMode::Content { !r.matches.is_empty() } else { r.count > 0 };
+        if results && self.paging.takes_no_more() {
+            self.stats.files_scanned -= 1;
+            self.stats.bytes_searched -= bytes;
+            self.paging.cut();
+            return;
+        }
         if r.timed_out && self.stats.files_scanned == 1 {
             self.overran(rel, &r);
         }
