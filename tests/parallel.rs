@@ -118,6 +118,31 @@ fn a_bad_pattern_is_refused_with_no_file_to_search() {
     }
 }
 
+/// The CLI's output lines but times, and the bytes of the file after a
+/// page's end, which each page reads as far as it needs: work done, not
+/// the answer.
+fn lines(out: &std::process::Output) -> Vec<String> {
+    let work = |l: &str| l.contains("seconds") || l.ends_with(" bytes searched");
+    stdout(out).lines().filter(|l| !work(l)).map(str::to_string).collect()
+}
+
+fn first_difference(a: &[String], b: &[String]) -> String {
+    let at = a.iter().zip(b).position(|(a, b)| a != b).unwrap_or(a.len().min(b.len()));
+    format!("line {at} of {} and {}: {:?} against {:?}", a.len(), b.len(), a.get(at), b.get(at))
+}
+
+/// The CLI's `args` over two and three instances print and say what one
+/// instance does.
+fn same_over_instances(t: &Tree, args: &[&str]) {
+    let one = run(t.path(), &[&["-j1"], args].concat());
+    for jobs in ["-j2", "-j3"] {
+        let many = run(t.path(), &[&[jobs], args].concat());
+        let (a, b) = (lines(&one), lines(&many));
+        assert!(a == b, "{args:?} {jobs}: {}", first_difference(&a, &b));
+        assert_eq!(stderr(&one), stderr(&many), "{args:?} {jobs}");
+    }
+}
+
 #[test]
 fn the_clis_first_two_pages_over_instances_are_one_instances() {
     // More files with a match than the CLI's first page holds (200), in
@@ -137,24 +162,8 @@ fn the_clis_first_two_pages_over_instances_are_one_instances() {
         }
         t.write(&format!("{d}/.env"), "needle\n");
     }
-    // (Times, and the bytes of the file after a page's end, which each
-    // page reads as far as it needs: work done, not the answer.)
-    let lines = |out: &std::process::Output| -> Vec<String> {
-        let work = |l: &str| l.contains("seconds") || l.ends_with(" bytes searched");
-        stdout(out).lines().filter(|l| !work(l)).map(str::to_string).collect()
-    };
-    let first_difference = |a: &[String], b: &[String]| {
-        let at = a.iter().zip(b).position(|(a, b)| a != b).unwrap_or(a.len().min(b.len()));
-        format!("line {at} of {} and {}: {:?} against {:?}", a.len(), b.len(), a.get(at), b.get(at))
-    };
     for args in [&["-c", "needle"][..], &["-n", "needle"], &["-l", "needle"], &["--stats", "-n", "needle"]] {
-        let one = run(t.path(), &[&["-j1"], args].concat());
-        for jobs in ["-j2", "-j3"] {
-            let many = run(t.path(), &[&[jobs], args].concat());
-            let (a, b) = (lines(&one), lines(&many));
-            assert!(a == b, "{args:?} {jobs}: {}", first_difference(&a, &b));
-            assert_eq!(stderr(&one), stderr(&many), "{args:?} {jobs}");
-        }
+        same_over_instances(&t, args);
     }
     let rg = crate::conformance::rg(t.path(), &["--sort", "path", "-n", "needle"]);
     let path = |l: &str| l.split(':').next().unwrap().to_string();
@@ -173,6 +182,38 @@ fn the_clis_first_two_pages_over_instances_are_one_instances() {
     std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
     assert_eq!(Some(first.trim_end()), stdout(&rg).lines().next());
     assert!(child.wait().is_ok());
+}
+
+#[test]
+fn a_stream_of_many_pages_over_instances_is_one_instances() {
+    // Four pages of `-n` (200, 4800, 5000 and the rest): the instances walk
+    // past each page's end, and the next page goes on from what they found.
+    // `m` alone holds more results than a page: a part of it fills a page
+    // of its own, its last file cut, and pages end inside files. Two files
+    // beside each with matches have none (the answer is not dense: it stays
+    // divided).
+    let t = Tree::new();
+    for d in ["a", "b", "c", "x", "y", "z"] {
+        for i in 0..200 {
+            let hits = if i % 2 == 0 { 3 } else { 1 };
+            t.write(&format!("{d}/{i:03}.txt"), format!("x\n{}y\n", format!("needle {d}{i}\n").repeat(hits)));
+            t.write(&format!("{d}/{i:03}.q1"), "nothing\n");
+            t.write(&format!("{d}/{i:03}.q2"), "nothing\n");
+        }
+    }
+    for i in 0..4600 {
+        t.write(&format!("m/{}/{i:04}.txt", i / 500), format!("needle m{i}\nx\nneedle again\n"));
+        t.write(&format!("m/{}/{i:04}.q1", i / 500), "nothing\n");
+        t.write(&format!("m/{}/{i:04}.q2", i / 500), "nothing\n");
+    }
+    t.write("m/.env", "needle\n");
+    for args in [&["-n", "needle"][..], &["-c", "needle"], &["--stats", "-n", "needle"]] {
+        same_over_instances(&t, args);
+    }
+    let rg = crate::conformance::rg(t.path(), &["--sort", "path", "-n", "needle"]);
+    assert_eq!(stdout(&rg).lines().count(), 11600);
+    let (a, b) = (lines(&rg), lines(&run(t.path(), &["-j2", "-n", "needle"])));
+    assert!(a == b, "rg: {}", first_difference(&a, &b));
 }
 
 #[test]

@@ -1288,6 +1288,23 @@ impl Walk {
         parts
     }
 
+    /// Gives up all that is left of this walk, as parts in walk order (see
+    /// [`Walk::hand_off`]), and ends it; `None`, and nothing given, where
+    /// it cannot: it holds entries or problems not handed out yet, it ran
+    /// out of time, or it follows links.
+    pub fn hand_off_all(&mut self) -> Option<Vec<Part>> {
+        if !self.queue.is_empty() || self.timed_out || self.stack.iter().any(|f| f.real.is_some()) {
+            return None;
+        }
+        let parts = self.stack.iter().rev().filter_map(|frame| {
+            let first = frame.children.as_slice().first()?.0.clone();
+            Some(Part { dir: frame.rel.clone(), first, end: frame.end.clone(), depth: frame.depth as u32 })
+        });
+        let parts = parts.collect();
+        self.stack.clear();
+        Some(parts)
+    }
+
     fn expired(&mut self) -> bool {
         self.steps += 1;
         if self.steps % 64 == 0 && self.walker.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -1535,6 +1552,7 @@ mod tests {
         root: &str,
         every: usize,
         after: Option<&str>,
+        all: bool,
     ) -> (Vec<String>, Skips) {
         let w = Rc::new(Walker::new(ws, opts).unwrap());
         let roots = w.roots(&[root.to_string()]).unwrap();
@@ -1543,9 +1561,16 @@ mod tests {
         while let Some((key, mut walk)) = parts.pop() {
             let mut steps = Vec::new();
             while let Some(step) = walk.next() {
+                let is_file = step.as_ref().is_ok_and(|e| e.is_file);
                 steps.push(step.map_or_else(|e| format!("!{}", e.message), |e| e.rel));
                 if steps.len() % every == 0 {
-                    for part in walk.hand_off() {
+                    // (All of it, as a page's walk does where the page ends
+                    // after a file: nothing is queued then.)
+                    let given = match all && is_file {
+                        true => walk.hand_off_all().expect("nothing queued after a file"),
+                        false => walk.hand_off(),
+                    };
+                    for part in given {
                         parts.push((join(&part.dir, &part.first), w.walk_rest(&roots[0], &part, after)));
                     }
                 }
@@ -1587,10 +1612,11 @@ mod tests {
         ];
         for opts in &opts {
             for (root, after) in [(".", None), ("p", None), ("p/q", None), (".", Some("p/q/a.txt"))] {
-                let whole = divided(&ws, opts, root, usize::MAX, after);
+                let whole = divided(&ws, opts, root, usize::MAX, after, false);
                 assert!(whole.0.iter().any(|s| s.ends_with(".txt")), "{whole:?}");
-                for every in [1, 2, 3, 7] {
-                    assert_eq!(divided(&ws, opts, root, every, after), whole, "{opts:?} {root} every {every}");
+                for (every, all) in [1, 2, 3, 7].into_iter().flat_map(|n| [(n, false), (n, true)]) {
+                    let got = divided(&ws, opts, root, every, after, all);
+                    assert_eq!(got, whole, "{opts:?} {root} every {every} all {all}");
                 }
             }
         }

@@ -7,13 +7,13 @@
 //! for `merge-shards`.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{channel, Sender};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::bindings::exports::sandgrep::search::parallel::{ShardEvent, ShardResult, ShardStop, WalkPart};
-use crate::limits::MAX_RESULTS;
-use crate::{bindings, engine, Error, IndexUse, SearchError, SearchTextRequest, SearchTextResponse};
+use crate::bindings::exports::sandgrep::search::parallel::{
+    ShardEvent, ShardEventKind, ShardResult, ShardStop, WalkPart,
+};
+use crate::{bindings, engine, Error, IndexUse, SearchError, SearchTextRequest};
 
 /// Files an instance searches in one call: few enough that one waiting
 /// for a part of its own gets one soon. A call asked to hand a part off
@@ -67,17 +67,31 @@ struct Parts {
     /// in what it searched (`true`): the first part an instance stopped in,
     /// or where the page ends.
     cut: Option<(Key, bool)>,
-    /// An instance failed, the search cannot be divided, or the reader of
-    /// the first page wants no more of it: the others stop.
+    /// An instance failed, or the search cannot be divided: the others stop.
     over: bool,
-    /// The first page was merged to be shown (or is not wanted).
-    shown: bool,
+    /// What is past the page's end is kept for the next page (see
+    /// [`Walked::carry`]), and so far it can be.
+    kept: bool,
 }
 
 impl Parts {
     /// Whether the part at `key` is needed no further.
     fn cut_off(&self, key: &Key) -> bool {
         self.over || self.cut.as_ref().is_some_and(|(cut, ends)| key > cut || (*ends && key == cut))
+    }
+
+    /// The first part waiting to be walked, unless the page needs none.
+    fn next_waiting(&self) -> Option<Key> {
+        self.waiting.first_key_value().map(|(key, _)| key.clone()).filter(|key| !self.cut_off(key))
+    }
+
+    /// Parts handed off: to be walked.
+    fn hand_off(&mut self, given: Vec<WalkPart>) {
+        for part in given {
+            let at = Key::of(&part);
+            self.parts.insert(at.clone(), Part::default());
+            self.waiting.insert(at, part);
+        }
     }
 
     fn cut_at(&mut self, key: &Key, ends: bool) {
@@ -103,15 +117,6 @@ impl Parts {
     }
 }
 
-/// A first page shown as soon as the walk order holds it, from a search
-/// that goes on to the page after it.
-pub(crate) struct First<'a> {
-    /// The first page's request (the search's asks for it and the next).
-    pub(crate) request: &'a SearchTextRequest,
-    /// Shows the first page; whether the search goes on.
-    pub(crate) show: &'a mut dyn FnMut(SearchTextResponse) -> bool,
-}
-
 /// Stops every instance when dropped in a panic (none waits for a part
 /// the panicking one would have handed off).
 struct EndsOnDrop<'a>(&'a Mutex<Parts>, &'a Condvar);
@@ -125,42 +130,129 @@ impl Drop for EndsOnDrop<'_> {
     }
 }
 
-/// The events of a divided search for `merge-shards`, in walk order; and,
-/// if a first page was shown, whether its reader wants the page after it.
-pub(crate) type Divided = (ShardResult, Option<bool>);
+/// What the walk of one page of a stream leaves for the next page's (see
+/// [`crate::Sandbox::search_text_stream`]): the parts walked past the
+/// page's end, each over as far as its events go, and the parts not walked
+/// yet. The next page's instances walk only those.
+pub(crate) struct Carry {
+    parts: BTreeMap<Key, Part>,
+    waiting: BTreeMap<Key, WalkPart>,
+}
+
+impl Carry {
+    /// The files whose events the next page cannot take as they are: the
+    /// one the page ended in (`ended_in`: a walk resumed there searches it
+    /// from the cursor), and the last file of a part that stopped with a
+    /// full page of its own (its results were cut).
+    pub(crate) fn searched_again(&self, ended_in: Option<&str>) -> Vec<String> {
+        let mut again: Vec<String> = ended_in.map(str::to_string).into_iter().collect();
+        for part in self.parts.values().filter(|p| p.stop.is_some()) {
+            let last = part.events.iter().rev().find(|e| matches!(e.kind, ShardEventKind::Searched(_)));
+            again.extend(last.map(|e| e.key.clone()).filter(|k| !again.contains(k)));
+        }
+        again.retain(|path| self.parts.values().any(|p| p.events.iter().any(|e| e.key == *path)));
+        again
+    }
+
+    /// Puts `events`, the search of `path` again, in place of its event.
+    pub(crate) fn replace(&mut self, path: &str, events: Vec<ShardEvent>) {
+        for part in self.parts.values_mut() {
+            if let Some(at) = part.events.iter().position(|e| e.key == path) {
+                part.events.splice(at..=at, events);
+                part.stop = None;
+                return;
+            }
+        }
+    }
+}
+
+/// A divided search's parts once its instances are done.
+pub(crate) struct Walked {
+    parts: BTreeMap<Key, Part>,
+    waiting: BTreeMap<Key, WalkPart>,
+    cut: Option<(Key, bool)>,
+    /// Asked to keep what is past the page's end, it could: every part not
+    /// over was handed off whole (`waiting`), none stopped by time.
+    kept: bool,
+}
+
+impl Walked {
+    /// The events of the parts in walk order up to the cut (the first an
+    /// instance stopped in, or where the page ends), for `merge-shards`. A
+    /// page that, merged, does not fill by then (one cut by its page-end
+    /// file's change since it was searched, say) ends there too: past it
+    /// the parts are not known.
+    pub(crate) fn shard(&self) -> ShardResult {
+        let mut shard = nothing();
+        for (key, part) in &self.parts {
+            shard.events.extend(part.events.iter().cloned());
+            if self.cut.as_ref().is_some_and(|(cut, _)| cut == key) {
+                shard.stopped = Some(part.stop.unwrap_or(ShardStop::PageFull));
+                break;
+            }
+        }
+        shard
+    }
+
+    /// What the next page, which resumes in or after the file `at` (the
+    /// page's last result is in it), can take from this walk: the part
+    /// `at` is in and those after it.
+    pub(crate) fn carry(self, at: &str) -> Option<Carry> {
+        if !self.kept {
+            return None;
+        }
+        let mut parts = self.parts;
+        let from = parts.range(..=Key(at.to_string())).next_back()?.0.clone();
+        let mut parts = parts.split_off(&from);
+        // (What the part gave the page it ended in is not known here: the
+        // next page counts none of it, so it may walk on past its own end,
+        // never stop short of it.)
+        parts.values_mut().next()?.results = 0;
+        let waiting = self.waiting.into_iter().filter(|(key, _)| *key > from).collect();
+        Some(Carry { parts, waiting })
+    }
+}
 
 impl crate::Sandbox {
     /// `request` divided among `jobs` instances (see the module's comment),
     /// or `None` when the search cannot be divided (the first instance says
-    /// so before it searches anything). With `first`, its page is shown as
-    /// soon as the parts in walk order hold it, and the search goes on to
-    /// the end of `request`'s, which holds it and the page after it.
+    /// so before it searches anything). From `carry`, only what the page
+    /// before left is walked. With `keep`, what is past the page's end is
+    /// kept for the next page: the instances hand off what is left of the
+    /// parts they end in.
     pub(crate) fn divided(
         &self,
         timeout: Duration,
         request: &SearchTextRequest,
-        mut first: Option<First<'_>>,
-    ) -> Result<Option<Divided>, Error> {
+        carry: Option<Carry>,
+        keep: bool,
+    ) -> Result<Option<Walked>, Error> {
         let p = &self.guest_policy;
         let started = Instant::now();
         let whole = Key(String::new());
-        let parts = Mutex::new(Parts { running: 1, shown: first.is_none(), ..Parts::default() });
+        let first = match carry {
+            Some(c) => {
+                let parts = Parts { parts: c.parts, waiting: c.waiting, ..Parts::default() };
+                (parts, None)
+            }
+            None => {
+                let mut parts = Parts { running: 1, ..Parts::default() };
+                parts.parts.insert(whole.clone(), Part::default());
+                (parts, Some((whole, None)))
+            }
+        };
+        let (parts, first) = first;
+        let parts = Mutex::new(Parts { kept: keep, ..parts });
         let changed = Condvar::new();
         let lock = || parts.lock().unwrap_or_else(|e| e.into_inner());
-        lock().parts.insert(whole.clone(), Part::default());
-        // The first page's request (`request` asks for both pages: the
-        // guest's `page-takes` count them together).
-        let first_request = first.as_ref().map(|f| f.request);
-        let max = |r: &SearchTextRequest| r.max_results.map_or(MAX_RESULTS.default, u64::from);
         // The next part for an instance: waits while others still walk.
         let take = || {
             let mut parts = lock();
             loop {
-                while let Some((key, part)) = parts.waiting.pop_first() {
-                    if !parts.cut_off(&key) {
-                        parts.running += 1;
-                        return Some((key, Some(part)));
-                    }
+                if let Some(key) = parts.next_waiting() {
+                    let part = parts.waiting.remove(&key);
+                    parts.running += 1;
+                    return Some((key, part));
                 }
                 if parts.running == 0 || parts.over {
                     return None;
@@ -174,8 +266,7 @@ impl crate::Sandbox {
         // whether the search could be divided.
         let walk = |i: &bindings::Sandgrep,
                     s: &mut wasmtime::Store<engine::State>,
-                    first: Option<(Key, Option<WalkPart>)>,
-                    shown: &Sender<SearchTextResponse>|
+                    first: Option<(Key, Option<WalkPart>)>|
          -> wasmtime::Result<Result<bool, SearchError>> {
             // However this instance ends (a panic included), none waits for it.
             let _ends = EndsOnDrop(&parts, &changed);
@@ -184,16 +275,17 @@ impl crate::Sandbox {
                 changed.notify_all();
             };
             let mut begun = false;
-            let mut stopped = false;
+            let mut timed_out = false;
             let mut next = first;
             while let Some((key, mut part)) = next.take().or_else(take) {
+                let (mut done, mut stopped) = (false, false);
                 loop {
                     let give = {
                         let parts = lock();
                         if parts.cut_off(&key) {
                             break;
                         }
-                        parts.idle > 0 && parts.waiting.is_empty()
+                        parts.idle > 0 && parts.next_waiting().is_none()
                     };
                     // An instance that starts late has what is left of the time.
                     let late;
@@ -225,13 +317,10 @@ impl crate::Sandbox {
                         return Ok(Ok(false));
                     }
                     begun = true;
+                    done = r.done;
                     let mut parts = lock();
-                    for given in r.given {
-                        let at = Key::of(&given);
-                        parts.parts.insert(at.clone(), Part::default());
-                        parts.waiting.insert(at, given);
-                        changed.notify_one();
-                    }
+                    parts.hand_off(r.given);
+                    changed.notify_all();
                     let ours = parts.parts.entry(key.clone()).or_default();
                     ours.events.extend(r.events);
                     ours.results = ours.results.saturating_add(r.results);
@@ -239,59 +328,68 @@ impl crate::Sandbox {
                     if let Some(stop) = r.stopped {
                         ours.stop = Some(stop);
                         parts.cut_at(&key, false);
+                        parts.kept &= stop == ShardStop::PageFull;
+                        timed_out = stop == ShardStop::TimedOut;
                         stopped = true;
                     }
                     if let Some(end) = parts.page_end(r.page_takes) {
                         parts.cut_at(&end, true);
                     }
-                    // The first page, once the parts up to where it ends are
-                    // known and no stop comes before that.
-                    let page = match first_request.filter(|_| !parts.shown && !parts.over) {
-                        Some(asked) => {
-                            let end = parts.page_end(r.page_takes.saturating_sub(max(request)) + max(asked));
-                            end.filter(|end| parts.cut.as_ref().is_none_or(|(cut, _)| cut >= end)).map(|end| {
-                                let events = parts.parts.range(..=end).flat_map(|(_, p)| p.events.iter().cloned());
-                                (asked, ShardResult { events: events.collect(), ..nothing() })
-                            })
+                    if r.done || stopped {
+                        break;
+                    }
+                }
+                // What is left of a part the page ended before, for the next
+                // page: all of it handed off (or, not begun, as it was).
+                if !done && lock().kept {
+                    let rest = match part.take() {
+                        Some(part) => Some((vec![part], Vec::new())),
+                        None if begun => {
+                            let call = i
+                                .sandgrep_search_parallel()
+                                .call_walk_search(&mut *s, request, p, false, None, 0, true);
+                            match call {
+                                Ok(Ok(r)) => r.done.then_some((r.given, r.events)),
+                                failed => {
+                                    stop();
+                                    return failed.map(|r| r.map(|_| false));
+                                }
+                            }
                         }
                         None => None,
                     };
-                    parts.shown |= page.is_some();
-                    drop(parts);
-                    if let Some((asked, shard)) = page {
-                        match i.sandgrep_search_parallel().call_merge_shards(&mut *s, asked, p, &[shard]) {
-                            Ok(Ok(page)) => _ = shown.send(page),
-                            failed => {
-                                stop();
-                                return failed.map(|r| r.map(|_| false));
-                            }
+                    let mut parts = lock();
+                    match rest {
+                        Some((given, events)) => {
+                            parts.hand_off(given);
+                            let ours = parts.parts.entry(key.clone()).or_default();
+                            ours.events.extend(events);
+                            ours.over = true;
                         }
-                    }
-                    if r.done || stopped {
-                        break;
+                        None => parts.kept = false,
                     }
                 }
                 let mut parts = lock();
                 parts.running -= 1;
                 changed.notify_all();
-                if stopped {
+                // (A part with a full page of its own ends the page there,
+                // but parts before it may still be walking.)
+                if timed_out {
                     break;
                 }
             }
             Ok(Ok(true))
         };
-        let (shown, pages) = channel();
-        let mut wants = None;
         let instances: Vec<Result<bool, Error>> = std::thread::scope(|scope| {
-            let (walk, whole, changed) = (&walk, &whole, &changed);
+            let (walk, changed) = (&walk, &changed);
             let threads: Vec<_> = (0..self.jobs)
                 .map(|n| {
-                    let shown = shown.clone();
+                    let first = if n == 0 { first.clone() } else { None };
                     scope.spawn(move || {
                         let r = if n == 0 {
-                            self.call(timeout, |i, s| walk(i, s, Some((whole.clone(), None)), &shown))
+                            self.call(timeout, |i, s| walk(i, s, first.clone()))
                         } else {
-                            self.helper_call(timeout, |i, s| walk(i, s, None, &shown))
+                            self.helper_call(timeout, |i, s| walk(i, s, None))
                         };
                         if r.is_err() {
                             lock().over = true;
@@ -301,19 +399,6 @@ impl crate::Sandbox {
                     })
                 })
                 .collect();
-            drop(shown);
-            // The first page, shown on this thread as the instances go on.
-            for mut page in pages {
-                if let Some(first) = first.as_mut() {
-                    page.stats.elapsed_ms = started.elapsed().as_millis() as u64;
-                    let go_on = (first.show)(page);
-                    wants = Some(go_on);
-                    if !go_on {
-                        lock().over = true;
-                        changed.notify_all();
-                    }
-                }
-            }
             threads
                 .into_iter()
                 .map(|t| t.join().unwrap_or_else(|_| Err(Error::Crashed("a search thread panicked".into()))))
@@ -327,21 +412,9 @@ impl crate::Sandbox {
                 return Ok(None);
             }
         }
-        // The parts in walk order up to the cut: the first an instance
-        // stopped in, or where the page ends (a page that, merged, does not
-        // fill by then, as one cut by its page-end file's change since it
-        // was searched, ends there too: past it the parts are not known).
         let parts = parts.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut shard = nothing();
-        for (key, part) in parts.parts {
-            shard.events.extend(part.events);
-            if let Some((cut, _)) = parts.cut.as_ref().filter(|(cut, _)| *cut == key) {
-                shard.stopped = Some(part.stop.unwrap_or(ShardStop::PageFull));
-                debug_assert!(cut == &key);
-                break;
-            }
-        }
-        Ok(Some((shard, wants)))
+        let kept = parts.kept && !parts.over;
+        Ok(Some(Walked { parts: parts.parts, waiting: parts.waiting, cut: parts.cut, kept }))
     }
 }
 

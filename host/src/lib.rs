@@ -647,93 +647,67 @@ impl Sandbox {
             return self.call(timeout, |i, s| i.sandgrep_search_search().call_search_text(s, request, p));
         }
         let started = Instant::now();
-        let shards = match self.divisible(request).then(|| self.divided(timeout, request, None)).transpose()?.flatten()
-        {
-            Some((shard, _)) => vec![shard],
-            None => self.walked_once(timeout, request)?,
-        };
+        let shards =
+            match self.divisible(request).then(|| self.divided(timeout, request, None, false)).transpose()?.flatten() {
+                Some(walked) => vec![walked.shard()],
+                None => self.walked_once(timeout, request)?,
+            };
         self.merged(timeout, request, &shards, started)
     }
 
     /// `search_text` page after page, for a reader of the whole stream (the
     /// CLI): `show` takes each page, readies `request` for the next one (its
     /// cursor and size) and says whether to go on. Where the instances
-    /// divide the walk, the first page is shown as soon as the walk order
-    /// holds it, and the same walk goes on to the page after it (`both`
-    /// results in the two): what an instance searched past the first page's
-    /// end is used, not searched again (but the file the first page ended
-    /// in).
-    pub fn search_text_pages(
+    /// divide the walk, what they walked past a page's end is the next
+    /// page's, not walked again (but for the file the page ended in, and the
+    /// last file of a part cut by a full page of its own: searched again).
+    pub fn search_text_stream(
         &self,
         request: &mut SearchTextRequest,
-        both: u32,
         show: &mut dyn FnMut(SearchTextResponse, &mut SearchTextRequest) -> bool,
     ) -> Result<(), Error> {
-        let (timeout, first) = self.capped(request);
-        if self.jobs == 1 || !self.divisible(&first) {
-            let page = self.search_text(request)?;
-            show(page, request);
-            return Ok(());
-        }
         let p = &self.guest_policy;
-        let started = Instant::now();
-        let first = first.into_owned();
-        let run = SearchTextRequest { max_results: Some(both), ..first.clone() };
-        let (mut first_ms, mut ended_in) = (0, None);
-        let mut show_first = |page: SearchTextResponse| {
-            first_ms = page.stats.elapsed_ms;
-            ended_in = page.matches.last().map(|m| m.path.clone());
-            show(page, &mut *request)
-        };
-        let divided = self.divided(timeout, &run, Some(divided::First { request: &first, show: &mut show_first }))?;
-        // The first page, or (shown) the one after it, as `search_text`
-        // makes it: the search was not divided after all (its root swapped
-        // for a file), or the file the first page ended in is not what the
-        // walk searched (see below).
-        let alone = |request: &mut SearchTextRequest, show: &mut dyn FnMut(_, &mut _) -> bool| {
-            let page = self.search_text(request)?;
-            show(page, request);
-            Ok(())
-        };
-        let Some((shard, wants)) = divided else { return alone(request, show) };
-        match wants {
-            Some(false) => return Ok(()),
-            None => {
-                let page = self.merged(timeout, &first, &[shard], started)?;
-                show(page, request);
+        let mut carry = None;
+        loop {
+            let started = Instant::now();
+            let (timeout, asked) = self.capped(request);
+            let walked = match self.jobs > 1 && self.divisible(&asked) {
+                true => self.divided(timeout, &asked, carry.take(), true)?,
+                false => None,
+            };
+            let Some(walked) = walked else {
+                if !show(self.search_text(request)?, request) {
+                    return Ok(());
+                }
+                continue;
+            };
+            let page = self.merged(timeout, &asked, &[walked.shard()], started)?;
+            let ended_in = page.matches.last().map(|m| m.path.clone());
+            let last = page.matches.last().map(|m| &m.path).into_iter().chain(page.files.last().map(|f| &f.path));
+            let last = last.max_by(|a, b| sandgrep_contract::path_cmp(a, b)).cloned();
+            let next = last.filter(|_| !page.timed_out).and_then(|at| walked.carry(&at));
+            if !show(page, request) {
                 return Ok(());
             }
-            Some(true) => {}
-        }
-        // The walk searched the file the first page ended in from its start:
-        // it is searched again from where the page resumes in it, as a walk
-        // resumed there does — unless it is no longer a file the walk
-        // searched (gone, a directory, a link, ...).
-        let (_, asked) = self.capped(request);
-        let at = ended_in.and_then(|path| Some((shard.events.iter().position(|e| e.key == path)?, path)));
-        let again = match &at {
-            Some((_, path)) => {
+            let Some(mut next) = next else { continue };
+            // The files whose events the next page cannot take as they are,
+            // searched again as a walk resumed at its cursor searches them —
+            // unless one is no longer a file the walk searched (gone, a
+            // directory, a link, ...): then the next page walks anew.
+            let (timeout, asked) = self.capped(request);
+            let mut whole = true;
+            for path in next.searched_again(ended_in.as_deref()) {
                 let file = [WalkedFile { path: path.clone(), real: None }];
                 let again = self
                     .call(timeout, |i, s| i.sandgrep_search_parallel().call_search_files(s, &asked, p, true, &file))?;
                 let searched = |e: &ShardEvent| {
-                    e.key == *path && matches!(e.kind, ShardEventKind::Searched(_) | ShardEventKind::Unmatched(_))
+                    e.key == path && matches!(e.kind, ShardEventKind::Searched(_) | ShardEventKind::Unmatched(_))
                 };
-                if !again.events.iter().all(searched) {
-                    return alone(request, show);
-                }
-                again.events
+                whole &= again.events.iter().all(searched);
+                next.replace(&path, again.events);
             }
-            None => Vec::new(),
-        };
-        let mut shard = shard;
-        if let Some((at, _)) = at {
-            shard.events.splice(at..=at, again);
+            carry = whole.then_some(next);
         }
-        let mut page = self.merged(timeout, &asked, &[shard], started)?;
-        page.stats.elapsed_ms = page.stats.elapsed_ms.saturating_sub(first_ms);
-        show(page, request);
-        Ok(())
     }
 
     /// Whether the instances may each walk a part of the tree: nothing is

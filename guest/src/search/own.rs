@@ -94,9 +94,16 @@ impl Own {
         self.last = None;
     }
 
-    /// Walks and searches on in the part: at most `max` files.
+    /// Walks and searches on in the part: at most `max` files (asked to
+    /// give with none: hands off all that is left of it instead).
     fn next(&mut self, max: u32, give: bool) -> WalkSearched {
         let mut out = nothing(true);
+        if give && max == 0 {
+            let all = self.part.take().and_then(|(mut walk, _)| walk.hand_off_all());
+            out.done = all.is_some();
+            out.given = all.unwrap_or_default();
+            return out;
+        }
         let Some((walk, page)) = self.part.as_mut() else { return out };
         out.done = false;
         let before = page.paging.taken();
@@ -146,7 +153,8 @@ impl Own {
         if give && !out.done && out.stopped.is_none() {
             out.given = walk.hand_off();
         }
-        if out.done || out.stopped.is_some() {
+        // (A part whose page is full may still be handed off.)
+        if out.done || page.paging.timed_out() {
             self.part = None;
         }
         out

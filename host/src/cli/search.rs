@@ -396,20 +396,16 @@ pub(crate) fn stream(
     let mut dense = false;
     // A first page of the default size comes soon (a reader may want one
     // line: `| head -1`); the next are as large as pages go, the second
-    // one less the first: instances that divide the walk find the two in
-    // one walk (one may have searched past the first page's end), unless
-    // each page has a time limit of its own (--timeout).
+    // one less the first (the two end where one such page would).
     let size = |n: usize| match n {
         0 => MAX_RESULTS.default,
         1 => MAX_RESULTS.max - MAX_RESULTS.default,
         _ => MAX_RESULTS.max,
     };
     let mut pages = 0;
+    request.max_results = Some(run.left.min(size(pages)) as u32);
     loop {
-        request.max_results = Some(run.left.min(size(pages)) as u32);
         let who = if dense { &single } else { sandbox };
-        let both = run.left.min(size(0) + size(1)) as u32;
-        let two = pages == 0 && args.timeout_ms.is_none() && run.left > size(0);
         let mut ended = None;
         let mut show = |r: SearchTextResponse, request: &mut SearchTextRequest| {
             pages += 1;
@@ -424,12 +420,7 @@ pub(crate) fn stream(
                 }
             }
         };
-        if two {
-            who.search_text_pages(request, both, &mut show).map_err(by_path)?;
-        } else {
-            let r = who.search_text(request).map_err(by_path)?;
-            show(r, request);
-        }
+        who.search_text_stream(request, &mut show).map_err(by_path)?;
         match ended {
             Some(Ok(Some(end))) => return Ok(end),
             Some(Err(e)) => return Err(e),
