@@ -208,8 +208,7 @@ impl Walked {
         // next page counts none of it, so it may walk on past its own end,
         // never stop short of it.)
         parts.values_mut().next()?.results = 0;
-        let waiting = self.waiting.into_iter().filter(|(key, _)| *key > from).collect();
-        Some(Carry { parts, waiting })
+        Some(Carry { parts, waiting: self.waiting })
     }
 }
 
@@ -340,34 +339,24 @@ impl crate::Sandbox {
                     }
                 }
                 // What is left of a part the page ended before, for the next
-                // page: all of it handed off (or, not begun, as it was).
-                if !done && lock().kept {
-                    let rest = match part.take() {
-                        Some(part) => Some((vec![part], Vec::new())),
-                        None if begun => {
-                            let call = i
-                                .sandgrep_search_parallel()
-                                .call_walk_search(&mut *s, request, p, false, None, 0, true);
-                            match call {
-                                Ok(Ok(r)) => r.done.then_some((r.given, r.events)),
-                                failed => {
-                                    stop();
-                                    return failed.map(|r| r.map(|_| false));
-                                }
-                            }
+                // page: all of it handed off (not begun: as it was).
+                if let Some(part) = part.take() {
+                    lock().waiting.insert(key.clone(), part);
+                } else if !done && begun && lock().kept {
+                    let call = i.sandgrep_search_parallel().call_walk_search(&mut *s, request, p, false, None, 0, true);
+                    let r = match call {
+                        Ok(Ok(r)) => r,
+                        failed => {
+                            stop();
+                            return failed.map(|r| r.map(|_| false));
                         }
-                        None => None,
                     };
                     let mut parts = lock();
-                    match rest {
-                        Some((given, events)) => {
-                            parts.hand_off(given);
-                            let ours = parts.parts.entry(key.clone()).or_default();
-                            ours.events.extend(events);
-                            ours.over = true;
-                        }
-                        None => parts.kept = false,
-                    }
+                    parts.kept &= r.done;
+                    parts.hand_off(r.given);
+                    let ours = parts.parts.entry(key.clone()).or_default();
+                    ours.events.extend(r.events);
+                    ours.over |= r.done;
                 }
                 let mut parts = lock();
                 parts.running -= 1;

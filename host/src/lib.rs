@@ -666,13 +666,15 @@ impl Sandbox {
         request: &mut SearchTextRequest,
         show: &mut dyn FnMut(SearchTextResponse, &mut SearchTextRequest) -> bool,
     ) -> Result<(), Error> {
-        let p = &self.guest_policy;
-        let mut carry = None;
+        let mut next = None;
         loop {
             let started = Instant::now();
             let (timeout, asked) = self.capped(request);
             let walked = match self.jobs > 1 && self.divisible(&asked) {
-                true => self.divided(timeout, &asked, carry.take(), true)?,
+                true => {
+                    let carry = next.take().map(|(carry, ended_in)| self.again(timeout, &asked, carry, ended_in));
+                    self.divided(timeout, &asked, carry.transpose()?.flatten(), true)?
+                }
                 false => None,
             };
             let Some(walked) = walked else {
@@ -685,29 +687,38 @@ impl Sandbox {
             let ended_in = page.matches.last().map(|m| m.path.clone());
             let last = page.matches.last().map(|m| &m.path).into_iter().chain(page.files.last().map(|f| &f.path));
             let last = last.max_by(|a, b| sandgrep_contract::path_cmp(a, b)).cloned();
-            let next = last.filter(|_| !page.timed_out).and_then(|at| walked.carry(&at));
+            next = last.filter(|_| !page.timed_out).and_then(|at| walked.carry(&at)).map(|carry| (carry, ended_in));
             if !show(page, request) {
                 return Ok(());
             }
-            let Some(mut next) = next else { continue };
-            // The files whose events the next page cannot take as they are,
-            // searched again as a walk resumed at its cursor searches them —
-            // unless one is no longer a file the walk searched (gone, a
-            // directory, a link, ...): then the next page walks anew.
-            let (timeout, asked) = self.capped(request);
-            let mut whole = true;
-            for path in next.searched_again(ended_in.as_deref()) {
-                let file = [WalkedFile { path: path.clone(), real: None }];
-                let again = self
-                    .call(timeout, |i, s| i.sandgrep_search_parallel().call_search_files(s, &asked, p, true, &file))?;
-                let searched = |e: &ShardEvent| {
-                    e.key == path && matches!(e.kind, ShardEventKind::Searched(_) | ShardEventKind::Unmatched(_))
-                };
-                whole &= again.events.iter().all(searched);
-                next.replace(&path, again.events);
-            }
-            carry = whole.then_some(next);
         }
+    }
+
+    /// `carry` for the page `request` asks for, with the files whose events
+    /// it cannot take as they are searched again, as a walk resumed at its
+    /// cursor searches them — or none, for a walk anew, if one is no longer
+    /// a file the walk searched (gone, a directory, a link, ...).
+    fn again(
+        &self,
+        timeout: Duration,
+        request: &SearchTextRequest,
+        mut carry: divided::Carry,
+        ended_in: Option<String>,
+    ) -> Result<Option<divided::Carry>, Error> {
+        let p = &self.guest_policy;
+        for path in carry.searched_again(ended_in.as_deref()) {
+            let file = [WalkedFile { path: path.clone(), real: None }];
+            let again =
+                self.call(timeout, |i, s| i.sandgrep_search_parallel().call_search_files(s, request, p, true, &file))?;
+            let searched = |e: &ShardEvent| {
+                e.key == path && matches!(e.kind, ShardEventKind::Searched(_) | ShardEventKind::Unmatched(_))
+            };
+            if !again.events.iter().all(searched) {
+                return Ok(None);
+            }
+            carry.replace(&path, again.events);
+        }
+        Ok(Some(carry))
     }
 
     /// Whether the instances may each walk a part of the tree: nothing is
