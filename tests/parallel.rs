@@ -217,6 +217,42 @@ fn a_stream_of_many_pages_over_instances_is_one_instances() {
 }
 
 #[test]
+fn a_reader_that_takes_its_time_sees_the_tree_as_it_is_when_it_asks() {
+    // The second page (4800 lines) waits on a full pipe while `d30`, just
+    // past its end, is renamed `z30`: what the instances walked past that
+    // page's end before the rename is not shown; each file is printed once,
+    // under the name it has when its page is asked for, as one instance
+    // prints it.
+    let t = Tree::new();
+    for d in 0..40 {
+        for i in 0..300 {
+            t.write(&format!("d{d:02}/f{i:03}.txt"), if i % 2 == 0 { "foo\n" } else { "nope\n" });
+        }
+        for i in 0..20 {
+            t.write(&format!("d{d:02}/s/g{i:02}.txt"), "foo\n");
+        }
+    }
+    let mut child = command(t.path())
+        .args(["-j2", "-n", "foo"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = vec![String::new()];
+    std::io::BufRead::read_line(&mut out, &mut lines[0]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    std::fs::rename(t.path().join("d30"), t.path().join("z30")).unwrap();
+    lines.extend(std::io::BufRead::lines(out).map(Result::unwrap));
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let files: std::collections::BTreeSet<&str> = lines.iter().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!((lines.len(), files.len()), (6800, 6800), "each file once");
+    assert!(!files.iter().any(|f| f.starts_with("d30/")));
+    assert_eq!(files.iter().filter(|f| f.starts_with("z30/")).count(), 170);
+}
+
+#[test]
 fn files_too_large_are_counted_once_over_pages() {
     // Pages of `-c` (the first of 200 results), files over --max-filesize
     // on each: one warning, their number in all.

@@ -672,11 +672,13 @@ impl Sandbox {
             let (timeout, asked) = self.capped(request);
             let walked = match self.jobs > 1 && self.divisible(&asked) {
                 true => {
-                    let carry = next.take().map(|(carry, ended_in)| self.again(timeout, &asked, carry, ended_in));
+                    let fresh = next.take().filter(|(_, _, walked): &(_, _, Instant)| walked.elapsed() <= CARRIED);
+                    let carry = fresh.map(|(carry, ended_in, _)| self.again(timeout, &asked, carry, ended_in));
                     self.divided(timeout, &asked, carry.transpose()?.flatten(), true)?
                 }
                 false => None,
             };
+            let at = Instant::now();
             let Some(walked) = walked else {
                 if !show(self.search_text(request)?, request) {
                     return Ok(());
@@ -687,7 +689,7 @@ impl Sandbox {
             let ended_in = page.matches.last().map(|m| m.path.clone());
             let last = page.matches.last().map(|m| &m.path).into_iter().chain(page.files.last().map(|f| &f.path));
             let last = last.max_by(|a, b| sandgrep_contract::path_cmp(a, b)).cloned();
-            next = last.filter(|_| !page.timed_out).and_then(|at| walked.carry(&at)).map(|carry| (carry, ended_in));
+            next = last.filter(|_| !page.timed_out).and_then(|last| walked.carry(&last)).map(|c| (c, ended_in, at));
             if !show(page, request) {
                 return Ok(());
             }
@@ -1083,6 +1085,12 @@ fn lock_index_dir(dir: &Path) -> std::io::Result<std::fs::File> {
     lock.lock()?;
     Ok(lock)
 }
+
+/// How soon after a stream's page was walked the next must be asked for to
+/// take what the instances walked past its end: a reader slower than this
+/// (a pager, say) sees the tree as it is when it asks, as one instance would
+/// show it, not as it was a page ago.
+const CARRIED: Duration = Duration::from_millis(100);
 
 /// The file of an index directory naming its workspace.
 const OWNER: &str = "workspace";
