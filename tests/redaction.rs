@@ -125,6 +125,27 @@ fn passthru_and_null_data_lines_are_redacted_and_counted() {
     assert_eq!(search(&["--null-data", "-c", "Zq8r", "huge.dat"]).0, "");
 }
 
+/// Counts see nothing inside a secret however many lines of a file match:
+/// its lines are redacted one by one, or, once many match, the searcher's
+/// buffer at once.
+#[test]
+fn counts_leave_out_secrets_in_files_where_most_lines_match() {
+    let pw = "Zq8rT3vL0xN7aB2cD4eF";
+    let t = Tree::new();
+    for lines in [4, 40, 400, 4000] {
+        let text: String = (0..lines)
+            .map(|i| if i % 4 == 3 { format!("password = \"{pw}\"\n") } else { format!("Zq8r {i}\n") })
+            .collect();
+        t.write(&format!("f{lines}.txt"), text);
+    }
+    for jobs in ["-j1", "-j2"] {
+        let out = run(t.path(), &[jobs, "-c", "--sort", "path", "Zq8r"]);
+        assert_eq!(stdout(&out), "f4.txt:3\nf40.txt:30\nf400.txt:300\nf4000.txt:3000\n", "{jobs}");
+        let out = run(t.path(), &[jobs, "--count-matches", "Zq8r", "f4000.txt"]);
+        assert_eq!(stdout(&out), "3000\n", "{jobs}");
+    }
+}
+
 /// A search that reads a file redacted whole (PCRE2, stop-on-nonmatch, a
 /// pattern that may span lines) reports byte offsets in the file, as rg
 /// does: a secret's mark is shorter or longer than the secret, and the

@@ -275,11 +275,13 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// Whether the match `block` (at byte `offset`; at `at` in the
     /// searcher's `buffer`) is still a match once redacted — for outputs
     /// that return no text. Lines are redacted one by one until a buffer
-    /// has shown many matches; then the whole buffer is redacted once (a
-    /// line's redaction depends only on it and the text before it, so the
-    /// answer is the same) and later matches in it are looked up.
+    /// has shown many matches (for its size: one redaction of a line costs
+    /// about what a buffer's 160 bytes do); then the whole buffer is
+    /// redacted once (a line's redaction depends only on it and the text
+    /// before it, so the answer is the same) and later matches in it are
+    /// looked up.
     fn visible(&mut self, block: &[u8], offset: u64, buffer: &[u8], at: usize) -> bool {
-        const PER_LINE: u32 = 400;
+        let per_line = (buffer.len() / 160).clamp(16, 400) as u32;
         // What the matcher saw: a carriage return before the newline stays.
         let body = self.body(block);
         let start = offset - at as u64;
@@ -287,13 +289,14 @@ impl<'a, 'm> FileSink<'a, 'm> {
             self.buffer_redaction = BufferRedaction { start: Some(start), ..Default::default() };
         }
         self.buffer_redaction.matches += 1;
-        if self.buffer_redaction.matches <= PER_LINE {
+        if self.buffer_redaction.matches <= per_line {
             let (shown, edits) = self.redacted(body, offset, Some((buffer, at)));
             return edits.is_empty() || clear_match(self.cfg.matcher, &shown, &marks(&edits));
         }
         if self.buffer_redaction.edits.is_none() {
             let end = buffer.iter().rposition(|&c| c == b'\n').map_or(buffer.len(), |i| i + 1).max(at + block.len());
-            let (shown, edits) = self.redacted(&buffer[..end], start, None);
+            // (At the file's start nothing comes before it: no read.)
+            let (shown, edits) = self.redacted(&buffer[..end], start, Some((buffer, 0)));
             (self.buffer_redaction.shown, self.buffer_redaction.edits) = (shown, Some(edits));
         }
         let b = &self.buffer_redaction;
