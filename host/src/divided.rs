@@ -229,18 +229,16 @@ impl crate::Sandbox {
         let p = &self.guest_policy;
         let started = Instant::now();
         let whole = Key(String::new());
-        let first = match carry {
-            Some(c) => {
-                let parts = Parts { parts: c.parts, waiting: c.waiting, ..Parts::default() };
-                (parts, None)
-            }
+        // The first instance begins the whole walk, unless the page before
+        // left parts to walk.
+        let (parts, first) = match carry {
+            Some(c) => (Parts { parts: c.parts, waiting: c.waiting, ..Parts::default() }, None),
             None => {
                 let mut parts = Parts { running: 1, ..Parts::default() };
                 parts.parts.insert(whole.clone(), Part::default());
                 (parts, Some((whole, None)))
             }
         };
-        let (parts, first) = first;
         let parts = Mutex::new(Parts { kept: keep, ..parts });
         let changed = Condvar::new();
         let lock = || parts.lock().unwrap_or_else(|e| e.into_inner());
