@@ -666,13 +666,14 @@ impl Sandbox {
         request: &mut SearchTextRequest,
         show: &mut dyn FnMut(SearchTextResponse, &mut SearchTextRequest) -> bool,
     ) -> Result<(), Error> {
-        let mut next = None;
+        // What the last page's walk left, the file it ended in, and when.
+        let mut next: Option<(divided::Carry, Option<String>, Instant)> = None;
         loop {
             let started = Instant::now();
             let (timeout, asked) = self.capped(request);
             let walked = match self.jobs > 1 && self.divisible(&asked) {
                 true => {
-                    let fresh = next.take().filter(|(_, _, walked): &(_, _, Instant)| walked.elapsed() <= CARRIED);
+                    let fresh = next.take().filter(|(_, _, walked)| walked.elapsed() <= CARRIED);
                     let carry = fresh.map(|(carry, ended_in, _)| self.again(timeout, &asked, carry, ended_in));
                     self.divided(timeout, &asked, carry.transpose()?.flatten(), true)?
                 }
