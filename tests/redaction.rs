@@ -146,6 +146,51 @@ fn counts_leave_out_secrets_in_files_where_most_lines_match() {
     }
 }
 
+/// A line comes back the same whether it is one result among many (the
+/// searcher's buffer redacted whole, once most of its lines are asked for)
+/// or shown on its own (a line of context, redacted with the text before
+/// it): every kind of secret, in a file of several buffers, through one
+/// instance and two.
+#[test]
+fn a_line_is_redacted_alike_as_one_result_of_many_or_alone() {
+    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n\
+               VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----\n";
+    let mut text = String::from("START\n");
+    for i in 0..2000 {
+        text.push_str(&format!("fn step_{i}(x: u32) -> u32 {{ x + {i} }}\n"));
+        match i % 8 {
+            0 => text.push_str("password = \"Zq8rT3vL0xN7aB2cD4eF\"\n"),
+            1 => text.push_str(key),
+            2 => text.push_str("config:\n  client_secret: |\n    Qm9vL2xK9pT4wR7mZq8vL2xK9pT4\n  name: x\n"),
+            3 => text.push_str("AWS_ID = \"AKIAIOSFODNN7EXAMPLE\"\n"),
+            4 => text.push_str("url = \"https://deploy:Vx7qP2mLr9Tb4Kz@git.example.org/r\"\n"),
+            5 => text.push_str("machine ci.example.org login builder password Vx7qP2mLr9Tb4Kz\n"),
+            6 => text.push_str("API_TOKEN = (\n    \"c2VjcmV0LXRva2VuLXZhbHVlLTk4NzY1\"\n)\n"),
+            _ => text.push_str("let token = lexer.next_token();\n"),
+        }
+    }
+    let t = Tree::new();
+    t.write("mixed.txt", &text);
+    for jobs in ["-j1", "-j2"] {
+        let search = |args: &[&str]| {
+            let mut all = vec!["search", jobs, "--color", "never", "-n"];
+            all.extend_from_slice(args);
+            all.push("mixed.txt");
+            stdout(&run(t.path(), &all))
+        };
+        // Every line a result, or (but the first) a line of context.
+        let results = search(&["-v", "QQQ"]);
+        let alone = search(&["--passthru", "START"]).replacen("1:START", "1-START", 1);
+        let alone: String = alone.lines().map(|l| l.replacen('-', ":", 1) + "\n").collect();
+        assert_eq!(results.lines().count(), text.lines().count(), "{jobs}");
+        assert_eq!(results, alone, "{jobs}");
+        for secret in ["Zq8r", "MIIEow", "VTLw7", "Qm9vL2", "AKIAIOSF", "Vx7qP", "c2VjcmV0"] {
+            assert!(!results.contains(secret), "{jobs}: {secret}");
+        }
+        assert_eq!(results.matches("[REDACTED]").count(), 250 * 8, "{jobs}");
+    }
+}
+
 /// A search that reads a file redacted whole (PCRE2, stop-on-nonmatch, a
 /// pattern that may span lines) reports byte offsets in the file, as rg
 /// does: a secret's mark is shorter or longer than the secret, and the

@@ -74,15 +74,16 @@ pub struct FileResults {
     pub text_bytes: usize,
 }
 
-/// One searcher buffer redacted whole.
+/// One searcher buffer redacted whole (see [`FileSink::buffer_edits`]).
 #[derive(Default)]
 struct BufferRedaction {
     /// Where the buffer starts in the file's text.
     start: Option<u64>,
-    /// Matches seen in it.
-    matches: u32,
-    shown: Vec<u8>,
-    edits: Option<Vec<Edit>>,
+    /// Lines asked for in it.
+    asked: u32,
+    /// Its edits, in the buffer's coordinates, once made, and where the
+    /// text they cover ends.
+    edits: Option<(Vec<Edit>, usize)>,
 }
 
 pub struct FileSink<'a, 'm> {
@@ -236,18 +237,35 @@ impl<'a, 'm> FileSink<'a, 'm> {
     }
 
     /// `bytes` — whole lines, starting at byte `offset` of the file's text —
-    /// with secrets redacted, and the edits made. The text before them comes
+    /// with secrets redacted, and the edits made (see [`FileSink::edits`]).
+    fn redacted(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> (Vec<u8>, Vec<Edit>) {
+        let edits = self.edits(bytes, offset, buffer);
+        (redact::apply(bytes, &edits), edits)
+    }
+
+    /// The redactions of `bytes` — whole lines, starting at byte `offset` of
+    /// the file's text —, in its coordinates. The text before them comes
     /// from `buffer` (the searcher's, which holds `bytes` at `at`) when it
     /// reaches back far enough, else from the file.
-    fn redacted(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> (Vec<u8>, Vec<Edit>) {
+    fn edits(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> Vec<Edit> {
         if !self.cfg.redact {
-            return (bytes.to_vec(), Vec::new());
+            return Vec::new();
         }
+        if let Some((buffer, at)) = buffer {
+            if let Some(edits) = self.buffer_edits(bytes.len(), offset, buffer, at) {
+                return edits;
+            }
+        }
+        self.edits_alone(bytes, offset, buffer)
+    }
+
+    /// [`FileSink::edits`], of `bytes` alone.
+    fn edits_alone(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> Vec<Edit> {
         if let Some((buffer, at)) = buffer {
             if at >= redact::LOOKBACK || at as u64 == offset {
                 let before = &buffer[at.saturating_sub(redact::LOOKBACK)..at];
                 let before = records_as_lines(before, self.cfg.null_data);
-                return redact::redact_lines_at(&before, bytes, offset, &mut self.memo);
+                return redact::edits_at(&before, bytes, offset, &mut self.memo);
             }
         }
         let from = offset.saturating_sub(redact::LOOKBACK as u64);
@@ -267,48 +285,57 @@ impl<'a, 'm> FileSink<'a, 'm> {
         if upto as u64 != offset - start {
             // The file ended early (it changed): where these lines are is
             // not known.
-            return redact::redact_lines(&before, bytes);
+            return redact::edits_at(&before, bytes, before.len() as u64, &mut redact::Memo::default());
         }
-        redact::redact_lines_at(&before, bytes, offset, &mut self.memo)
+        redact::edits_at(&before, bytes, offset, &mut self.memo)
     }
 
-    /// Whether the match `block` (at byte `offset`; at `at` in the
-    /// searcher's `buffer`) is still a match once redacted — for outputs
-    /// that return no text. Lines are redacted one by one until a buffer
-    /// has shown many matches (for its size: one redaction of a line costs
-    /// about what a buffer's 160 bytes do); then the whole buffer is
-    /// redacted once (a line's redaction depends only on it and the text
-    /// before it, so the answer is the same) and later matches in it are
-    /// looked up.
-    fn visible(&mut self, block: &[u8], offset: u64, buffer: &[u8], at: usize) -> bool {
-        let per_line = (buffer.len() / 160).clamp(16, 400) as u32;
-        // What the matcher saw: a carriage return before the newline stays.
-        let body = self.body(block);
+    /// The edits of the `len` bytes of whole lines at `at` in the searcher's
+    /// `buffer` (at byte `offset` of the file), in their coordinates, from
+    /// the whole buffer's redaction — once the buffer has asked for many
+    /// lines (for its size, or for the text up to them: one redaction of a
+    /// line costs about what a buffer's 160 bytes do); `None` until then. A line's redaction depends
+    /// only on it and the text before it, so the answer is the same.
+    fn buffer_edits(&mut self, len: usize, offset: u64, buffer: &[u8], at: usize) -> Option<Vec<Edit>> {
+        if self.cfg.null_data {
+            return None;
+        }
         let start = offset - at as u64;
         if self.buffer_redaction.start != Some(start) {
             self.buffer_redaction = BufferRedaction { start: Some(start), ..Default::default() };
         }
-        self.buffer_redaction.matches += 1;
-        if self.buffer_redaction.matches <= per_line {
-            let (shown, edits) = self.redacted(body, offset, Some((buffer, at)));
-            return edits.is_empty() || clear_match(self.cfg.matcher, &shown, &marks(&edits));
+        self.buffer_redaction.asked += 1;
+        let asked = self.buffer_redaction.asked as usize;
+        // (Or as soon as the lines asked so far cost more than the text up
+        // to them would: a buffer where most lines are asked for.)
+        if asked <= (buffer.len() / 160).clamp(16, 400) && (asked <= 16 || asked * 160 < at + len) {
+            return None;
         }
         if self.buffer_redaction.edits.is_none() {
-            let end = buffer.iter().rposition(|&c| c == b'\n').map_or(buffer.len(), |i| i + 1).max(at + block.len());
+            let end = buffer.iter().rposition(|&c| c == b'\n').map_or(buffer.len(), |i| i + 1).max(at + len);
             // (At the file's start nothing comes before it: no read.)
-            let (shown, edits) = self.redacted(&buffer[..end], start, Some((buffer, 0)));
-            (self.buffer_redaction.shown, self.buffer_redaction.edits) = (shown, Some(edits));
+            let edits = self.edits_alone(&buffer[..end], start, Some((buffer, 0)));
+            self.buffer_redaction.edits = Some((edits, end));
         }
-        let b = &self.buffer_redaction;
-        let edits = b.edits.as_ref().expect("just set");
-        let (s, e) = (at, at + body.len());
-        if !edits.iter().any(|x| x.start < e && x.end > s) {
-            return true;
+        let (edits, end) = self.buffer_redaction.edits.as_ref().expect("just set");
+        if at + len > *end {
+            return None;
         }
-        let (rs, re) = (redact::remap(s, edits, false), redact::remap(e, edits, true));
-        let marks: Vec<(usize, usize)> =
-            marks(edits).into_iter().filter(|&(a, z)| z > rs && a < re).map(|(a, z)| (a - rs, z - rs)).collect();
-        clear_match(self.cfg.matcher, &b.shown[rs..re], &marks)
+        // (Sorted and disjoint, each inside one line.)
+        let first = edits.partition_point(|e| e.end <= at);
+        let line = edits[first..].iter().take_while(|e| e.start < at + len);
+        let within = |x: usize| x.clamp(at, at + len) - at;
+        Some(line.map(|e| Edit { start: within(e.start), end: within(e.end), rule: e.rule }).collect())
+    }
+
+    /// Whether the match `block` (at byte `offset`; at `at` in the
+    /// searcher's `buffer`) is still a match once redacted — for outputs
+    /// that return no text.
+    fn visible(&mut self, block: &[u8], offset: u64, buffer: &[u8], at: usize) -> bool {
+        // What the matcher saw: a carriage return before the newline stays.
+        let body = self.body(block);
+        let edits = self.edits(body, offset, Some((buffer, at)));
+        edits.is_empty() || clear_match(self.cfg.matcher, &redact::apply(body, &edits), &marks(&edits))
     }
 
     /// Records one line the searcher reported (matched or context), which

@@ -179,8 +179,13 @@ pub fn redact_lines(before: &[u8], text: &[u8]) -> (Vec<u8>, Vec<Edit>) {
 /// what was learned of the lines before, so a value's walk up to its key
 /// does not recompute it for every line below.
 pub fn redact_lines_at(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> (Vec<u8>, Vec<Edit>) {
-    let edits = find(before, text, at, memo);
+    let edits = edits_at(before, text, at, memo);
     (apply(text, &edits), edits)
+}
+
+/// The edits [`redact_lines_at`] makes, without the redacted copy.
+pub fn edits_at(before: &[u8], text: &[u8], at: u64, memo: &mut Memo) -> Vec<Edit> {
+    find(before, text, at, memo)
 }
 
 /// The redactions of a whole file's `text` ([`redact_lines`] without the
