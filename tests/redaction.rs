@@ -191,6 +191,30 @@ fn a_line_is_redacted_alike_as_one_result_of_many_or_alone() {
     }
 }
 
+/// A file searched on past its NUL bytes (`--binary`) reads them as line
+/// breaks; so does redaction, whether the text before a line comes from the
+/// searcher's buffer or from the file: a key block that a NUL byte opens
+/// (its BEGIN marker, a NUL, a header) hides its body wherever the buffers
+/// end. Before, the answer depended on it (10 to 80 lines counted here).
+#[test]
+fn nul_bytes_read_as_line_breaks_are_line_breaks_to_redaction() {
+    let t = Tree::new();
+    let body = |i: usize| format!("MIIE{}", &"Qm9vL2xK9pT4wR7mZq8vL2xK9pT4abcdefgh0123456789+/AB".repeat(2)[i % 7..]);
+    for filler in (3000..9000).step_by(500) {
+        let mut text: String = (0..filler).map(|i| format!("filler {i}\n")).collect();
+        text.push_str("MIIE in prose, shown\n-----BEGIN RSA PRIVATE KEY-----\0Proc-Type: 4,ENCRYPTED\n");
+        (0..80).for_each(|i| text.push_str(&(body(i) + "\n")));
+        text.push_str("-----END RSA PRIVATE KEY-----\n");
+        (0..300).for_each(|i| text.push_str(&format!("filler tail {i}\n")));
+        t.write(&format!("d{filler}/f.txt"), text);
+    }
+    let want: String = (3000..9000).step_by(500).map(|f| format!("d{f}/f.txt:1\n")).collect();
+    for jobs in ["-j1", "-j2"] {
+        let out = run(t.path(), &[jobs, "-c", "--binary", "--sort", "path", "MIIE"]);
+        assert_eq!(stdout(&out), want, "{jobs}");
+    }
+}
+
 /// A search that reads a file redacted whole (PCRE2, stop-on-nonmatch, a
 /// pattern that may span lines) reports byte offsets in the file, as rg
 /// does: a secret's mark is shorter or longer than the secret, and the

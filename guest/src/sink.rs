@@ -281,7 +281,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
         let (start, text) = self.lookback.as_ref().expect("just filled");
         let skip = ((from - start) as usize).min(text.len());
         let upto = ((offset - start) as usize).min(text.len());
-        let before = records_as_lines(&text[skip..upto], self.cfg.null_data);
+        let before = records_as_lines(&text[skip..upto], self.cfg.null_data || self.convert_binary);
         if upto as u64 != offset - start {
             // The file ended early (it changed): where these lines are is
             // not known.
@@ -292,10 +292,11 @@ impl<'a, 'm> FileSink<'a, 'm> {
 
     /// The edits of the `len` bytes of whole lines at `at` in the searcher's
     /// `buffer` (at byte `offset` of the file), in their coordinates, from
-    /// the whole buffer's redaction — once the buffer has asked for many
-    /// lines (for its size, or for the text up to them: one redaction of a
-    /// line costs about what a buffer's 160 bytes do); `None` until then. A line's redaction depends
-    /// only on it and the text before it, so the answer is the same.
+    /// the whole buffer redacted at once — once the buffer has asked
+    /// for many lines (for its size, or for the text up to them: one
+    /// redaction of a line costs about what a buffer's 160 bytes do); `None`
+    /// until then. A line's redaction depends only on it and the text before
+    /// it, so the answer is the same.
     fn buffer_edits(&mut self, len: usize, offset: u64, buffer: &[u8], at: usize) -> Option<Vec<Edit>> {
         if self.cfg.null_data {
             return None;
@@ -921,11 +922,13 @@ impl FileSink<'_, '_> {
     }
 }
 
-/// `before` (the text before a line, for redaction to read back) with
-/// NUL-terminated records (`null_data`) as lines: a record is redacted as
-/// a line is.
-fn records_as_lines(before: &[u8], null_data: bool) -> std::borrow::Cow<'_, [u8]> {
-    if null_data && before.contains(&0) {
+/// `before` (the text before a line, for redaction to read back) with its
+/// NUL bytes as line breaks when the searcher reads them so (`nul_lines`):
+/// NUL-terminated records (`null_data`), redacted as lines are, or a file
+/// searched on past binary data, whose buffers hold its NUL bytes as line
+/// breaks (read from the file or from a buffer, the text is the same).
+fn records_as_lines(before: &[u8], nul_lines: bool) -> std::borrow::Cow<'_, [u8]> {
+    if nul_lines && before.contains(&0) {
         before.iter().map(|&b| if b == 0 { b'\n' } else { b }).collect::<Vec<u8>>().into()
     } else {
         before.into()
