@@ -298,6 +298,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// until then. A line's redaction depends only on it and the text before
     /// it, so the answer is the same.
     fn buffer_edits(&mut self, len: usize, offset: u64, buffer: &[u8], at: usize) -> Option<Vec<Edit>> {
+        // (NUL-terminated records: the buffer read whole would be one line.)
         if self.cfg.null_data {
             return None;
         }
