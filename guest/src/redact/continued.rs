@@ -73,14 +73,16 @@ pub(super) fn lone_value(line: &[u8]) -> Option<(usize, usize, bool)> {
     Some((a, b, false))
 }
 
-/// The [`Facts`] of lines of one file, by where they start and their length
-/// (a line's facts depend on its bytes alone). The walk up from a value
-/// asks for the lines just above it, so a slot per line start, the last
-/// line to take it kept: a line whose slot another took is looked at again
-/// (the cost without a memo), whatever lengths the file's lines have.
+/// The [`Facts`] of lines of one file, by where they start and their bytes
+/// (a line's facts depend on its bytes alone; a file that changes while it
+/// is searched can put other bytes at the same place, so the place alone is
+/// not the line). The walk up from a value asks for the lines just above
+/// it, so a slot per line start, the last line to take it kept: a line
+/// whose slot another took is looked at again (the cost without a memo),
+/// whatever lengths the file's lines have.
 #[derive(Default)]
 pub struct Memo {
-    pub(super) slots: Vec<Option<(u64, usize, Facts)>>,
+    slots: Vec<Option<(u64, Vec<u8>, Facts)>>,
 }
 
 impl Memo {
@@ -91,10 +93,14 @@ impl Memo {
             self.slots.resize(Self::SLOTS, None);
         }
         let slot = &mut self.slots[(start.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 55) as usize];
-        if !matches!(slot, Some((s, len, _)) if *s == start && *len == line.len()) {
-            *slot = None;
+        if !matches!(slot, Some((s, bytes, _)) if *s == start && bytes[..] == *line) {
+            // (The slot's buffer is kept for the next line to take it.)
+            let mut bytes = slot.take().map(|(_, b, _)| b).unwrap_or_default();
+            bytes.clear();
+            bytes.extend_from_slice(line);
+            *slot = Some((start, bytes, facts(line)));
         }
-        &mut slot.get_or_insert_with(|| (start, line.len(), facts(line))).2
+        &mut slot.as_mut().expect("just filled").2
     }
 }
 

@@ -51,6 +51,18 @@ fn consistent(file: &str) -> Vec<String> {
     lines
 }
 
+/// A file that changes while it is searched puts other bytes where a line
+/// was: the memo knows a line by its bytes, not by its place alone.
+#[test]
+fn memo_knows_a_line_by_its_bytes() {
+    let value = b"  Zq8rT3vL0xN7aB2cD4eF\n";
+    let fresh = redact_lines_at(b"password: |\n", value, 12, &mut Memo::default()).0;
+    assert_ne!(fresh, value);
+    let mut memo = Memo::default();
+    assert_eq!(redact_lines_at(b"xxxxxxxxxx|\n", value, 12, &mut memo).0, value);
+    assert_eq!(redact_lines_at(b"password: |\n", value, 12, &mut memo).0, fresh);
+}
+
 fn hidden(out: &str, secrets: &[&str]) {
     for s in secrets {
         assert!(!out.contains(s), "shows {s}: {out}");
