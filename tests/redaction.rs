@@ -274,3 +274,62 @@ fn byte_offsets_after_a_secret_are_the_files() {
     theirs.current_dir(t.path());
     assert_eq!(piped(ours), piped(theirs));
 }
+
+/// A file redacted whole before it is searched (PCRE2, a pattern that may
+/// span lines, stop-on-nonmatch, context in a named file, which is searched
+/// on past a NUL) is the same answer as one redacted a line at a time: the
+/// lines after a key block's END (a heredoc's `EOF`, a certificate) come
+/// back as `read` returns them; and NUL-terminated records are its lines,
+/// their redactions counted on their own line numbers.
+#[test]
+fn a_file_redacted_whole_answers_as_one_redacted_by_line() {
+    let t = Tree::new();
+    let key = "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun";
+    let cert = "MIIDOjCCAvWgAwIBAgIEPCY/UDANBglghkgBZQMEAwIFADBsMRAwDgYDVQQGEwdV";
+    let script = format!(
+        "cat > id <<EOF\n-----BEGIN RSA PRIVATE KEY-----\n{key}\n{key}\n-----END RSA PRIVATE KEY-----\nEOF\n\
+         cat > crt <<EOF\n-----BEGIN CERTIFICATE-----\n{cert}\n-----END CERTIFICATE-----\nEOF\n\
+         password = \"conta1n3rize14xQ\"\n"
+    );
+    t.write("setup.sh", &script);
+    let read = stdout(&run(t.path(), &["read", "setup.sh"]));
+    assert!(read.contains(&format!("{cert}\n")) && !read.contains(key), "{read}");
+    let passthru =
+        format!("{}\n", read.lines().enumerate().map(|(i, l)| format!("{}-{l}", i + 1)).collect::<Vec<_>>().join("\n"));
+    for engine in [&[][..], &["-P"], &["-U"], &["--stop-on-nonmatch"]] {
+        let search = |args: &[&str]| {
+            let mut all = vec!["search", "--color", "never", "-n"];
+            all.extend_from_slice(engine);
+            all.extend_from_slice(args);
+            stdout(&run(t.path(), &all))
+        };
+        assert_eq!(search(&["--passthru", "zzz", "setup.sh"]), passthru, "{engine:?}");
+        assert_eq!(search(&["-A1", "END RSA", "setup.sh"]), "5:-----END RSA PRIVATE KEY-----\n6-EOF\n", "{engine:?}");
+    }
+    // Records: a key on one, its value on the next.
+    t.write("records.dat", "deploy\0password: |\0  Zq8rT3vL0xN7aB2cD4eF\0x = 1\0api_key = \"Qm9vL2xK9pT4wR7m\"\0bye\0");
+    for engine in [&[][..], &["-P"], &["-U"]] {
+        let mut args = vec!["search", "--json-page", "--null-data", "--passthru", "x", "records.dat"];
+        args.extend_from_slice(engine);
+        let page = crate::util::json(t.path(), &args);
+        let lines: Vec<(u64, String, Vec<u64>)> = page["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let redactions = m["redactions"].as_array().unwrap().iter().map(|r| r["line"].as_u64().unwrap());
+                (m["line"].as_u64().unwrap(), m["text"].as_str().unwrap().to_string(), redactions.collect())
+            })
+            .collect();
+        let want = [
+            (1, "deploy", vec![]),
+            (2, "password: |", vec![]),
+            (3, "  [REDACTED]", vec![3]),
+            (4, "x = 1", vec![]),
+            (5, "api_key = \"[REDACTED]\"", vec![5]),
+            (6, "bye", vec![]),
+        ];
+        let want: Vec<(u64, String, Vec<u64>)> = want.into_iter().map(|(n, l, r)| (n, l.to_string(), r)).collect();
+        assert_eq!(lines, want, "{engine:?}");
+    }
+}

@@ -156,6 +156,9 @@ pub struct FileSink<'a, 'm> {
     pub redacted_before: std::collections::BTreeMap<u64, Vec<&'static str>>,
     /// And its redactions: the searcher's offsets are in the redacted text.
     whole_edits: Vec<Edit>,
+    /// Whether the text searched is the file's redacted whole (its lines
+    /// are not redacted again: they are as callers see them).
+    whole: bool,
 }
 
 impl<'a, 'm> FileSink<'a, 'm> {
@@ -180,18 +183,22 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// around it), each line's rules noted for the answer to count; `None`
     /// when nothing was redacted.
     pub fn redact_whole(&mut self, text: &[u8]) -> Option<Vec<u8>> {
-        let (shown, edits) = redact::redact_lines(b"", text);
+        // (NUL-terminated records are lines, to redaction as to the searcher.)
+        let lines = records_as_lines(text, self.cfg.null_data);
+        let edits = redact::edits_at(b"", &lines, 0, &mut redact::Memo::default());
         self.whole_edits.clone_from(&edits);
+        self.whole = true;
+        let terminator = if self.cfg.null_data { b'\0' } else { b'\n' };
         let (mut line, mut at) = (1, 0);
         for e in &edits {
-            line += memchr::memchr_iter(b'\n', &text[at..e.start]).count() as u64;
+            line += memchr::memchr_iter(terminator, &text[at..e.start]).count() as u64;
             at = e.start;
             let rules = self.redacted_before.entry(line).or_default();
             if !rules.contains(&e.rule.name()) {
                 rules.push(e.rule.name());
             }
         }
-        (!edits.is_empty()).then_some(shown)
+        (!edits.is_empty()).then(|| redact::apply(text, &edits))
     }
 
     pub fn new(
@@ -233,6 +240,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
             results: FileResults::default(),
             redacted_before: Default::default(),
             whole_edits: Vec::new(),
+            whole: false,
         }
     }
 
@@ -248,7 +256,9 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// from `buffer` (the searcher's, which holds `bytes` at `at`) when it
     /// reaches back far enough, else from the file.
     fn edits(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> Vec<Edit> {
-        if !self.cfg.redact {
+        // (Redacted whole, a line's rules are in `redacted_before`; and its
+        // offset is in the redacted text, not the file's.)
+        if !self.cfg.redact || self.whole {
             return Vec::new();
         }
         if let Some((buffer, at)) = buffer {
