@@ -279,8 +279,10 @@ fn byte_offsets_after_a_secret_are_the_files() {
 /// span lines, stop-on-nonmatch, context in a named file, which is searched
 /// on past a NUL) is the same answer as one redacted a line at a time: the
 /// lines after a key block's END (a heredoc's `EOF`, a certificate) come
-/// back as `read` returns them; and NUL-terminated records are its lines,
-/// their redactions counted on their own line numbers.
+/// back as `read` returns them; a secret the searcher shows only once it
+/// has decoded the text (UTF-16, a BOM) or split it at NUL bytes is hidden;
+/// and NUL-terminated records are its lines, their redactions counted on
+/// their own line numbers.
 #[test]
 fn a_file_redacted_whole_answers_as_one_redacted_by_line() {
     let t = Tree::new();
@@ -306,6 +308,37 @@ fn a_file_redacted_whole_answers_as_one_redacted_by_line() {
         assert_eq!(search(&["--passthru", "zzz", "setup.sh"]), passthru, "{engine:?}");
         assert_eq!(search(&["-A1", "END RSA", "setup.sh"]), "5:-----END RSA PRIVATE KEY-----\n6-EOF\n", "{engine:?}");
     }
+    // Text the searcher decodes (an encoding asked for, a UTF-8 BOM) or
+    // reads with its NUL bytes as line breaks (binary data converted):
+    // what the whole redaction saw before that is redacted again.
+    let pw = "Zq8rT3vL0xN7aB2cD4eF";
+    let utf16: Vec<u8> = format!("a = 1\npassword = \"{pw}\"\n").encode_utf16().flat_map(u16::to_le_bytes).collect();
+    t.write("u16.txt", utf16);
+    t.write("nul/a.yml", format!("name: x\npassword: |\0  {pw}\nother: 1\n"));
+    t.write(
+        "bom.yml",
+        format!("\u{feff}db:\n  password: |\n    {pw}\n  key: 1\ntoken = \"conta1n3rize14xQ\" # note\n"),
+    );
+    for args in [
+        &["-E", "utf-16le", "-P", "password", "u16.txt"][..],
+        &["-E", "utf-16le", "--stop-on-nonmatch", "password", "u16.txt"],
+        &["-E", "utf-16le", "-C1", "a", "u16.txt"],
+        &["--json", "--binary", "-A1", "password", "nul"],
+        &["--json", "--binary", "-P", "-C1", "password", "nul"],
+    ] {
+        let out = stdout(&run(t.path(), &[&["search", "--color", "never"][..], args].concat()));
+        assert!(out.contains("[REDACTED]") && !out.contains(pw), "{args:?}: {out}");
+    }
+    let guess = run(t.path(), &["search", "--binary", "-P", "-c", "Zq8r", "nul"]);
+    assert_eq!(stdout(&guess), "");
+    let bom = |args: &[&str]| {
+        stdout(&run(t.path(), &[&["search", "--color", "never", "-n"][..], args, &["bom.yml"]].concat()))
+    };
+    assert_eq!(bom(&["-P", "key|note"]), "4:  key: 1\n5:token = \"[REDACTED]\" # note\n");
+    assert_eq!(
+        bom(&["--passthru", "zzz"]),
+        "1-db:\n2-  password: |\n3-    [REDACTED]\n4-  key: 1\n5-token = \"[REDACTED]\" # note\n"
+    );
     // Records: a key on one, its value on the next.
     t.write("records.dat", "deploy\0password: |\0  Zq8rT3vL0xN7aB2cD4eF\0x = 1\0api_key = \"Qm9vL2xK9pT4wR7m\"\0bye\0");
     for engine in [&[][..], &["-P"], &["-U"]] {

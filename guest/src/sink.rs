@@ -156,8 +156,8 @@ pub struct FileSink<'a, 'm> {
     pub redacted_before: std::collections::BTreeMap<u64, Vec<&'static str>>,
     /// And its redactions: the searcher's offsets are in the redacted text.
     whole_edits: Vec<Edit>,
-    /// Whether the text searched is the file's redacted whole (its lines
-    /// are not redacted again: they are as callers see them).
+    /// Whether the text searched is the file's redacted whole: its offsets
+    /// are not the file's, and the searcher may have decoded it since.
     whole: bool,
 }
 
@@ -182,16 +182,22 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// do (a secret then neither joins nor splits the blocks of lines
     /// around it), each line's rules noted for the answer to count; `None`
     /// when nothing was redacted.
-    pub fn redact_whole(&mut self, text: &[u8]) -> Option<Vec<u8>> {
+    /// `nul_breaks`: the searcher reads a NUL byte as a line break (binary
+    /// data converted, reading a buffer at a time).
+    pub fn redact_whole(&mut self, text: &[u8], nul_breaks: bool) -> Option<Vec<u8>> {
         // (NUL-terminated records are lines, to redaction as to the searcher.)
-        let lines = records_as_lines(text, self.cfg.null_data);
+        let lines = records_as_lines(text, self.cfg.null_data || nul_breaks);
         let edits = redact::edits_at(b"", &lines, 0, &mut redact::Memo::default());
         self.whole_edits.clone_from(&edits);
         self.whole = true;
-        let terminator = if self.cfg.null_data { b'\0' } else { b'\n' };
         let (mut line, mut at) = (1, 0);
         for e in &edits {
-            line += memchr::memchr_iter(terminator, &text[at..e.start]).count() as u64;
+            let before = &text[at..e.start];
+            line += match (self.cfg.null_data, nul_breaks) {
+                (true, _) => memchr::memchr_iter(b'\0', before).count(),
+                (false, true) => memchr::memchr2_iter(b'\0', b'\n', before).count(),
+                (false, false) => memchr::memchr_iter(b'\n', before).count(),
+            } as u64;
             at = e.start;
             let rules = self.redacted_before.entry(line).or_default();
             if !rules.contains(&e.rule.name()) {
@@ -256,9 +262,7 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// from `buffer` (the searcher's, which holds `bytes` at `at`) when it
     /// reaches back far enough, else from the file.
     fn edits(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> Vec<Edit> {
-        // (Redacted whole, a line's rules are in `redacted_before`; and its
-        // offset is in the redacted text, not the file's.)
-        if !self.cfg.redact || self.whole {
+        if !self.cfg.redact {
             return Vec::new();
         }
         if let Some((buffer, at)) = buffer {
@@ -271,6 +275,15 @@ impl<'a, 'm> FileSink<'a, 'm> {
 
     /// [`FileSink::edits`], of `bytes` alone.
     fn edits_alone(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> Vec<Edit> {
+        if self.whole {
+            // Redacted whole, and its offsets are the redacted text's, which
+            // the searcher may have decoded: a line is redacted again (what
+            // the whole redaction could not see, before decoding) with the
+            // searcher's text before it, never the file's.
+            let (buffer, at) = buffer.unwrap_or((b"", 0));
+            let before = records_as_lines(&buffer[at.saturating_sub(redact::LOOKBACK)..at], self.cfg.null_data);
+            return redact::edits_at(&before, bytes, offset, &mut self.memo);
+        }
         if let Some((buffer, at)) = buffer {
             if at >= redact::LOOKBACK || at as u64 == offset {
                 let before = &buffer[at.saturating_sub(redact::LOOKBACK)..at];
@@ -426,11 +439,13 @@ impl<'a, 'm> FileSink<'a, 'm> {
         around: Option<Around<'_>>,
     ) {
         let marks = marks(&edits);
-        // Each mark's line, and the rule that made it (once per line).
+        // Each mark's line (a record's, with null-data), and the rule that
+        // made it (once per line).
+        let terminator = if self.cfg.null_data { b'\0' } else { b'\n' };
         let mut redactions: Vec<Redaction> = Vec::new();
         for (e, &(at, _)) in edits.iter().zip(&marks) {
             let r = Redaction {
-                line: line + memchr::memchr_iter(b'\n', &shown[..at]).count() as u64,
+                line: line + memchr::memchr_iter(terminator, &shown[..at]).count() as u64,
                 rule: e.rule.name().into(),
             };
             if !redactions.contains(&r) {

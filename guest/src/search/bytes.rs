@@ -104,7 +104,7 @@ pub fn search_bytes(
         // neither joins nor splits the blocks of lines around it (nor,
         // with stop-on-nonmatch, moves where the search ends; nor, with
         // PCRE2, is seen by a look-around next to a match).
-        let shown = sink.redact_whole(&data);
+        let shown = sink.redact_whole(&data, false);
         searcher.search_slice(scan, shown.as_deref().unwrap_or(&data), &mut sink)
     } else {
         searcher.search_slice(scan, &data, &mut sink)

@@ -349,7 +349,10 @@ fn search_file(
                 return ShardEventKind::Searched(out);
             }
             Ok(text) => {
-                let shown = sink.redact_whole(&text);
+                let by_slice = slice || searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch;
+                // (Read a buffer at a time, binary data converted has its
+                // NUL bytes as line breaks.)
+                let shown = sink.redact_whole(&text, sink.convert_binary && !by_slice);
                 let shown = shown.as_deref().unwrap_or(&text);
                 // A UTF-16 file's text is the UTF-8 it transcodes to:
                 // not to be decoded again as the encoding asked for.
@@ -361,7 +364,7 @@ fn search_file(
                 } else {
                     searcher
                 };
-                if slice || searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch {
+                if by_slice {
                     searcher.search_slice(cfg.scan, shown, &mut sink)
                 } else {
                     // (PCRE2 line by line: read as a file is, a buffer at a
