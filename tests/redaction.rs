@@ -366,3 +366,33 @@ fn a_file_redacted_whole_answers_as_one_redacted_by_line() {
         assert_eq!(lines, want, "{engine:?}");
     }
 }
+
+/// The text before a line, which redaction reads back from the file when
+/// the searcher's buffer does not reach far enough, is read as the searcher
+/// decoded it: transcoded from the encoding asked for, and without the
+/// UTF-8 byte order mark its reader drops. Before, it was read at the same
+/// offsets in the raw bytes, and a YAML value under `password: |` showed.
+#[test]
+fn text_before_a_line_is_read_as_the_searcher_decoded_it() {
+    let t = Tree::new();
+    let pw = "Xk9pQ2vLmN8rT4wZ7yB3";
+    let tail = format!("db:\n  password: |\n    {pw}\n  user: admin\n");
+    // Past the searcher's first buffer (64 KiB), in Latin-1 that grows
+    // when decoded, and in UTF-16.
+    let filler: String = (0..5000).map(|i| format!("x{i} = \"caf\u{e9} {}\"\n", "\u{e9}".repeat(20))).collect();
+    let latin1: Vec<u8> = format!("{filler}{tail}").chars().map(|c| c as u32 as u8).collect();
+    t.write("w/latin1.txt", latin1);
+    let filler: String = (0..4000).map(|i| format!("filler line {i}\n")).collect();
+    t.write("w/utf16.txt", format!("{filler}{tail}").encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>());
+    t.write("w/bom.yml", format!("\u{feff}{tail}"));
+    for (encoding, file) in [("latin1", "w/latin1.txt"), ("utf-16le", "w/utf16.txt"), ("auto", "w/bom.yml")] {
+        for args in [&["-n", "Xk9p|admin"][..], &["-c", "Xk9p|admin"], &["-n", "-C2", "admin"]] {
+            let mut all = vec!["search", "--color", "never", "-E", encoding];
+            all.extend_from_slice(args);
+            all.push("w");
+            let out = stdout(&run(t.path(), &all));
+            assert!(!out.contains(pw) && !out.contains(":2\n"), "{all:?}: {out}");
+            assert!(out.contains("admin") || out.contains(":1"), "{all:?}: {out}");
+        }
+    }
+}

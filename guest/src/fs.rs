@@ -148,7 +148,7 @@ impl SearchFile {
     /// Another handle on the same open file, for reads at offsets while
     /// this one is being read through.
     pub fn at(&self) -> FileAt {
-        FileAt { raw: Some(self.raw.clone()), size: self.size, bytes: None, text: None, sniffed: true }
+        FileAt { raw: Some(self.raw.clone()), size: self.size, bytes: None, text: None, ..FileAt::TEXT }
     }
 }
 
@@ -166,24 +166,46 @@ pub struct FileAt {
     /// A UTF-16 byte order mark makes it the UTF-8 it transcodes to (not
     /// with `-E none`).
     sniffed: bool,
+    /// The encoding asked for (`-E`): the text is the UTF-8 it transcodes
+    /// to, as the searcher decodes it.
+    encoding: Option<&'static encoding_rs::Encoding>,
+    /// Searched a buffer at a time, whose reader drops a UTF-8 byte order
+    /// mark (a whole file searched at once keeps it).
+    strip_utf8_bom: bool,
 }
 
 impl FileAt {
+    const TEXT: FileAt =
+        FileAt { raw: None, size: 0, bytes: None, text: None, sniffed: true, encoding: None, strip_utf8_bom: false };
+
     /// Bytes in memory read as a file.
     pub fn bytes(bytes: Rc<[u8]>) -> FileAt {
-        FileAt { raw: None, size: bytes.len() as u64, bytes: Some(bytes), text: None, sniffed: true }
+        FileAt { raw: None, size: bytes.len() as u64, bytes: Some(bytes), text: None, ..FileAt::TEXT }
     }
 
     /// A compressed file's text read as the file (UTF-16 sniffed as a
     /// file's is).
     pub fn decompressed(text: Rc<crate::decompress::Text>) -> FileAt {
-        FileAt { raw: None, size: text.len(), bytes: None, text: Some(text), sniffed: true }
+        FileAt { raw: None, size: text.len(), bytes: None, text: Some(text), ..FileAt::TEXT }
     }
 
     /// The same, its bytes as they are even after a UTF-16 byte order mark
     /// (searched with `-E none`).
     pub fn unsniffed(self) -> FileAt {
         FileAt { sniffed: false, ..self }
+    }
+
+    /// The same, its text as the searcher sees it: transcoded from the
+    /// `encoding` asked for (a label `-E` checked; not `none`), and without
+    /// a UTF-8 byte order mark when it is read a buffer at a time.
+    pub fn as_searched(self, encoding: Option<&str>, by_reader: bool) -> FileAt {
+        let encoding = encoding.and_then(|label| encoding_rs::Encoding::for_label_no_replacement(label.as_bytes()));
+        FileAt { encoding, strip_utf8_bom: by_reader && self.sniffed, ..self }
+    }
+
+    /// Whether its text is transcoded (see [`FileAt::text_range`]).
+    pub fn transcoded(&self) -> bool {
+        self.encoding.is_some() || self.is_utf16()
     }
 
     /// Up to `len` bytes at `offset` (within the size seen at open).
@@ -210,17 +232,21 @@ impl FileAt {
     /// Whether the file starts with a UTF-16 byte order mark: it is then
     /// searched and read as the UTF-8 it transcodes to.
     pub fn is_utf16(&self) -> bool {
-        self.sniffed
-            && (self.raw.is_some() || self.text.is_some())
-            && self.read_at(0, 2).is_ok_and(|h| h == [0xFF, 0xFE] || h == [0xFE, 0xFF])
+        self.sniffed && (self.raw.is_some() || self.text.is_some()) && self.read_at(0, 2).is_ok_and(|h| utf16_bom(&h))
     }
 
-    /// Bytes `from..from + len` of the file's text: its bytes, or for a
-    /// UTF-16 file the UTF-8 it transcodes to (what search and read offsets
-    /// count).
+    /// Bytes `from..from + len` of the file's text: its bytes, or the UTF-8
+    /// a UTF-16 file or the encoding asked for transcodes it to, as the
+    /// searcher decodes it (what search and read offsets count).
     pub fn text_range(&self, from: u64, len: u64) -> io::Result<Vec<u8>> {
-        if !self.is_utf16() {
-            return self.read_at(from, len);
+        if self.encoding.is_none() {
+            // (One read for both byte order marks.)
+            let head = if self.sniffed { self.read_at(0, 3)? } else { Vec::new() };
+            let utf16 = (self.raw.is_some() || self.text.is_some()) && head.len() >= 2 && utf16_bom(&head[..2]);
+            if !utf16 {
+                let utf8 = self.strip_utf8_bom && head == b"\xEF\xBB\xBF";
+                return self.read_at(from + if utf8 { 3 } else { 0 }, len);
+            }
         }
         let reader: Box<dyn Read> = match (&self.raw, &self.text) {
             (Some(raw), _) => {
@@ -229,12 +255,23 @@ impl FileAt {
             (None, Some(text)) => Box::new(crate::decompress::Text::reader(text.clone())),
             (None, None) => return self.read_at(from, len),
         };
-        let mut text = encoding_rs_io::DecodeReaderBytesBuilder::new().bom_sniffing(true).build(reader);
+        // (grep-searcher's decoder, built as it builds it.)
+        let mut text = encoding_rs_io::DecodeReaderBytesBuilder::new()
+            .encoding(self.encoding)
+            .utf8_passthru(true)
+            .strip_bom(self.sniffed)
+            .bom_override(true)
+            .bom_sniffing(self.sniffed)
+            .build(reader);
         io::copy(&mut (&mut text).take(from), &mut io::sink())?;
         let mut out = Vec::new();
         text.take(len).read_to_end(&mut out)?;
         Ok(out)
     }
+}
+
+fn utf16_bom(head: &[u8]) -> bool {
+    head == [0xFF, 0xFE] || head == [0xFE, 0xFF]
 }
 
 impl Read for SearchFile {

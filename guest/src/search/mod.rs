@@ -313,20 +313,24 @@ fn search_file(
     let mut out = no_outcome();
     let detect = binary_detection(q.binary, named);
     searcher.set_binary_detection(detect.clone());
-    let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
-    sink.capped = capped;
-    sink.hit_cap = hit_cap;
-    sink.convert_binary = detect.convert_byte().is_some();
-    sink.binary_results = q.binary_results;
-    literal::set_deadline(deadline);
+    let convert_binary = detect.convert_byte().is_some();
     // (Context around lines past a NUL byte: see below.)
     let context = q.output == OutputMode::Content && (q.before > 0 || q.after > 0 || q.passthru);
-    let outcome = if cfg.redact
+    let whole = cfg.redact
         && (searcher.multi_line_with_matcher(cfg.scan)
             || q.stop_on_nonmatch
             || cfg.matcher.is_pcre2()
-            || sink.convert_binary && context)
-    {
+            || convert_binary && context);
+    let by_slice = slice || whole && (searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch);
+    // (Redaction reads the text before a line as the searcher has it.)
+    let at = at.as_searched(q.encoding.as_deref(), !by_slice);
+    let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
+    sink.capped = capped;
+    sink.hit_cap = hit_cap;
+    sink.convert_binary = convert_binary;
+    sink.binary_results = q.binary_results;
+    literal::set_deadline(deadline);
+    let outcome = if whole {
         // Matches that may span lines decide which lines join one block
         // from the whole text: on the raw text, a secret a guess matched
         // would join (or split) the block around it, and show. So the file
@@ -349,15 +353,14 @@ fn search_file(
                 return ShardEventKind::Searched(out);
             }
             Ok(text) => {
-                let by_slice = slice || searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch;
                 // (Read a buffer at a time, binary data converted has its
                 // NUL bytes as line breaks.)
                 let shown = sink.redact_whole(&text, sink.convert_binary && !by_slice);
                 let shown = shown.as_deref().unwrap_or(&text);
-                // A UTF-16 file's text is the UTF-8 it transcodes to:
-                // not to be decoded again as the encoding asked for.
+                // A transcoded text (UTF-16, or the encoding asked for) is
+                // the UTF-8 it transcodes to: not to be decoded again.
                 let mut utf8;
-                let searcher = if at.is_utf16() && q.encoding.is_some() {
+                let searcher = if at.transcoded() && q.encoding.is_some() {
                     utf8 = searcher_with(q, None);
                     utf8.set_binary_detection(detect.clone());
                     &mut utf8
