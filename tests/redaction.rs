@@ -385,6 +385,24 @@ fn text_before_a_line_is_read_as_the_searcher_decoded_it() {
     let filler: String = (0..4000).map(|i| format!("filler line {i}\n")).collect();
     t.write("w/utf16.txt", format!("{filler}{tail}").encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>());
     t.write("w/bom.yml", format!("\u{feff}{tail}"));
+    // A UTF-8 BOM is dropped however the file is searched: walked, named
+    // (searched whole), or with --mmap.
+    let filler = format!("{}\n", "x".repeat(99)).repeat(655);
+    t.write("big_bom.txt", format!("\u{feff}{filler}{tail}"));
+    for args in [
+        &["-n", ".", "big_bom.txt"][..],
+        &["-n", "--mmap", ".", "big_bom.txt"],
+        &["-n", "-b", "-U", "user", "big_bom.txt"],
+    ] {
+        let out = stdout(&run(t.path(), &[&["search", "--color", "never"][..], args].concat()));
+        assert!(!out.contains(pw) && out.contains("user: admin"), "{args:?}: {out}");
+    }
+    let offset = |out: std::process::Output| stdout(&out).lines().last().unwrap().to_string();
+    let args = ["-n", "-b", "user", "big_bom.txt"];
+    assert_eq!(
+        offset(run(t.path(), &[&["search", "--color", "never"][..], &args].concat())),
+        offset(crate::conformance::rg(t.path(), &args))
+    );
     for (encoding, file) in [("latin1", "w/latin1.txt"), ("utf-16le", "w/utf16.txt"), ("auto", "w/bom.yml")] {
         for args in [&["-n", "Xk9p|admin"][..], &["-c", "Xk9p|admin"], &["-n", "-C2", "admin"]] {
             let mut all = vec!["search", "--color", "never", "-E", encoding];

@@ -169,8 +169,7 @@ pub struct FileAt {
     /// The encoding asked for (`-E`): the text is the UTF-8 it transcodes
     /// to, as the searcher decodes it.
     encoding: Option<&'static encoding_rs::Encoding>,
-    /// Searched a buffer at a time, whose reader drops a UTF-8 byte order
-    /// mark (a whole file searched at once keeps it).
+    /// The searcher drops a UTF-8 byte order mark (sniffed, not `-E none`).
     strip_utf8_bom: bool,
 }
 
@@ -197,10 +196,11 @@ impl FileAt {
 
     /// The same, its text as the searcher sees it: transcoded from the
     /// `encoding` asked for (a label `-E` checked; not `none`), and without
-    /// a UTF-8 byte order mark when it is read a buffer at a time.
-    pub fn as_searched(self, encoding: Option<&str>, by_reader: bool) -> FileAt {
+    /// a UTF-8 byte order mark (grep-searcher decodes a file that starts
+    /// with one, read whole or a buffer at a time, and drops it).
+    pub fn as_searched(self, encoding: Option<&str>) -> FileAt {
         let encoding = encoding.and_then(|label| encoding_rs::Encoding::for_label_no_replacement(label.as_bytes()));
-        FileAt { encoding, strip_utf8_bom: by_reader && self.sniffed, ..self }
+        FileAt { encoding, strip_utf8_bom: self.sniffed, ..self }
     }
 
     /// Whether its text is transcoded (see [`FileAt::text_range`]).

@@ -321,9 +321,8 @@ fn search_file(
             || q.stop_on_nonmatch
             || cfg.matcher.is_pcre2()
             || convert_binary && context);
-    let by_slice = slice || whole && (searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch);
     // (Redaction reads the text before a line as the searcher has it.)
-    let at = at.as_searched(q.encoding.as_deref(), !by_slice);
+    let at = at.as_searched(q.encoding.as_deref());
     let mut sink = FileSink::new(cfg, rel, at.clone(), min_line, limit, deadline, budget);
     sink.capped = capped;
     sink.hit_cap = hit_cap;
@@ -353,6 +352,7 @@ fn search_file(
                 return ShardEventKind::Searched(out);
             }
             Ok(text) => {
+                let by_slice = slice || searcher.multi_line_with_matcher(cfg.scan) || q.stop_on_nonmatch;
                 // (Read a buffer at a time, binary data converted has its
                 // NUL bytes as line breaks.)
                 let shown = sink.redact_whole(&text, sink.convert_binary && !by_slice);
