@@ -157,7 +157,7 @@ pub struct FileSink<'a, 'm> {
     /// And its redactions: the searcher's offsets are in the redacted text.
     whole_edits: Vec<Edit>,
     /// Whether the text searched is the file's redacted whole: its offsets
-    /// are not the file's, and the searcher may have decoded it since.
+    /// are not the file's.
     whole: bool,
 }
 
@@ -276,10 +276,11 @@ impl<'a, 'm> FileSink<'a, 'm> {
     /// [`FileSink::edits`], of `bytes` alone.
     fn edits_alone(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> Vec<Edit> {
         if self.whole {
-            // Redacted whole, and its offsets are the redacted text's, which
-            // the searcher may have decoded: a line is redacted again (what
-            // the whole redaction could not see, before decoding) with the
-            // searcher's text before it, never the file's.
+            // Redacted whole, and its offsets are the redacted text's: a line
+            // is redacted again (what the whole redaction may not have seen
+            // as the searcher shows it: standard input a UTF-16 BOM makes it
+            // decode, a NUL byte it keeps in a line) with the searcher's own
+            // text before it, never the file's.
             let (buffer, at) = buffer.unwrap_or((b"", 0));
             let before = records_as_lines(&buffer[at.saturating_sub(redact::LOOKBACK)..at], self.cfg.null_data);
             return redact::edits_at(&before, bytes, offset, &mut self.memo);
