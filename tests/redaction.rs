@@ -404,10 +404,9 @@ fn text_before_a_line_is_read_as_the_searcher_decoded_it() {
         offset(crate::conformance::rg(t.path(), &args))
     );
     for (encoding, file) in [("latin1", "w/latin1.txt"), ("utf-16le", "w/utf16.txt"), ("auto", "w/bom.yml")] {
-        for args in [&["-n", "Xk9p|admin"][..], &["-c", "Xk9p|admin"], &["-n", "-C2", "admin"]] {
-            let mut all = vec!["search", "--color", "never", "-E", encoding];
-            all.extend_from_slice(args);
-            all.push("w");
+        // (Walked, and named: searched whole.)
+        for args in [&["-n", "Xk9p|admin", "w"][..], &["-c", "Xk9p|admin", "w"], &["-n", "-C2", "admin", file]] {
+            let all = [&["search", "--color", "never", "-E", encoding][..], args].concat();
             let out = stdout(&run(t.path(), &all));
             assert!(!out.contains(pw) && !out.contains(":2\n"), "{all:?}: {out}");
             assert!(out.contains("admin") || out.contains(":1"), "{all:?}: {out}");
