@@ -232,7 +232,15 @@ impl FileAt {
     /// Whether the file starts with a UTF-16 byte order mark: it is then
     /// searched and read as the UTF-8 it transcodes to.
     pub fn is_utf16(&self) -> bool {
-        self.sniffed && (self.raw.is_some() || self.text.is_some()) && self.read_at(0, 2).is_ok_and(|h| utf16_bom(&h))
+        // (No read where no mark is looked for.)
+        self.sniffed && self.read_at(0, 2).is_ok_and(|head| self.utf16_head(&head))
+    }
+
+    /// Whether `head`, its first bytes, is a UTF-16 byte order mark.
+    fn utf16_head(&self, head: &[u8]) -> bool {
+        self.sniffed
+            && (self.raw.is_some() || self.text.is_some())
+            && head.get(..2).is_some_and(|h| h == [0xFF, 0xFE] || h == [0xFE, 0xFF])
     }
 
     /// Bytes `from..from + len` of the file's text: its bytes, or the UTF-8
@@ -242,8 +250,7 @@ impl FileAt {
         if self.encoding.is_none() {
             // (One read for both byte order marks.)
             let head = if self.sniffed { self.read_at(0, 3)? } else { Vec::new() };
-            let utf16 = (self.raw.is_some() || self.text.is_some()) && head.len() >= 2 && utf16_bom(&head[..2]);
-            if !utf16 {
+            if !self.utf16_head(&head) {
                 let utf8 = self.strip_utf8_bom && head == b"\xEF\xBB\xBF";
                 return self.read_at(from + if utf8 { 3 } else { 0 }, len);
             }
@@ -268,10 +275,6 @@ impl FileAt {
         text.take(len).read_to_end(&mut out)?;
         Ok(out)
     }
-}
-
-fn utf16_bom(head: &[u8]) -> bool {
-    head == [0xFF, 0xFE] || head == [0xFE, 0xFF]
 }
 
 impl Read for SearchFile {

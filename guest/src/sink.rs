@@ -275,22 +275,20 @@ impl<'a, 'm> FileSink<'a, 'm> {
 
     /// [`FileSink::edits`], of `bytes` alone.
     fn edits_alone(&mut self, bytes: &[u8], offset: u64, buffer: Option<(&[u8], usize)>) -> Vec<Edit> {
-        if self.whole {
-            // Redacted whole, and its offsets are the redacted text's: a line
-            // is redacted again (what the whole redaction may not have seen
-            // as the searcher shows it: standard input a UTF-16 BOM makes it
-            // decode, a NUL byte it keeps in a line) with the searcher's own
-            // text before it, never the file's.
-            let (buffer, at) = buffer.unwrap_or((b"", 0));
-            let before = records_as_lines(&buffer[at.saturating_sub(redact::LOOKBACK)..at], self.cfg.null_data);
-            return redact::edits_at(&before, bytes, offset, &mut self.memo);
-        }
+        // (Redacted whole, a line is redacted again — what the whole
+        // redaction may not have seen as the searcher shows it: standard
+        // input a UTF-16 BOM makes it decode, a NUL byte it keeps in a line —
+        // with the searcher's own text before it, never the file's: its
+        // offsets are the redacted text's.)
         if let Some((buffer, at)) = buffer {
-            if at >= redact::LOOKBACK || at as u64 == offset {
+            if self.whole || at >= redact::LOOKBACK || at as u64 == offset {
                 let before = &buffer[at.saturating_sub(redact::LOOKBACK)..at];
                 let before = records_as_lines(before, self.cfg.null_data);
                 return redact::edits_at(&before, bytes, offset, &mut self.memo);
             }
+        }
+        if self.whole {
+            return redact::edits_at(b"", bytes, offset, &mut self.memo);
         }
         let from = offset.saturating_sub(redact::LOOKBACK as u64);
         // Lines close together share one read of what comes before them.
